@@ -1,0 +1,60 @@
+# gdaki/gpunetio build entry points. See README.md.
+SHELL := /bin/bash
+GO ?= go
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+STATICCHECK_VERSION ?= v0.6.1
+# GPU architectures for kernels: real code for sm_80 and sm_90, plus PTX for newer GPUs.
+NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS ?= -O3 -std=c++17 -Werror all-warnings -Icuda/include $(NVCC_ARCH)
+FUZZTIME ?= 10s
+
+.PHONY: all build kernels test test-short lint fuzz gpu-test demo headers-check clean
+
+all: build kernels
+
+build:
+	$(GO) build ./...
+
+# CUDA kernels (examples and GPU tests) are built only where nvcc exists.
+kernels:
+ifeq ($(NVCC),)
+	@echo "note: nvcc not found: CUDA kernels not built (Go packages and commands are). Install the CUDA toolkit to build them."
+else
+	@bash scripts/build-kernels.sh "$(NVCC)" "$(NVCC_FLAGS)"
+endif
+
+# The CI suite: every Go test with the race detector, on the emulated devices.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
+
+test-short:
+	$(GO) test -count=1 -short ./...
+
+# Compile every device header and kernel with nvcc (no GPU needed).
+headers-check:
+ifeq ($(NVCC),)
+	@echo "note: nvcc not found: header compile check skipped"
+else
+	@bash scripts/headers-check.sh "$(NVCC)"
+endif
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# Run every fuzz target for FUZZTIME each.
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZTIME)
+
+# The GPU suite: needs a GPU, nvcc and the CUDA driver.
+gpu-test:
+	@bash scripts/gpu-test.sh
+
+# put_bw server and client on one GPU over emulated NICs.
+demo:
+	@bash scripts/demo.sh
+
+clean:
+	rm -rf build
