@@ -2,4 +2,4 @@ module github.com/gdaki/gpunetio
 
 go 1.22
 
-require github.com/stretchr/testify v1.10.0 // indirect
+require github.com/NVIDIA/go-nvml v0.13.0-1

@@ -289,6 +289,10 @@ type UAR interface {
 	// MmapOffset is the offset that maps the page from the device fd.
 	MmapOffset() int64
 	Type() UARType
+	// IOMemory reports whether the page is device MMIO (a NIC BAR page, to
+	// be host-registered for the GPU with the I/O-memory flag) rather than
+	// ordinary host memory (an emulated device's page).
+	IOMemory() bool
 	Free() error
 }
 
