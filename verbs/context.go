@@ -1,0 +1,174 @@
+package verbs
+
+import (
+	"net"
+	"strings"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// DeviceInfo names an RDMA device that can be opened.
+type DeviceInfo struct {
+	Name     string // "mlx5_0", "emu0"
+	Driver   string // "devx" (rdma-core) or "emu" (the emulated ConnectX)
+	NodeGUID uint64
+}
+
+// Devices lists the RDMA devices of this machine: real mlx5 devices (through
+// rdma-core, when it is installed) followed by the emulated ones.
+func Devices() ([]DeviceInfo, error) {
+	ds, err := mlx5.Devices()
+	if err != nil {
+		return nil, wrapErr("ibv_get_device_list", ErrDriver, err, "")
+	}
+	out := make([]DeviceInfo, len(ds))
+	for i, d := range ds {
+		out[i] = DeviceInfo{Name: d.Name, Driver: d.Driver, NodeGUID: d.NodeGUID}
+	}
+	return out, nil
+}
+
+// Context is an opened RDMA device with a DevX context (an ibv_context
+// opened through mlx5dv_open_device with the DEVX flag).
+type Context struct {
+	node
+	dev  mlx5.Device
+	name string
+}
+
+// OpenDevice opens the device with exactly this name.
+func OpenDevice(name string) (*Context, error) {
+	const op = "ibv_open_device"
+	if name == "" {
+		return nil, newErr(op, ErrInvalidValue, "empty device name")
+	}
+	d, err := mlx5.Open(name)
+	if err != nil {
+		code := ErrDriver
+		if strings.Contains(err.Error(), mlx5.ErrNoDevice.Error()) {
+			code = ErrNotFound
+		}
+		return nil, wrapErr(op, code, err, "device %q", name)
+	}
+	c := &Context{dev: d, name: name}
+	c.init("Context")
+	return c, nil
+}
+
+// OpenDevicePrefix opens the first device whose name starts with prefix, the
+// way the DOCA examples match -d (so "mlx5_1" also opens "mlx5_10" when
+// "mlx5_1" does not exist). Prefer OpenDevice.
+func OpenDevicePrefix(prefix string) (*Context, error) {
+	ds, err := Devices()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		if d.Name == prefix {
+			return OpenDevice(d.Name)
+		}
+	}
+	for _, d := range ds {
+		if strings.HasPrefix(d.Name, prefix) {
+			return OpenDevice(d.Name)
+		}
+	}
+	return OpenDevice(prefix) // reports the not-found error with the device list
+}
+
+// Name is the device name.
+func (c *Context) Name() string { return c.name }
+
+// Driver is "devx" for a real device and "emu" for an emulated one.
+func (c *Context) Driver() string { return c.dev.Driver() }
+
+// Close closes the device. It fails with ErrInUse while PDs, CQs, QPs, UMEMs
+// or UARs made on it are open; a second Close returns nil.
+func (c *Context) Close() error {
+	const op = "ibv_close_device"
+	done, err := c.beginClose(op)
+	if done || err != nil {
+		return err
+	}
+	err = c.dev.Close()
+	if err != nil {
+		err = driverErr(op, err, "device %s", c.name)
+	}
+	c.endClose(err)
+	return err
+}
+
+// PortAttr is the state of a physical port (ibv_query_port).
+type PortAttr struct {
+	State     mlx5.PortState
+	MaxMTU    MTU
+	ActiveMTU MTU
+	GIDTblLen uint32
+	LID       uint16
+	LinkLayer mlx5.LinkLayer
+}
+
+// QueryPort reports the state of a port (ports are numbered from 1).
+func (c *Context) QueryPort(port uint8) (PortAttr, error) {
+	const op = "ibv_query_port"
+	if err := c.use(op); err != nil {
+		return PortAttr{}, err
+	}
+	if port == 0 {
+		return PortAttr{}, newErr(op, ErrInvalidValue, "port numbers start at 1")
+	}
+	p, err := c.dev.QueryPort(port)
+	if err != nil {
+		return PortAttr{}, driverErr(op, err, "device %s port %d", c.name, port)
+	}
+	return PortAttr{State: p.State, MaxMTU: mtuFromIBV(p.MaxMTU), ActiveMTU: mtuFromIBV(p.ActiveMTU),
+		GIDTblLen: p.GIDTblLen, LID: p.LID, LinkLayer: p.LinkLayer}, nil
+}
+
+// mtuFromIBV maps enum ibv_mtu (1 = 256) to MTU (0 = 256).
+func mtuFromIBV(v uint8) MTU {
+	if v == 0 {
+		return MTU256
+	}
+	return MTU(v - 1)
+}
+
+// GID is a 16-byte global identifier in network order (struct doca_verbs_gid).
+type GID [16]byte
+
+// String formats the GID as an IPv6 address (IPv4-mapped GIDs as ::ffff:a.b.c.d).
+func (g GID) String() string { return net.IP(g[:]).String() }
+
+// IPv4 returns the IPv4 address of an IPv4-mapped GID, or nil.
+func (g GID) IPv4() net.IP { return net.IP(g[:]).To4() }
+
+// ParseGID parses an IPv6 or IPv4 address (IPv4 becomes ::ffff:a.b.c.d).
+func ParseGID(s string) (GID, error) {
+	ip := net.ParseIP(s)
+	if ip == nil {
+		return GID{}, newErr("ParseGID", ErrInvalidValue, "%q is not an IPv4 or IPv6 address", s)
+	}
+	var g GID
+	copy(g[:], ip.To16())
+	return g, nil
+}
+
+// GIDEntry is one entry of a port's GID table.
+type GIDEntry struct {
+	GID   GID
+	Index uint32
+	Type  mlx5.GIDType
+}
+
+// QueryGID reads GID table entry index of a port (ibv_query_gid_ex).
+func (c *Context) QueryGID(port uint8, index uint32) (GIDEntry, error) {
+	const op = "ibv_query_gid_ex"
+	if err := c.use(op); err != nil {
+		return GIDEntry{}, err
+	}
+	e, err := c.dev.QueryGID(port, index)
+	if err != nil {
+		return GIDEntry{}, driverErr(op, err, "device %s port %d index %d", c.name, port, index)
+	}
+	return GIDEntry{GID: GID(e.GID), Index: e.Index, Type: e.Type}, nil
+}
