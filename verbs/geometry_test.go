@@ -24,7 +24,7 @@ func TestSizeSQ(t *testing.T) {
 		// inline 60: 32 + align16(64) = 96 -> 128; capacity rewritten to 128-36.
 		{name: "inline 60", wr: 4, sges: 1, inline: 60, wantWQE: 128, wantWQEBBs: 8, wantCap: 4, wantInline: 92},
 		{name: "no sges", wr: 4, sges: 0, wantErr: true},
-		{name: "wqe too big", wr: 4, sges: 62, wantErr: true},
+		{name: "wqe too big", wr: 4, sges: 63, wantErr: true}, // 16+16+63*16 = 1040 > 1024,
 		{name: "inline too big", wr: 4, sges: 1, inline: 2000, wantErr: true},
 		{name: "ring too big", wr: 1 << 16, sges: 1, wantErr: true},
 	}
