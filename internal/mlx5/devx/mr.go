@@ -1,0 +1,127 @@
+//go:build cgo
+
+package devx
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// mr is an ibv_mr.
+type mr struct {
+	pd         *pd
+	lkey, rkey uint32
+	addr       uintptr
+	iova       uint64
+	length     uint64
+
+	mu    sync.Mutex
+	m     *C.struct_ibv_mr
+	freed bool
+}
+
+// RegMR calls ibv_reg_mr_iova2.
+func (d *device) RegMR(x mlx5.PD, addr uintptr, length uint64, iova uint64, access mlx5.Access) (mlx5.MR, error) {
+	const op = "ibv_reg_mr_iova2"
+	if err := checkRange(op, "MR", addr, length); err != nil {
+		return nil, err
+	}
+	if err := checkAccess(op, access); err != nil {
+		return nil, err
+	}
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.mu.RUnlock()
+	p, err := d.ownPD(op, x)
+	if err != nil {
+		return nil, err
+	}
+	defer p.mu.Unlock()
+	m, errno := C.gdk_reg_mr_iova2(p.p, C.uintptr_t(addr), C.size_t(length), C.uint64_t(iova), C.uint(access))
+	if m == nil {
+		return nil, newError(op, errnoOf(errno), "[0x%x, +0x%x) iova 0x%x access 0x%x on %s", addr, length, iova, uint32(access), d.name)
+	}
+	runtime.KeepAlive(p)
+	return d.newMR(p, m, addr, iova, length), nil
+}
+
+// RegDmabufMR calls ibv_reg_dmabuf_mr (rdma-core v34 and newer). addr is
+// recorded for Addr() only; the NIC reaches the memory through the dma-buf.
+func (d *device) RegDmabufMR(x mlx5.PD, fd int, offset, length, iova uint64, addr uintptr, access mlx5.Access) (mlx5.MR, error) {
+	const op = "ibv_reg_dmabuf_mr"
+	if err := checkDmabuf(op, fd, offset, length); err != nil {
+		return nil, err
+	}
+	if err := checkAccess(op, access); err != nil {
+		return nil, err
+	}
+	if err := need(op, C.GDK_IBV_REG_DMABUF_MR); err != nil {
+		return nil, err
+	}
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.mu.RUnlock()
+	p, err := d.ownPD(op, x)
+	if err != nil {
+		return nil, err
+	}
+	defer p.mu.Unlock()
+	m, errno := C.gdk_reg_dmabuf_mr(p.p, C.uint64_t(offset), C.size_t(length), C.uint64_t(iova), C.int(fd), C.int(access))
+	if m == nil {
+		return nil, newError(op, errnoOf(errno), "dma-buf fd %d [0x%x, +0x%x) iova 0x%x access 0x%x on %s", fd, offset, length, iova, uint32(access), d.name)
+	}
+	runtime.KeepAlive(p)
+	return d.newMR(p, m, addr, iova, length), nil
+}
+
+// newMR wraps a registered MR; p is locked by the caller.
+func (d *device) newMR(p *pd, m *C.struct_ibv_mr, addr uintptr, iova, length uint64) *mr {
+	p.mrs++
+	d.hold("MR")
+	return &mr{pd: p, m: m, lkey: uint32(m.lkey), rkey: uint32(m.rkey), addr: addr, iova: iova, length: length}
+}
+
+func (m *mr) LKey() uint32  { return m.lkey }
+func (m *mr) RKey() uint32  { return m.rkey }
+func (m *mr) Addr() uintptr { return m.addr }
+func (m *mr) IOVA() uint64  { return m.iova }
+func (m *mr) Len() uint64   { return m.length }
+
+// Native returns the ibv_mr pointer, or 0 once the MR is deregistered.
+func (m *mr) Native() uintptr {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return ptr(unsafe.Pointer(m.m))
+}
+
+// Dereg calls ibv_dereg_mr; a second call is a no-op.
+func (m *mr) Dereg() error {
+	const op = "ibv_dereg_mr"
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.freed {
+		return nil
+	}
+	if rc := C.gdk_dereg_mr(m.m); rc != 0 {
+		return newError(op, syscall.Errno(rc), "MR lkey 0x%x on %s", m.lkey, m.pd.dev.name)
+	}
+	runtime.KeepAlive(m)
+	m.m = nil
+	m.freed = true
+	m.pd.mu.Lock()
+	m.pd.mrs--
+	m.pd.mu.Unlock()
+	m.pd.dev.release("MR")
+	return nil
+}

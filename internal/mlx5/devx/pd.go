@@ -1,0 +1,99 @@
+//go:build cgo
+
+package devx
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// pd is an ibv_pd with its PRM PD number.
+type pd struct {
+	dev *device
+	pdn uint32
+
+	mu    sync.Mutex // guards p, mrs; held across calls that use p
+	p     *C.struct_ibv_pd
+	mrs   int // MRs registered on this PD and not yet deregistered
+	freed bool
+}
+
+// AllocPD calls ibv_alloc_pd and mlx5dv_init_obj(MLX5DV_OBJ_PD) for the pdn.
+func (d *device) AllocPD() (mlx5.PD, error) {
+	const op = "ibv_alloc_pd"
+	if err := d.enter(op); err != nil {
+		return nil, err
+	}
+	defer d.mu.RUnlock()
+	p, errno := C.gdk_alloc_pd(d.ctx)
+	if p == nil {
+		return nil, newError(op, errnoOf(errno), "device %s", d.name)
+	}
+	var pdn C.uint32_t
+	if rc := C.gdk_pd_pdn(p, &pdn); rc != 0 {
+		C.gdk_dealloc_pd(p)
+		return nil, newError("mlx5dv_init_obj", syscall.Errno(rc), "PD number of a new PD on %s", d.name)
+	}
+	runtime.KeepAlive(d)
+	d.hold("PD")
+	return &pd{dev: d, p: p, pdn: uint32(pdn)}, nil
+}
+
+// PDN is the 24-bit PRM PD number (mlx5dv_pd.pdn).
+func (p *pd) PDN() uint32 { return p.pdn }
+
+// Native returns the ibv_pd pointer, or 0 once the PD is deallocated.
+func (p *pd) Native() uintptr {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return ptr(unsafe.Pointer(p.p))
+}
+
+// Dealloc calls ibv_dealloc_pd. It fails with EBUSY while MRs are registered
+// on the PD; a second call is a no-op.
+func (p *pd) Dealloc() error {
+	const op = "ibv_dealloc_pd"
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.freed {
+		return nil
+	}
+	if p.mrs > 0 {
+		return newError(op, syscall.EBUSY, "PD 0x%x on %s still has %d MRs registered", p.pdn, p.dev.name, p.mrs)
+	}
+	if rc := C.gdk_dealloc_pd(p.p); rc != 0 {
+		return newError(op, syscall.Errno(rc), "PD 0x%x on %s", p.pdn, p.dev.name)
+	}
+	runtime.KeepAlive(p)
+	p.p = nil
+	p.freed = true
+	p.dev.release("PD")
+	return nil
+}
+
+// ownPD returns the *pd behind a PD made by device d and locks it, or an
+// error when the PD belongs elsewhere or is deallocated. The caller unlocks.
+func (d *device) ownPD(op string, x mlx5.PD) (*pd, error) {
+	p, ok := x.(*pd)
+	if !ok || p == nil {
+		return nil, newError(op, syscall.EINVAL, "PD %T was not allocated by a devx device", x)
+	}
+	if p.dev != d {
+		return nil, newError(op, syscall.EINVAL, "PD 0x%x belongs to device %s, not %s", p.pdn, p.dev.name, d.name)
+	}
+	p.mu.Lock()
+	if p.freed {
+		p.mu.Unlock()
+		return nil, newError(op, syscall.EBADF, "PD 0x%x is deallocated", p.pdn)
+	}
+	return p, nil
+}
