@@ -1,0 +1,268 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Encoding. All integers are big-endian.
+//
+//	0..3    magic "GDW" and the format version (Version)
+//	4..7    frame length: every byte of the frame, these eight included
+//	8       opcode
+//	9       flags: bit 7 SE, bit 6 AckReq; the others must be zero
+//	10..11  reserved, zero
+//	12..15  destination QPN (24 bits)
+//	16..19  PSN (24 bits)
+//	20..23  source QPN (24 bits)
+//	24..39  source GID
+//	40..55  destination GID
+//	56..59  payload length
+//	60..    the opcode's extension headers, in this order:
+//	          RETH          va 8, rkey 4, dma length 4
+//	          AtomicETH     va 8, rkey 4, swap/add 8, compare 8 (plain), or
+//	                        va 8, rkey 4, size 1, reserved 3, swap/add 8,
+//	                        compare or field boundary 8, swap mask 8,
+//	                        compare mask 8 (masked)
+//	          ImmDt         4, verbatim
+//	          AETH          syndrome 1, MSN 3
+//	          AtomicAckETH  original value 8
+//	then    the payload
+//
+// The frame length doubles as the length prefix on a TCP stream.
+
+// Version is the encoding version carried after the magic.
+const Version = 1
+
+// Sizes.
+const (
+	// HeaderLen is the length of the base header (everything before the
+	// extension headers).
+	HeaderLen = 60
+	// MaxPayload bounds the payload of one frame (16 MiB). RDMA messages
+	// larger than this are segmented into FIRST/MIDDLE/LAST packets.
+	MaxPayload = 1 << 24
+	// MaxFrameLen bounds the length of an encoded frame.
+	MaxFrameLen = HeaderLen + maskedLen + MaxPayload
+)
+
+var magic = [4]byte{'G', 'D', 'W', Version}
+
+const (
+	flagSE     = 0x80
+	flagAckReq = 0x40
+)
+
+// EncodedLen is the length AppendEncode adds for f.
+func (f *Frame) EncodedLen() int {
+	return HeaderLen + f.Opcode.extLen() + len(f.Payload)
+}
+
+// AppendEncode appends the encoding of f to dst and returns the extended
+// slice. It does not validate (Validate does; Port.Send calls it): fields
+// wider than their wire width are truncated, headers the opcode does not
+// carry are skipped, and a frame Validate rejects encodes to bytes Decode
+// rejects. It does not allocate when dst has room for EncodedLen bytes.
+func (f *Frame) AppendEncode(dst []byte) []byte {
+	n := f.EncodedLen()
+	start := len(dst)
+	if cap(dst)-start < n {
+		grown := make([]byte, start, start+n)
+		copy(grown, dst)
+		dst = grown
+	}
+	dst = dst[:start+n]
+	b := dst[start:]
+	copy(b[0:4], magic[:])
+	be := binary.BigEndian
+	be.PutUint32(b[4:8], uint32(n))
+	b[8] = byte(f.Opcode)
+	var flags byte
+	if f.SE {
+		flags |= flagSE
+	}
+	if f.AckReq {
+		flags |= flagAckReq
+	}
+	b[9] = flags
+	b[10], b[11] = 0, 0
+	be.PutUint32(b[12:16], f.DstQPN&mask24)
+	be.PutUint32(b[16:20], f.PSN&mask24)
+	be.PutUint32(b[20:24], f.SrcQPN&mask24)
+	copy(b[24:40], f.SrcGID[:])
+	copy(b[40:56], f.DstGID[:])
+	be.PutUint32(b[56:60], uint32(len(f.Payload)))
+	p := b[HeaderLen:]
+	op := f.Opcode
+	if op.has(hRETH) {
+		be.PutUint64(p[0:8], f.RETH.VA)
+		be.PutUint32(p[8:12], f.RETH.RKey)
+		be.PutUint32(p[12:16], f.RETH.DMALength)
+		p = p[rethLen:]
+	}
+	if op.has(hAtomic) {
+		a := &f.Atomic
+		be.PutUint64(p[0:8], a.VA)
+		be.PutUint32(p[8:12], a.RKey)
+		be.PutUint64(p[12:20], a.SwapAdd)
+		be.PutUint64(p[20:28], a.Compare)
+		p = p[atomicLen:]
+	}
+	if op.has(hMasked) {
+		a := &f.Atomic
+		be.PutUint64(p[0:8], a.VA)
+		be.PutUint32(p[8:12], a.RKey)
+		p[12], p[13], p[14], p[15] = a.Size, 0, 0, 0
+		be.PutUint64(p[16:24], a.SwapAdd)
+		if op == OpMaskedFetchAdd {
+			be.PutUint64(p[24:32], a.FieldBoundary)
+			be.PutUint64(p[32:40], 0)
+			be.PutUint64(p[40:48], 0)
+		} else {
+			be.PutUint64(p[24:32], a.Compare)
+			be.PutUint64(p[32:40], a.SwapMask)
+			be.PutUint64(p[40:48], a.CompareMask)
+		}
+		p = p[maskedLen:]
+	}
+	if op.has(hImm) {
+		copy(p[0:4], f.Imm[:])
+		p = p[immLen:]
+	}
+	if op.has(hAETH) {
+		be.PutUint32(p[0:4], uint32(f.AETH.Syndrome)<<24|f.AETH.MSN&mask24)
+		p = p[aethLen:]
+	}
+	if op.has(hAtomicAck) {
+		be.PutUint64(p[0:8], f.AtomicAck)
+		p = p[atomicAckLen:]
+	}
+	copy(p, f.Payload)
+	return dst
+}
+
+func decodeErr(field, format string, args ...any) error {
+	return &FrameError{Op: "decode", Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// FrameLen reads the frame length from the first eight bytes of an encoded
+// frame, checking the magic, the version and the bounds. A stream reader
+// calls it to learn how many bytes to read.
+func FrameLen(b []byte) (int, error) {
+	if len(b) < 8 {
+		return 0, decodeErr("length", "%d bytes, need 8 for magic and length", len(b))
+	}
+	if b[0] != magic[0] || b[1] != magic[1] || b[2] != magic[2] {
+		return 0, decodeErr("magic", "bad magic % x", b[0:3])
+	}
+	if b[3] != Version {
+		return 0, decodeErr("magic", "version %d, want %d", b[3], Version)
+	}
+	n := binary.BigEndian.Uint32(b[4:8])
+	if n < HeaderLen || n > MaxFrameLen {
+		return 0, decodeErr("length", "frame length %d outside [%d, %d]", n, HeaderLen, MaxFrameLen)
+	}
+	return int(n), nil
+}
+
+// Decode parses one encoded frame that fills b exactly. It rejects a bad
+// magic or version, a length that disagrees with len(b) or with the opcode's
+// headers plus the payload length, an unknown opcode, unknown flags, non-zero
+// reserved bits, and everything Validate rejects. The returned frame's
+// Payload aliases b (nil when empty); Decode does not allocate.
+func Decode(b []byte) (Frame, error) {
+	var f Frame
+	err := DecodeInto(&f, b)
+	return f, err
+}
+
+// DecodeInto is Decode writing into *f, for callers that reuse one Frame.
+// On error *f is left in an unspecified state.
+func DecodeInto(f *Frame, b []byte) error {
+	n, err := FrameLen(b)
+	if err != nil {
+		return err
+	}
+	if n != len(b) {
+		return decodeErr("length", "frame length field %d, buffer %d bytes", n, len(b))
+	}
+	be := binary.BigEndian
+	op := Opcode(b[8])
+	if !op.Valid() {
+		return decodeErr("opcode", "unknown opcode 0x%02x", b[8])
+	}
+	flags := b[9]
+	if flags&^(flagSE|flagAckReq) != 0 {
+		return decodeErr("flags", "unknown flag bits 0x%02x", flags&^(flagSE|flagAckReq))
+	}
+	if b[10] != 0 || b[11] != 0 {
+		return decodeErr("reserved", "non-zero reserved bytes %02x %02x", b[10], b[11])
+	}
+	if b[12] != 0 || b[16] != 0 || b[20] != 0 {
+		return decodeErr("bth", "QPN or PSN wider than 24 bits")
+	}
+	payloadLen := be.Uint32(b[56:60])
+	ext := op.extLen()
+	if uint64(HeaderLen)+uint64(ext)+uint64(payloadLen) != uint64(n) {
+		return decodeErr("length", "%s needs %d header bytes plus payload length %d, frame length is %d", op, HeaderLen+ext, payloadLen, n)
+	}
+	*f = Frame{
+		Opcode: op,
+		SE:     flags&flagSE != 0,
+		AckReq: flags&flagAckReq != 0,
+		DstQPN: be.Uint32(b[12:16]),
+		PSN:    be.Uint32(b[16:20]),
+		SrcQPN: be.Uint32(b[20:24]),
+	}
+	copy(f.SrcGID[:], b[24:40])
+	copy(f.DstGID[:], b[40:56])
+	p := b[HeaderLen:]
+	if op.has(hRETH) {
+		f.RETH = RETH{VA: be.Uint64(p[0:8]), RKey: be.Uint32(p[8:12]), DMALength: be.Uint32(p[12:16])}
+		p = p[rethLen:]
+	}
+	if op.has(hAtomic) {
+		f.Atomic = AtomicETH{VA: be.Uint64(p[0:8]), RKey: be.Uint32(p[8:12]), SwapAdd: be.Uint64(p[12:20]), Compare: be.Uint64(p[20:28]), Size: 8}
+		p = p[atomicLen:]
+	}
+	if op.has(hMasked) {
+		if p[13] != 0 || p[14] != 0 || p[15] != 0 {
+			return decodeErr("atomic", "non-zero reserved bytes")
+		}
+		a := AtomicETH{VA: be.Uint64(p[0:8]), RKey: be.Uint32(p[8:12]), Size: p[12], SwapAdd: be.Uint64(p[16:24])}
+		if op == OpMaskedFetchAdd {
+			a.FieldBoundary = be.Uint64(p[24:32])
+			if be.Uint64(p[32:40]) != 0 || be.Uint64(p[40:48]) != 0 {
+				return decodeErr("atomic", "masked FETCH_ADD with non-zero mask words")
+			}
+		} else {
+			a.Compare = be.Uint64(p[24:32])
+			a.SwapMask = be.Uint64(p[32:40])
+			a.CompareMask = be.Uint64(p[40:48])
+		}
+		f.Atomic = a
+		p = p[maskedLen:]
+	}
+	if op.has(hImm) {
+		copy(f.Imm[:], p[0:4])
+		p = p[immLen:]
+	}
+	if op.has(hAETH) {
+		w := be.Uint32(p[0:4])
+		f.AETH = AETH{Syndrome: Syndrome(w >> 24), MSN: w & mask24}
+		p = p[aethLen:]
+	}
+	if op.has(hAtomicAck) {
+		f.AtomicAck = be.Uint64(p[0:8])
+		p = p[atomicAckLen:]
+	}
+	if len(p) > 0 {
+		f.Payload = p
+	}
+	if err := f.Validate(); err != nil {
+		fe := err.(*FrameError)
+		fe.Op = "decode"
+		return fe
+	}
+	return nil
+}

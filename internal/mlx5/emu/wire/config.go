@@ -1,0 +1,83 @@
+package wire
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Defaults.
+const (
+	// DefaultPort is the TCP port ports listen on and dial: the RoCE v2 UDP
+	// port number, reused.
+	DefaultPort = 4791
+	// DefaultDialTimeout bounds one connection attempt.
+	DefaultDialTimeout = 100 * time.Millisecond
+	// DefaultWriteTimeout bounds one frame write on a connection.
+	DefaultWriteTimeout = time.Second
+)
+
+// Environment variables read by Listen when the Config leaves the field zero.
+const (
+	EnvPort = "GDAKI_EMU_PORT" // TCP port number
+	EnvAddr = "GDAKI_EMU_ADDR" // IPv4 address to bind instead of a private loopback address
+)
+
+// Config configures a Port. The zero value is a port on a private loopback
+// address, TCP port 4791 (or $GDAKI_EMU_PORT), with no handler yet.
+type Config struct {
+	// Addr is the IPv4 address to bind. Zero: $GDAKI_EMU_ADDR if set,
+	// otherwise a loopback address 127.x.y.z of this port's own.
+	Addr netip.Addr
+	// Port is the TCP port to listen on and to dial peers at. Zero:
+	// $GDAKI_EMU_PORT if set, otherwise DefaultPort.
+	Port uint16
+	// Handler receives the frames addressed to this port (see SetHandler).
+	Handler func(*Frame)
+	// ForceTCP makes this port send and receive only through its sockets,
+	// even to and from ports of the same process (for tests of the socket
+	// path).
+	ForceTCP bool
+	// DialTimeout bounds a connection attempt (default DefaultDialTimeout).
+	DialTimeout time.Duration
+	// WriteTimeout bounds the write of one frame (default DefaultWriteTimeout).
+	WriteTimeout time.Duration
+}
+
+// resolve fills the defaults, reading the environment.
+func (c Config) resolve() (Config, error) {
+	if c.Port == 0 {
+		c.Port = DefaultPort
+		if s := os.Getenv(EnvPort); s != "" {
+			n, err := strconv.ParseUint(s, 10, 16)
+			if err != nil || n == 0 {
+				return c, fmt.Errorf("wire: listen: %s=%q is not a TCP port number", EnvPort, s)
+			}
+			c.Port = uint16(n)
+		}
+	}
+	if !c.Addr.IsValid() {
+		if s := os.Getenv(EnvAddr); s != "" {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return c, fmt.Errorf("wire: listen: %s=%q: %w", EnvAddr, s, err)
+			}
+			c.Addr = a
+		}
+	}
+	if c.Addr.IsValid() {
+		c.Addr = c.Addr.Unmap()
+		if !c.Addr.Is4() || c.Addr.IsUnspecified() {
+			return c, fmt.Errorf("wire: listen: address %s is not a specific IPv4 address", c.Addr)
+		}
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	return c, nil
+}

@@ -1,0 +1,215 @@
+package wire
+
+import "fmt"
+
+// Frame is one packet on the emulated wire: the InfiniBand transport headers
+// of a RoCE v2 packet plus the two things the NIC learns from the IP/UDP/GRH
+// layers (source and destination GID; the source QPN, which real hardware
+// keeps in the QP context, travels explicitly here).
+//
+// Which extension headers a frame carries is fixed by its Opcode, as in IBA:
+// fields of headers the opcode does not carry are ignored by AppendEncode and
+// left zero by Decode.
+type Frame struct {
+	// BTH.
+	Opcode Opcode
+	SE     bool   // solicited event; only on opcodes where Opcode.AllowsSE
+	AckReq bool   // the requester asks for an ACK of this packet
+	DstQPN uint32 // 24 bits
+	PSN    uint32 // 24 bits
+
+	// What the IP/UDP (or GRH) layers give the receiving NIC.
+	SrcGID GID
+	DstGID GID    // Port.Send routes by this
+	SrcQPN uint32 // 24 bits
+
+	RETH      RETH      // WRITE first/only (+imm), READ request
+	Atomic    AtomicETH // COMPARE_SWAP, FETCH_ADD and the masked atomics
+	Imm       [4]byte   // ImmDt, verbatim (network order as the WQE/CQE hold it)
+	AETH      AETH      // READ response first/last/only, ACK, ATOMIC ACK
+	AtomicAck uint64    // AtomicAckETH: the original remote value
+
+	// Payload of SEND, WRITE and READ response packets. A frame returned by
+	// Decode aliases the decoded buffer here; a frame handed to a handler is
+	// valid only during the call (copy what you keep).
+	Payload []byte
+}
+
+// RETH is the RDMA extended transport header.
+type RETH struct {
+	VA        uint64 // remote virtual address
+	RKey      uint32
+	DMALength uint32 // length of the whole RDMA message in bytes
+}
+
+// AtomicETH is the atomic extended transport header. Plain COMPARE_SWAP and
+// FETCH_ADD operate on 8 bytes and use VA, RKey, SwapAdd and Compare. The
+// masked atomics also use Size (4 or 8) and the masks: SwapMask and
+// CompareMask for MASKED_COMPARE_SWAP, FieldBoundary for MASKED_FETCH_ADD
+// (mlx5-prm.md section 3.7 gives the semantics). With Size 4 every operand
+// must fit in 32 bits.
+type AtomicETH struct {
+	VA            uint64
+	RKey          uint32
+	SwapAdd       uint64 // swap value (CS) or addend (FA)
+	Compare       uint64 // compare value (CS); zero for FA
+	SwapMask      uint64 // masked CS
+	CompareMask   uint64 // masked CS
+	FieldBoundary uint64 // masked FA: a 1 bit marks the top bit of a field
+	Size          uint8  // operand bytes: 8 for plain atomics; 4 or 8 for masked ones
+}
+
+// AETH is the ACK extended transport header.
+type AETH struct {
+	Syndrome Syndrome
+	MSN      uint32 // 24 bits: message sequence number
+}
+
+// AckKind is the type of an AETH syndrome (its top three bits).
+type AckKind uint8
+
+const (
+	KindACK    AckKind = 0 // positive acknowledgement
+	KindRNRNak AckKind = 1 // receiver not ready; low 5 bits: RNR timer code
+	KindNak    AckKind = 3 // negative acknowledgement; low 5 bits: NakCode
+)
+
+func (k AckKind) String() string {
+	switch k {
+	case KindACK:
+		return "ACK"
+	case KindRNRNak:
+		return "RNR_NAK"
+	case KindNak:
+		return "NAK"
+	}
+	return fmt.Sprintf("AckKind(%d)", uint8(k))
+}
+
+// NakCode is the reason carried by a NAK.
+type NakCode uint8
+
+const (
+	NakPSNSequenceError NakCode = 0
+	NakInvalidRequest   NakCode = 1
+	NakRemoteAccess     NakCode = 2
+	NakRemoteOperation  NakCode = 3
+)
+
+func (c NakCode) String() string {
+	switch c {
+	case NakPSNSequenceError:
+		return "PSN_SEQUENCE_ERROR"
+	case NakInvalidRequest:
+		return "INVALID_REQUEST"
+	case NakRemoteAccess:
+		return "REMOTE_ACCESS_ERROR"
+	case NakRemoteOperation:
+		return "REMOTE_OPERATIONAL_ERROR"
+	}
+	return fmt.Sprintf("NakCode(%d)", uint8(c))
+}
+
+// Syndrome is the AETH syndrome byte: bits 7..5 the AckKind, bits 4..0 the
+// credit count (ACK), the RNR timer code (RNR NAK, the encoding of
+// mlx5-prm.md section 2.9) or the NakCode (NAK).
+type Syndrome uint8
+
+// AckSyndrome is a positive acknowledgement with a 5-bit credit count (31
+// means "no credit information", what a responder without end-to-end flow
+// control sends).
+func AckSyndrome(credits uint8) Syndrome { return Syndrome(credits & 0x1f) }
+
+// RNRNakSyndrome is a receiver-not-ready NAK with a 5-bit timer code.
+func RNRNakSyndrome(timer uint8) Syndrome { return Syndrome(uint8(KindRNRNak)<<5 | timer&0x1f) }
+
+// NakSyndrome is a NAK with the given code.
+func NakSyndrome(code NakCode) Syndrome { return Syndrome(uint8(KindNak)<<5 | uint8(code)&0x1f) }
+
+// Kind is the syndrome's type.
+func (s Syndrome) Kind() AckKind { return AckKind(s >> 5) }
+
+// Value is the low five bits: credits, RNR timer code or NAK code.
+func (s Syndrome) Value() uint8 { return uint8(s) & 0x1f }
+
+// Code is the NAK code of a NAK syndrome.
+func (s Syndrome) Code() NakCode { return NakCode(s.Value()) }
+
+func (s Syndrome) valid() bool {
+	switch s.Kind() {
+	case KindACK, KindRNRNak:
+		return true
+	case KindNak:
+		return s.Code() <= NakRemoteOperation
+	}
+	return false
+}
+
+func (s Syndrome) String() string {
+	switch s.Kind() {
+	case KindACK:
+		return fmt.Sprintf("ACK(credits=%d)", s.Value())
+	case KindRNRNak:
+		return fmt.Sprintf("RNR_NAK(timer=%d)", s.Value())
+	case KindNak:
+		return "NAK(" + s.Code().String() + ")"
+	}
+	return fmt.Sprintf("Syndrome(0x%02x)", uint8(s))
+}
+
+const mask24 = 1<<24 - 1
+
+// Validate checks what Decode checks, without encoding: a known opcode, 24-bit
+// QPNs, PSN and MSN, SE only where allowed, no payload where the opcode has
+// none, a payload no larger than MaxPayload, a valid AETH syndrome, and the
+// atomic operand size. Port.Send calls it.
+func (f *Frame) Validate() error {
+	op := f.Opcode
+	if !op.Valid() {
+		return &FrameError{Op: "validate", Field: "opcode", Reason: fmt.Sprintf("unknown opcode 0x%02x", uint8(op))}
+	}
+	if f.DstQPN > mask24 || f.SrcQPN > mask24 || f.PSN > mask24 {
+		return &FrameError{Op: "validate", Field: "bth", Reason: fmt.Sprintf("QPN or PSN wider than 24 bits (dst qpn 0x%x, src qpn 0x%x, psn 0x%x)", f.DstQPN, f.SrcQPN, f.PSN)}
+	}
+	if f.SE && !op.AllowsSE() {
+		return &FrameError{Op: "validate", Field: "se", Reason: "solicited event on " + op.String()}
+	}
+	if len(f.Payload) > 0 && !op.HasPayload() {
+		return &FrameError{Op: "validate", Field: "payload", Reason: fmt.Sprintf("%d payload bytes on %s, which carries none", len(f.Payload), op)}
+	}
+	if len(f.Payload) > MaxPayload {
+		return &FrameError{Op: "validate", Field: "payload", Reason: fmt.Sprintf("%d payload bytes exceed MaxPayload %d", len(f.Payload), MaxPayload)}
+	}
+	if op.HasAETH() {
+		if !f.AETH.Syndrome.valid() {
+			return &FrameError{Op: "validate", Field: "aeth", Reason: fmt.Sprintf("reserved syndrome 0x%02x", uint8(f.AETH.Syndrome))}
+		}
+		if f.AETH.MSN > mask24 {
+			return &FrameError{Op: "validate", Field: "aeth", Reason: fmt.Sprintf("MSN 0x%x wider than 24 bits", f.AETH.MSN)}
+		}
+	}
+	if op.IsMaskedAtomic() {
+		if err := f.Atomic.validateMasked(op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *AtomicETH) validateMasked(op Opcode) error {
+	switch a.Size {
+	case 8:
+		return nil
+	case 4:
+		const hi = uint64(0xffffffff00000000)
+		vals := a.SwapAdd | a.Compare | a.SwapMask | a.CompareMask
+		if op == OpMaskedFetchAdd {
+			vals = a.SwapAdd | a.FieldBoundary
+		}
+		if vals&hi != 0 {
+			return &FrameError{Op: "validate", Field: "atomic", Reason: "4-byte masked atomic with an operand wider than 32 bits"}
+		}
+		return nil
+	}
+	return &FrameError{Op: "validate", Field: "atomic", Reason: fmt.Sprintf("masked atomic operand size %d (want 4 or 8)", a.Size)}
+}
