@@ -1,0 +1,83 @@
+package doctor
+
+/*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+// gpn_probe loads lib, reports for each of n symbols whether it resolves,
+// copies the loaded file's name into path and unloads the library. On a load
+// failure it returns -1 with dlerror's text in err (dlerror is per thread,
+// so it must be read inside this same call).
+static int gpn_probe(const char *lib, const char **syms, int n, int *found,
+		     char *path, size_t pathlen, char *err, size_t errlen) {
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e ? e : "unknown dlopen error");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		dlerror();
+		found[i] = dlsym(h, syms[i]) != NULL;
+	}
+	struct link_map *lm = NULL;
+	path[0] = 0;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL && lm->l_name != NULL)
+		snprintf(path, pathlen, "%s", lm->l_name);
+	dlclose(h);
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"path/filepath"
+	"unsafe"
+)
+
+// DLProbe is the LibProbe of a real host: dlopen, dlsym, dlclose.
+type DLProbe struct{}
+
+// Probe loads soname and looks its symbols up.
+func (DLProbe) Probe(soname string, symbols ...string) (Library, error) {
+	clib := C.CString(soname)
+	defer C.free(unsafe.Pointer(clib))
+	csyms := C.malloc(C.size_t(len(symbols)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	defer C.free(csyms)
+	symArr := unsafe.Slice((**C.char)(csyms), len(symbols)+1)
+	for i, s := range symbols {
+		symArr[i] = C.CString(s)
+	}
+	defer func() {
+		for i := range symbols {
+			C.free(unsafe.Pointer(symArr[i]))
+		}
+	}()
+	found := (*C.int)(C.calloc(C.size_t(len(symbols)+1), C.size_t(unsafe.Sizeof(C.int(0)))))
+	defer C.free(unsafe.Pointer(found))
+	const bufLen = 4096
+	pathBuf := (*C.char)(C.malloc(bufLen))
+	defer C.free(unsafe.Pointer(pathBuf))
+	errBuf := (*C.char)(C.malloc(bufLen))
+	defer C.free(unsafe.Pointer(errBuf))
+
+	rc := C.gpn_probe(clib, (**C.char)(csyms), C.int(len(symbols)), found, pathBuf, bufLen, errBuf, bufLen)
+	if rc != 0 {
+		return Library{}, fmt.Errorf("dlopen %s: %s: %w", soname, C.GoString(errBuf), ErrLibraryNotFound)
+	}
+	lib := Library{Path: C.GoString(pathBuf), Symbols: map[string]bool{}}
+	if canon, err := filepath.EvalSymlinks(lib.Path); err == nil {
+		lib.Path = canon
+	}
+	ok := unsafe.Slice(found, len(symbols)+1)
+	for i, s := range symbols {
+		lib.Symbols[s] = ok[i] != 0
+	}
+	return lib, nil
+}
