@@ -48,6 +48,10 @@ const (
 
 var magic = [4]byte{'G', 'D', 'W', Version}
 
+// aethPoison is a reserved AETH syndrome (kind 010) written in place of the
+// syndrome when the MSN does not fit in 24 bits.
+const aethPoison Syndrome = 0x40
+
 const (
 	flagSE     = 0x80
 	flagAckReq = 0x40
@@ -59,10 +63,9 @@ func (f *Frame) EncodedLen() int {
 }
 
 // AppendEncode appends the encoding of f to dst and returns the extended
-// slice. It does not validate (Validate does; Port.Send calls it): fields
-// wider than their wire width are truncated, headers the opcode does not
-// carry are skipped, and a frame Validate rejects encodes to bytes Decode
-// rejects. It does not allocate when dst has room for EncodedLen bytes.
+// slice. It does not validate (Validate does; Port.Send calls it), but a
+// frame Validate rejects encodes to bytes Decode rejects. Headers the opcode
+// does not carry are skipped. It does not allocate when dst has room for EncodedLen bytes.
 func (f *Frame) AppendEncode(dst []byte) []byte {
 	n := f.EncodedLen()
 	start := len(dst)
@@ -86,9 +89,9 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 	}
 	b[9] = flags
 	b[10], b[11] = 0, 0
-	be.PutUint32(b[12:16], f.DstQPN&mask24)
-	be.PutUint32(b[16:20], f.PSN&mask24)
-	be.PutUint32(b[20:24], f.SrcQPN&mask24)
+	be.PutUint32(b[12:16], f.DstQPN)
+	be.PutUint32(b[16:20], f.PSN)
+	be.PutUint32(b[20:24], f.SrcQPN)
 	copy(b[24:40], f.SrcGID[:])
 	copy(b[40:56], f.DstGID[:])
 	be.PutUint32(b[56:60], uint32(len(f.Payload)))
@@ -130,7 +133,11 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 		p = p[immLen:]
 	}
 	if op.has(hAETH) {
-		be.PutUint32(p[0:4], uint32(f.AETH.Syndrome)<<24|f.AETH.MSN&mask24)
+		syn := f.AETH.Syndrome
+		if f.AETH.MSN > mask24 {
+			syn = aethPoison // keep an unencodable MSN from decoding as another
+		}
+		be.PutUint32(p[0:4], uint32(syn)<<24|f.AETH.MSN&mask24)
 		p = p[aethLen:]
 	}
 	if op.has(hAtomicAck) {

@@ -1,0 +1,438 @@
+package wire
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// noLeak records the goroutine count and, at cleanup, fails the test if it
+// has not come back down within two seconds.
+func noLeak(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(2 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<16)
+				t.Errorf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}
+
+func listen(t *testing.T, cfg Config) *Port {
+	t.Helper()
+	p, err := Listen(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// collector is a handler that copies every frame into a channel.
+type collector chan Frame
+
+func (c collector) handle(f *Frame) {
+	g := *f
+	g.Payload = append([]byte(nil), f.Payload...)
+	c <- g
+}
+
+func (c collector) next(t *testing.T) Frame {
+	t.Helper()
+	select {
+	case f := <-c:
+		return f
+	case <-time.After(5 * time.Second):
+		t.Fatal("no frame within 5 s")
+		return Frame{}
+	}
+}
+
+func TestListenDefaults(t *testing.T) {
+	noLeak(t)
+	p := listen(t, Config{})
+	q := listen(t, Config{})
+	a := p.Addr().Addr()
+	assert.True(t, a.Is4() && a.IsLoopback(), a)
+	assert.NotEqual(t, netip.MustParseAddr("127.0.0.1"), a)
+	assert.NotEqual(t, p.GID(), q.GID(), "each port has its own address")
+	assert.Equal(t, uint16(DefaultPort), p.Addr().Port())
+	assert.Equal(t, GIDFromIPv4(a), p.GID())
+}
+
+func TestListenEnvironment(t *testing.T) {
+	noLeak(t)
+	t.Setenv(EnvPort, "47911")
+	p := listen(t, Config{})
+	assert.Equal(t, uint16(47911), p.Addr().Port())
+
+	t.Setenv(EnvAddr, "127.9.8.7")
+	q := listen(t, Config{})
+	assert.Equal(t, netip.MustParseAddrPort("127.9.8.7:47911"), q.Addr())
+
+	// Config wins over the environment.
+	r := listen(t, Config{Addr: netip.MustParseAddr("127.9.8.6"), Port: 47912})
+	assert.Equal(t, netip.MustParseAddrPort("127.9.8.6:47912"), r.Addr())
+
+	for _, bad := range []struct{ key, val string }{
+		{EnvPort, "0"}, {EnvPort, "70000"}, {EnvPort, "x"}, {EnvAddr, "nonsense"}, {EnvAddr, "::1"}, {EnvAddr, "0.0.0.0"},
+	} {
+		t.Run(bad.key+"="+bad.val, func(t *testing.T) {
+			t.Setenv(bad.key, bad.val)
+			_, err := Listen(Config{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "wire: listen")
+		})
+	}
+}
+
+func TestListenAddressInUse(t *testing.T) {
+	noLeak(t)
+	p := listen(t, Config{})
+	_, err := Listen(Config{Addr: p.Addr().Addr()})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.EADDRINUSE)
+	assert.Contains(t, err.Error(), p.Addr().String())
+}
+
+func TestListenSkipsAddressInUse(t *testing.T) {
+	noLeak(t)
+	// Occupy the next default address with a foreign listener: Listen must
+	// take another one.
+	saved := loopbackSeq.Load()
+	next := nextLoopback()
+	loopbackSeq.Store(saved)
+	ln, err := net.Listen("tcp4", netip.AddrPortFrom(next, DefaultPort).String())
+	require.NoError(t, err)
+	defer ln.Close()
+	p := listen(t, Config{})
+	assert.NotEqual(t, next, p.Addr().Addr())
+}
+
+func TestInProcessDeliveryIsSynchronous(t *testing.T) {
+	noLeak(t)
+	a := listen(t, Config{})
+	b := listen(t, Config{})
+	var got *Frame
+	var calls int
+	b.SetHandler(func(f *Frame) { got = f; calls++ })
+	f := sampleFrame(OpWriteOnly)
+	f.SrcGID, f.DstGID = a.GID(), b.GID()
+	require.NoError(t, a.Send(&f))
+	// The handler ran before Send returned, with the sender's frame.
+	assert.Equal(t, 1, calls)
+	assert.Same(t, &f, got)
+	assert.Equal(t, Stats{Sent: 1}, a.Stats())
+	assert.Equal(t, Stats{Received: 1}, b.Stats())
+}
+
+func TestInProcessSendDoesNotAllocate(t *testing.T) {
+	a := listen(t, Config{})
+	b := listen(t, Config{})
+	var n int
+	b.SetHandler(func(f *Frame) { n += len(f.Payload) })
+	f := Frame{Opcode: OpWriteOnly, DstGID: b.GID(), Payload: make([]byte, 8)}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := a.Send(&f); err != nil {
+			panic(err)
+		}
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, 8*1001, n)
+}
+
+func TestTCPDelivery(t *testing.T) {
+	noLeak(t)
+	for _, tc := range []struct {
+		name       string
+		forceA     bool
+		forceB     bool
+		wantDialsA uint64
+	}{
+		{"both force TCP", true, true, 1},
+		{"sender forces TCP", true, false, 1},
+		{"receiver forces TCP", false, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(collector, 64)
+			a := listen(t, Config{ForceTCP: tc.forceA})
+			b := listen(t, Config{ForceTCP: tc.forceB, Handler: got.handle})
+			for _, op := range Opcodes {
+				f := sampleFrame(op)
+				f.SrcGID, f.DstGID = a.GID(), b.GID()
+				require.NoError(t, a.Send(&f))
+				g := got.next(t)
+				assert.Equal(t, f, g, op)
+			}
+			assert.Equal(t, tc.wantDialsA, a.Stats().Dials, "one connection, reused")
+			assert.Equal(t, uint64(len(Opcodes)), a.Stats().Sent)
+			assert.Equal(t, uint64(len(Opcodes)), b.Stats().Received)
+		})
+	}
+}
+
+func TestSendErrors(t *testing.T) {
+	noLeak(t)
+	a := listen(t, Config{})
+	b := listen(t, Config{})
+	tests := []struct {
+		name string
+		f    Frame
+		kind error
+	}{
+		{"malformed", Frame{Opcode: 0x15, DstGID: b.GID()}, ErrMalformed},
+		{"not IPv4-mapped", Frame{Opcode: OpAck, DstGID: GID(netip.MustParseAddr("fe80::1").As16())}, ErrBadGID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := a.Send(&tc.f)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, tc.kind)
+			var se *SendError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tc.f.DstGID, se.Dst)
+			assert.Contains(t, err.Error(), "wire: ")
+		})
+	}
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close(), "Close is idempotent")
+	err := a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()})
+	assert.ErrorIs(t, err, ErrClosed)
+	assert.Equal(t, uint64(3), a.Stats().SendErrors)
+}
+
+func TestUnreachablePeer(t *testing.T) {
+	noLeak(t)
+	a := listen(t, Config{DialTimeout: 100 * time.Millisecond})
+	// A loopback address nobody listens on.
+	dead := GIDFromIPv4(netip.MustParseAddr("127.250.250.1"))
+	f := Frame{Opcode: OpSendOnly, DstGID: dead, Payload: []byte("x")}
+	start := time.Now()
+	err := a.Send(&f)
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrUnreachable)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Less(t, elapsed, 100*time.Millisecond+50*time.Millisecond)
+	assert.Contains(t, err.Error(), "::ffff:127.250.250.1")
+	// Within one dial timeout the failure is remembered: no second dial.
+	err = a.Send(&f)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Equal(t, uint64(1), a.Stats().Dials)
+}
+
+func TestUnroutablePeerTimesOut(t *testing.T) {
+	noLeak(t)
+	if testing.Short() {
+		t.Skip("dials a non-routable address")
+	}
+	// 10.255.255.1 from a port bound to loopback: the dial fails (no
+	// route from 127/8 to there, or the timeout), never blocking past it.
+	a := listen(t, Config{DialTimeout: 50 * time.Millisecond})
+	f := Frame{Opcode: OpAck, DstGID: GIDFromIPv4(netip.MustParseAddr("10.255.255.1"))}
+	start := time.Now()
+	err := a.Send(&f)
+	assert.ErrorIs(t, err, ErrUnreachable)
+	assert.Less(t, time.Since(start), 50*time.Millisecond+50*time.Millisecond)
+}
+
+func TestStalledPeerWriteDeadline(t *testing.T) {
+	noLeak(t)
+	// A peer that accepts and never reads: the socket buffers fill and a
+	// Send fails after the write timeout instead of blocking.
+	const port = 47913
+	addr := netip.MustParseAddr("127.250.250.2")
+	ln, err := net.Listen("tcp4", netip.AddrPortFrom(addr, port).String())
+	require.NoError(t, err)
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			held <- c
+		}
+	}()
+	defer func() {
+		select {
+		case c := <-held:
+			c.Close()
+		default:
+		}
+	}()
+	const wt = 100 * time.Millisecond
+	a := listen(t, Config{Port: port, WriteTimeout: wt})
+	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(addr), Payload: make([]byte, 1<<20)}
+	var sendErr error
+	for i := 0; i < 1000 && sendErr == nil; i++ {
+		start := time.Now()
+		sendErr = a.Send(&f)
+		assert.Less(t, time.Since(start), wt+100*time.Millisecond, "Send %d", i)
+	}
+	require.Error(t, sendErr)
+	assert.ErrorIs(t, sendErr, ErrUnreachable)
+	assert.ErrorIs(t, sendErr, os.ErrDeadlineExceeded)
+}
+
+func TestPeerClosedThenBack(t *testing.T) {
+	noLeak(t)
+	a := listen(t, Config{ForceTCP: true, DialTimeout: 20 * time.Millisecond})
+	got := make(collector, 16)
+	b, err := Listen(Config{ForceTCP: true, Handler: got.handle})
+	require.NoError(t, err)
+	bAddr := b.Addr().Addr()
+	f := Frame{Opcode: OpAck, DstGID: b.GID()}
+	require.NoError(t, a.Send(&f))
+	got.next(t)
+	require.NoError(t, b.Close())
+
+	// The dead peer becomes visible: Send fails within a bounded time.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		start := time.Now()
+		err = a.Send(&f)
+		require.Less(t, time.Since(start), 200*time.Millisecond)
+		if err != nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "Send to a closed peer kept succeeding")
+		time.Sleep(time.Millisecond)
+	}
+	assert.ErrorIs(t, err, ErrUnreachable)
+
+	// The peer comes back on the same address: Sends work again.
+	b2 := listen(t, Config{ForceTCP: true, Addr: bAddr, Handler: got.handle})
+	require.Eventually(t, func() bool { return a.Send(&f) == nil }, 2*time.Second, 5*time.Millisecond)
+	assert.Equal(t, b2.GID(), got.next(t).DstGID)
+	assert.Empty(t, got, "frames whose Send failed are never delivered")
+}
+
+func TestNoHandlerDrops(t *testing.T) {
+	noLeak(t)
+	for _, force := range []bool{false, true} {
+		a := listen(t, Config{ForceTCP: force})
+		b := listen(t, Config{ForceTCP: force})
+		require.NoError(t, a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()}))
+		require.Eventually(t, func() bool { return b.Stats().Dropped == 1 }, 2*time.Second, time.Millisecond)
+		assert.Zero(t, b.Stats().Received)
+	}
+}
+
+func TestDecodeErrorClosesStream(t *testing.T) {
+	noLeak(t)
+	b := listen(t, Config{ForceTCP: true, Handler: func(*Frame) {}})
+	c, err := net.Dial("tcp4", b.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("GDW\x01\x00\x00\x00\x3c" + string(make([]byte, 52))))
+	require.NoError(t, err)
+	// An ACK frame with a zero AETH is valid; now send garbage.
+	_, err = c.Write([]byte("NOT A FRAME!"))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	assert.Error(t, err, "the port closes the stream")
+	assert.Equal(t, uint64(1), b.Stats().DecodeErrors)
+}
+
+// order checks that frames from each sender arrive with PSNs 0, 1, 2, ...
+type order struct {
+	mu   sync.Mutex
+	next map[uint32]uint32 // SrcQPN -> expected PSN
+	bad  atomic.Int64
+	n    atomic.Int64
+}
+
+func (o *order) handle(f *Frame) {
+	o.mu.Lock()
+	if o.next[f.SrcQPN] != f.PSN {
+		o.bad.Add(1)
+	}
+	o.next[f.SrcQPN] = f.PSN + 1
+	o.mu.Unlock()
+	o.n.Add(1)
+}
+
+func TestOrderingAndConcurrentSenders(t *testing.T) {
+	noLeak(t)
+	for _, tc := range []struct {
+		name             string
+		force            bool
+		senders, perSend int
+	}{
+		{"in-process 1x10000", false, 1, 10000},
+		{"tcp 1x10000", true, 1, 10000},
+		{"in-process 8x2000", false, 8, 2000},
+		{"tcp 8x2000", true, 8, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &order{next: map[uint32]uint32{}}
+			b := listen(t, Config{ForceTCP: tc.force, Handler: o.handle})
+			a := listen(t, Config{ForceTCP: tc.force})
+			var wg sync.WaitGroup
+			errs := make(chan error, tc.senders)
+			for s := 0; s < tc.senders; s++ {
+				wg.Add(1)
+				go func(s int) {
+					defer wg.Done()
+					f := Frame{Opcode: OpWriteOnly, DstGID: b.GID(), SrcGID: a.GID(), SrcQPN: uint32(s), Payload: make([]byte, 8)}
+					for i := 0; i < tc.perSend; i++ {
+						f.PSN = uint32(i)
+						if err := a.Send(&f); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}(s)
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			total := int64(tc.senders * tc.perSend)
+			require.Eventually(t, func() bool { return o.n.Load() == total }, 10*time.Second, time.Millisecond)
+			assert.Zero(t, o.bad.Load(), "frames out of order")
+			assert.Len(t, o.next, tc.senders)
+		})
+	}
+}
+
+func TestCloseWaitsForInProcessDelivery(t *testing.T) {
+	noLeak(t)
+	a := listen(t, Config{})
+	b, err := Listen(Config{})
+	require.NoError(t, err)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var done atomic.Bool
+	b.SetHandler(func(*Frame) { close(entered); <-release; done.Store(true) })
+	go a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()})
+	<-entered
+	closed := make(chan struct{})
+	go func() { b.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the handler was running")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	assert.True(t, done.Load())
+	// After Close the GID is no longer served in-process.
+	err = a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()})
+	assert.True(t, errors.Is(err, ErrUnreachable), "%v", err)
+}
