@@ -1,0 +1,228 @@
+/*
+ * GPUNetIO verbs counter API and multi-QP submit (device-api.md section 4.6).
+ *
+ * A counted operation posts its WQEs on the main QP and, on a companion QP created with the
+ * core-direct master capability, a WAIT for the main CQ to reach the last main WQE followed by a
+ * fetch-and-add on the counter. Thread scope only. Counters are not valid after a QP reset unless
+ * the CQ was recreated (Decision D17).
+ *
+ * The multi-QP DB submit holds all N locks at once, taken in array order: never pass the same
+ * QPs in different orders from concurrent callers.
+ */
+#ifndef DOCA_GPUNETIO_DEV_VERBS_COUNTER_CUH
+#define DOCA_GPUNETIO_DEV_VERBS_COUNTER_CUH
+
+#include "doca_gpunetio_dev_verbs_qp.cuh"
+#include "doca_gpunetio_dev_verbs_cq.cuh"
+
+/* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waddress-of-packed-member"
+#endif
+
+/* Internal: one doorbell write with the ordering of the multi-QP paths. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_multi_ring(struct doca_gpu_dev_verbs_qp *qp,
+									   uint64_t prod_index, uint32_t code_opt)
+{
+	doca_gpu_dev_verbs_ring_db<sync_scope>(qp, prod_index, code_opt);
+}
+
+template <unsigned int num_qps,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps_no_dbr(
+	struct doca_gpu_dev_verbs_qp **qps, uint64_t *prod_indices,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
+		return;
+	for (unsigned int i = 0; i < num_qps; i++) {
+		const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(
+			&qps[i]->sq_wqe_pi, prod_indices[i]);
+		if (old < prod_indices[i])
+			doca_priv_gpu_dev_verbs_multi_ring<sync_scope>(qps[i], prod_indices[i], code_opt);
+	}
+}
+
+template <unsigned int num_qps,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
+	struct doca_gpu_dev_verbs_qp **qps, uint64_t *prod_indices,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	bool advanced[num_qps];
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
+		return;
+	for (unsigned int i = 0; i < num_qps; i++) {
+		doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qps[i]->sq_lock);
+		const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(
+			&qps[i]->sq_wqe_pi, prod_indices[i]);
+		advanced[i] = old < prod_indices[i];
+		if (advanced[i])
+			doca_priv_gpu_dev_verbs_multi_ring<sync_scope>(qps[i], prod_indices[i], code_opt);
+	}
+	for (unsigned int i = 0; i < num_qps; i++) {
+		if (advanced[i]) {
+			doca_priv_gpu_dev_verbs_update_dbr(qps[i], (uint32_t)prod_indices[i]);
+			doca_priv_gpu_dev_verbs_multi_ring<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(
+				qps[i], prod_indices[i], code_opt);
+		}
+		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qps[i]->sq_lock);
+	}
+}
+
+template <unsigned int num_qps,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_proxy_multi_qps(struct doca_gpu_dev_verbs_qp **qps,
+										  uint64_t *prod_indices)
+{
+	/* Decision D18: system scope before the host-visible mailbox stores. */
+	(void)sync_scope;
+	doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+	for (unsigned int i = 0; i < num_qps; i++)
+		doca_gpu_dev_verbs_ring_proxy<resource_sharing_mode>(qps[i], prod_indices[i]);
+}
+
+/* Dispatcher: with AUTO the runtime handler of qps[0] decides for all QPs. Decision D7: BF is DB. */
+template <unsigned int num_qps,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_multi_qps(
+	struct doca_gpu_dev_verbs_qp **qps, uint64_t *prod_indices,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	DOCA_GPUNETIO_VERBS_ASSERT(num_qps >= 2);
+	int h = (int)nic_handler;
+	if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO)
+		h = doca_priv_gpu_dev_verbs_ldg_int((const int *)&qps[0]->nic_handler);
+	if (h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB || h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF)
+		doca_gpu_dev_verbs_submit_db_multi_qps<num_qps, resource_sharing_mode, sync_scope>(qps, prod_indices,
+												   code_opt);
+	else if (h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR)
+		doca_gpu_dev_verbs_submit_db_multi_qps_no_dbr<num_qps, resource_sharing_mode, sync_scope>(
+			qps, prod_indices, code_opt);
+	else
+		doca_gpu_dev_verbs_submit_proxy_multi_qps<num_qps, resource_sharing_mode, sync_scope>(qps, prod_indices);
+}
+
+/* Internal: publishes the main WQEs [base, last], posts WAIT + FA on the companion and submits
+ * both QPs. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_counter_finish(
+	struct doca_gpu_dev_verbs_qp *qp, uint64_t base, uint64_t last, struct doca_gpu_dev_verbs_qp *companion_qp,
+	struct doca_gpu_dev_verbs_addr counter_raddr, struct doca_gpu_dev_verbs_addr counter_laddr,
+	uint64_t counter_val, uint32_t code_opt)
+{
+	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
+		(resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU) ? DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD
+											: DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
+	doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, last);
+
+	const uint64_t cbase = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(companion_qp, 2, code_opt);
+	doca_gpu_dev_verbs_wqe_prepare_wait(companion_qp, doca_gpu_dev_verbs_get_wqe_ptr(companion_qp, (uint16_t)cbase),
+					    (uint16_t)cbase, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, (uint32_t)last,
+					    qp->cq_sq.cq_num);
+	doca_gpu_dev_verbs_wqe_prepare_atomic(
+		companion_qp, doca_gpu_dev_verbs_get_wqe_ptr(companion_qp, (uint16_t)(cbase + 1)), (uint16_t)(cbase + 1),
+		DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, counter_raddr.addr,
+		counter_raddr.key, counter_laddr.addr, counter_laddr.key, 8, counter_val, 0);
+	doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(companion_qp, cbase, cbase + 1);
+
+	struct doca_gpu_dev_verbs_qp *qps[2] = {qp, companion_qp};
+	uint64_t pis[2] = {last + 1, cbase + 2};
+	doca_gpu_dev_verbs_submit_multi_qps<2, resource_sharing_mode, scope, nic_handler>(qps, pis, code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
+	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	uint64_t chunks = doca_gpu_dev_verbs_div_ceil_aligned_pow2((uint64_t)size,
+								   DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT);
+	if (chunks == 0)
+		chunks = 1;
+	const uint64_t base =
+		doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, (uint32_t)chunks, code_opt);
+	doca_priv_gpu_dev_verbs_build_put(qp, base, (uint32_t)chunks, raddr, laddr, size);
+	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+		qp, base, base + chunks - 1, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
+template <typename T,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
+	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, 1, code_opt);
+	doca_priv_gpu_dev_verbs_build_p<T>(qp, base, raddr, value);
+	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+		qp, base, base, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr,
+	uint64_t sig_val, struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
+	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
+	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, chunks + 1, code_opt);
+	doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
+	doca_priv_gpu_dev_verbs_build_signal(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+		qp, base, base + chunks, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_signal_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr sig_raddr,
+	struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val, struct doca_gpu_dev_verbs_qp *companion_qp,
+	struct doca_gpu_dev_verbs_addr counter_raddr, struct doca_gpu_dev_verbs_addr counter_laddr,
+	uint64_t counter_val, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, 1, code_opt);
+	doca_priv_gpu_dev_verbs_build_signal(qp, base, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+		qp, base, base, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_get_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
+	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
+	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, chunks, code_opt);
+	doca_priv_gpu_dev_verbs_build_get(qp, base, chunks, raddr, laddr, size);
+	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+		qp, base, base + chunks - 1, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* DOCA_GPUNETIO_DEV_VERBS_COUNTER_CUH */

@@ -1,0 +1,629 @@
+/*
+ * GPUNetIO verbs high-level one-sided API: put, p, put_signal, p_signal, signal, get, get_wait,
+ * wait and fence, in thread and warp scope (device-api.md section 4.5).
+ *
+ * Thread scope: every calling thread posts its own operation and gets the ticket of its last WQE.
+ * On the GPU, in CTA and GPU sharing modes, the active lanes of a warp that call the same
+ * operation on the same QP at the same time are coalesced: one reservation for all of them, each
+ * lane builds its own WQEs, one in-order publication and one doorbell for the batch. Per-call
+ * semantics (WQEs, CQE per WQE, tickets) are unchanged.
+ * Warp scope: all 32 lanes of a converged warp call together; each lane posts its own operation
+ * (Decision D14 makes p_warp, put_signal_warp and signal_warp real operations).
+ */
+#ifndef DOCA_GPUNETIO_DEV_VERBS_ONESIDED_CUH
+#define DOCA_GPUNETIO_DEV_VERBS_ONESIDED_CUH
+
+#include "doca_gpunetio_dev_verbs_qp.cuh"
+#include "doca_gpunetio_dev_verbs_cq.cuh"
+
+/* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waddress-of-packed-member"
+#endif
+
+/* Internal: the submit scope of the high-level API. With GPU sharing, mark_wqes_ready has
+ * already issued a GPU-scope release fence; otherwise submit fences at GPU scope. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>
+struct doca_priv_gpu_dev_verbs_submit_scope {
+	static constexpr enum doca_gpu_dev_verbs_sync_scope value =
+		(resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU) ? DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD
+											: DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
+};
+
+/* Internal: posts nslots WQEs for one thread-scope operation. build(first_index) writes them.
+ * Returns the index of the last WQE (the ticket). */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler, typename Build>
+__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_thread(struct doca_gpu_dev_verbs_qp *qp,
+									       uint32_t nslots, uint32_t code_opt,
+									       Build build)
+{
+	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
+		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
+#if defined(__CUDA_ARCH__)
+	if (resource_sharing_mode != DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
+		const unsigned int mask = __activemask();
+		if (__popc(mask) > 1) {
+			const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+			const unsigned int group = __match_any_sync(mask, (unsigned long long)(uintptr_t)qp);
+			const int leader = __ffs(group) - 1;
+			const uint32_t lead_n = __shfl_sync(mask, nslots, leader);
+			const uint32_t lead_opt = __shfl_sync(mask, code_opt, leader);
+			if (__all_sync(mask, lead_n == nslots && lead_opt == code_opt)) {
+				const unsigned int rank = __popc(group & ((1u << lane) - 1u));
+				const uint32_t total = (uint32_t)__popc(group) * nslots;
+				unsigned long long base = 0;
+				if ((int)lane == leader)
+					base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, total,
+													    code_opt);
+				base = __shfl_sync(mask, base, leader);
+				const uint64_t mine = (uint64_t)base + (uint64_t)rank * nslots;
+				build(mine);
+				__syncwarp(mask);
+				if ((int)lane == leader) {
+					doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base,
+												 base + total - 1);
+					doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, base + total,
+													   code_opt);
+				}
+				__syncwarp(mask);
+				return mine + nslots - 1;
+			}
+		}
+	}
+#endif
+	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, nslots, code_opt);
+	build(base);
+	doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, base + nslots - 1);
+	doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, base + nslots, code_opt);
+	return base + nslots - 1;
+}
+
+/* Internal: posts per_lane WQEs for each of the 32 lanes of a converged warp. Lane 0 reserves,
+ * publishes and submits. Returns the index of the calling lane's last WQE. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler, typename Build>
+__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_warp(struct doca_gpu_dev_verbs_qp *qp,
+									     uint32_t per_lane, uint32_t code_opt,
+									     Build build)
+{
+	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
+		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
+	const uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE * per_lane;
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	unsigned long long base = 0;
+	if (lane == 0)
+		base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, total, code_opt);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	base = DOCA_PRIV_GPU_DEV_VERBS_SHFL0(base);
+	const uint64_t mine = (uint64_t)base + (uint64_t)lane * per_lane;
+	build(mine);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	if (lane == 0) {
+		doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, base + total - 1);
+		doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, base + total, code_opt);
+	}
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	return mine + per_lane - 1;
+}
+
+/* Internal: RDMA WRITE chunks of at most 1 GiB, or a NOP for size 0. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_put(struct doca_gpu_dev_verbs_qp *qp, uint64_t base,
+									  uint32_t chunks,
+									  struct doca_gpu_dev_verbs_addr raddr,
+									  struct doca_gpu_dev_verbs_addr laddr, size_t size)
+{
+	for (uint32_t i = 0; i < chunks; i++) {
+		const uint64_t off = (uint64_t)i << DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT;
+		const uint64_t left = (uint64_t)size - off;
+		const uint32_t len = (uint32_t)(left < DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE ? left
+										     : DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
+		struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)(base + i));
+		if (len > 0)
+			doca_gpu_dev_verbs_wqe_prepare_write(qp, wqe, (uint16_t)(base + i),
+							     DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE,
+							     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0, raddr.addr + off,
+							     raddr.key, laddr.addr + off, laddr.key, len);
+		else
+			doca_gpu_dev_verbs_wqe_prepare_nop(qp, wqe, (uint16_t)(base + i),
+							   DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE);
+	}
+}
+
+/* Internal: RDMA READ chunks, or a NOP for size 0 (Decision D15). */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_get(struct doca_gpu_dev_verbs_qp *qp, uint64_t base,
+									  uint32_t chunks,
+									  struct doca_gpu_dev_verbs_addr raddr,
+									  struct doca_gpu_dev_verbs_addr laddr, size_t size)
+{
+	for (uint32_t i = 0; i < chunks; i++) {
+		const uint64_t off = (uint64_t)i << DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT;
+		const uint64_t left = (uint64_t)size - off;
+		const uint32_t len = (uint32_t)(left < DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE ? left
+										     : DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
+		struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)(base + i));
+		if (len > 0)
+			doca_gpu_dev_verbs_wqe_prepare_read(qp, wqe, (uint16_t)(base + i),
+							    DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr + off,
+							    raddr.key, laddr.addr + off, laddr.key, len);
+		else
+			doca_gpu_dev_verbs_wqe_prepare_nop(qp, wqe, (uint16_t)(base + i),
+							   DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE);
+	}
+}
+
+/* Internal: the inline write of one value. */
+template <typename T>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_p(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx,
+									struct doca_gpu_dev_verbs_addr raddr, T value)
+{
+	struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx);
+	doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_header(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE,
+							     raddr.addr, raddr.key, (uint32_t)sizeof(T));
+	doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<T>(qp, wqe, value);
+}
+
+/* Internal: the 8-byte fetch-and-add used by every signal. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx,
+									     struct doca_gpu_dev_verbs_addr sig_raddr,
+									     struct doca_gpu_dev_verbs_addr sig_laddr,
+									     uint64_t sig_val)
+{
+	struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx);
+	doca_gpu_dev_verbs_wqe_prepare_atomic(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
+					      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr, sig_raddr.key,
+					      sig_laddr.addr, sig_laddr.key, 8, sig_val, 0);
+}
+
+/* Internal: number of 1 GiB chunks, at least one. */
+__device__ static __forceinline__ uint32_t doca_priv_gpu_dev_verbs_put_chunks(size_t size)
+{
+	uint32_t chunks = doca_gpu_dev_verbs_div_ceil_aligned_pow2_32bits((uint64_t)size,
+									  DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT);
+	return chunks == 0 ? 1 : chunks;
+}
+
+/* ==== PUT ==================================================================================== */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_thread(struct doca_gpu_dev_verbs_qp *qp,
+								      struct doca_gpu_dev_verbs_addr raddr,
+								      struct doca_gpu_dev_verbs_addr laddr, size_t size,
+								      doca_gpu_dev_verbs_ticket_t *out_ticket,
+								      uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, chunks, code_opt,
+		[&](uint64_t base) { doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size); });
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_warp(struct doca_gpu_dev_verbs_qp *qp,
+								    struct doca_gpu_dev_verbs_addr raddr,
+								    struct doca_gpu_dev_verbs_addr laddr, size_t size,
+								    doca_gpu_dev_verbs_ticket_t *out_ticket,
+								    uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
+	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_put(qp, idx, 1, raddr, laddr, size); });
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put(struct doca_gpu_dev_verbs_qp *qp,
+							       struct doca_gpu_dev_verbs_addr raddr,
+							       struct doca_gpu_dev_verbs_addr laddr, size_t size,
+							       doca_gpu_dev_verbs_ticket_t *out_ticket,
+							       uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_put_warp<resource_sharing_mode, nic_handler>(qp, raddr, laddr, size, out_ticket,
+										 code_opt);
+	else
+		doca_gpu_dev_verbs_put_thread<resource_sharing_mode, nic_handler>(qp, raddr, laddr, size, out_ticket,
+										   code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put(struct doca_gpu_dev_verbs_qp *qp,
+							       struct doca_gpu_dev_verbs_addr raddr,
+							       struct doca_gpu_dev_verbs_addr laddr, size_t size,
+							       uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	doca_gpu_dev_verbs_ticket_t ticket;
+	doca_gpu_dev_verbs_put<resource_sharing_mode, nic_handler, exec_scope>(qp, raddr, laddr, size, &ticket,
+									       code_opt);
+}
+
+/* ==== P ====================================================================================== */
+
+template <typename T,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_thread(struct doca_gpu_dev_verbs_qp *qp,
+								    struct doca_gpu_dev_verbs_addr raddr, T value,
+								    doca_gpu_dev_verbs_ticket_t *out_ticket,
+								    uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_p<T>(qp, idx, raddr, value); });
+}
+
+template <typename T,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_warp(struct doca_gpu_dev_verbs_qp *qp,
+								  struct doca_gpu_dev_verbs_addr raddr, T value,
+								  doca_gpu_dev_verbs_ticket_t *out_ticket,
+								  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_p<T>(qp, idx, raddr, value); });
+}
+
+template <typename T,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p(struct doca_gpu_dev_verbs_qp *qp,
+							     struct doca_gpu_dev_verbs_addr raddr, T value,
+							     doca_gpu_dev_verbs_ticket_t *out_ticket,
+							     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_p_warp<T, resource_sharing_mode, nic_handler>(qp, raddr, value, out_ticket, code_opt);
+	else
+		doca_gpu_dev_verbs_p_thread<T, resource_sharing_mode, nic_handler>(qp, raddr, value, out_ticket,
+										    code_opt);
+}
+
+template <typename T,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p(struct doca_gpu_dev_verbs_qp *qp,
+							     struct doca_gpu_dev_verbs_addr raddr, T value,
+							     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	doca_gpu_dev_verbs_ticket_t ticket;
+	doca_gpu_dev_verbs_p<T, resource_sharing_mode, nic_handler, exec_scope>(qp, raddr, value, &ticket, code_opt);
+}
+
+/* ==== PUT_SIGNAL ============================================================================= */
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_thread(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr,
+	uint64_t sig_val, doca_gpu_dev_verbs_ticket_t *out_ticket,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	DOCA_GPUNETIO_VERBS_ASSERT(qp->mem_type == DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU);
+	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, chunks + 1, code_opt, [&](uint64_t base) {
+			doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
+			doca_priv_gpu_dev_verbs_build_signal(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+		});
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_warp(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr,
+	uint64_t sig_val, doca_gpu_dev_verbs_ticket_t *out_ticket,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
+	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
+		qp, 2, code_opt, [&](uint64_t idx) {
+			doca_priv_gpu_dev_verbs_build_put(qp, idx, 1, raddr, laddr, size);
+			doca_priv_gpu_dev_verbs_build_signal(qp, idx + 1, sig_raddr, sig_laddr, sig_val);
+		});
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr,
+	uint64_t sig_val, doca_gpu_dev_verbs_ticket_t *out_ticket,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_put_signal_warp<sig_op, resource_sharing_mode, nic_handler>(
+			qp, raddr, laddr, size, sig_raddr, sig_laddr, sig_val, out_ticket, code_opt);
+	else
+		doca_gpu_dev_verbs_put_signal_thread<sig_op, resource_sharing_mode, nic_handler>(
+			qp, raddr, laddr, size, sig_raddr, sig_laddr, sig_val, out_ticket, code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr,
+	uint64_t sig_val, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	doca_gpu_dev_verbs_ticket_t ticket;
+	doca_gpu_dev_verbs_put_signal<sig_op, resource_sharing_mode, nic_handler, exec_scope>(
+		qp, raddr, laddr, size, sig_raddr, sig_laddr, sig_val, &ticket, code_opt);
+}
+
+/* ==== P_SIGNAL =============================================================================== */
+
+template <typename T, enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+	doca_gpu_dev_verbs_ticket_t *out_ticket, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 2, code_opt, [&](uint64_t base) {
+			doca_priv_gpu_dev_verbs_build_p<T>(qp, base, raddr, value);
+			doca_priv_gpu_dev_verbs_build_signal(qp, base + 1, sig_raddr, sig_laddr, sig_val);
+		});
+}
+
+template <typename T, enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	doca_gpu_dev_verbs_ticket_t ticket;
+	doca_gpu_dev_verbs_p_signal<T, sig_op, resource_sharing_mode, nic_handler>(qp, raddr, value, sig_raddr,
+										   sig_laddr, sig_val, &ticket, code_opt);
+}
+
+/* ==== SIGNAL ================================================================================= */
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_signal_thread(struct doca_gpu_dev_verbs_qp *qp,
+									 struct doca_gpu_dev_verbs_addr sig_raddr,
+									 struct doca_gpu_dev_verbs_addr sig_laddr,
+									 uint64_t sig_val, doca_gpu_dev_verbs_ticket_t *out_ticket,
+									 uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt,
+		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal(qp, idx, sig_raddr, sig_laddr, sig_val); });
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_signal_warp(struct doca_gpu_dev_verbs_qp *qp,
+								       struct doca_gpu_dev_verbs_addr sig_raddr,
+								       struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+								       doca_gpu_dev_verbs_ticket_t *out_ticket,
+								       uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt,
+		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal(qp, idx, sig_raddr, sig_laddr, sig_val); });
+}
+
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_signal(struct doca_gpu_dev_verbs_qp *qp,
+								  struct doca_gpu_dev_verbs_addr sig_raddr,
+								  struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+								  doca_gpu_dev_verbs_ticket_t *out_ticket,
+								  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_signal_warp<sig_op, resource_sharing_mode, nic_handler>(qp, sig_raddr, sig_laddr,
+											    sig_val, out_ticket, code_opt);
+	else
+		doca_gpu_dev_verbs_signal_thread<sig_op, resource_sharing_mode, nic_handler>(
+			qp, sig_raddr, sig_laddr, sig_val, out_ticket, code_opt);
+}
+
+/* Ticketless signal: always thread scope (no exec_scope parameter). */
+template <enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_signal(struct doca_gpu_dev_verbs_qp *qp,
+								  struct doca_gpu_dev_verbs_addr sig_raddr,
+								  struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+								  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	doca_gpu_dev_verbs_ticket_t ticket;
+	doca_gpu_dev_verbs_signal_thread<sig_op, resource_sharing_mode, nic_handler>(qp, sig_raddr, sig_laddr, sig_val,
+										      &ticket, code_opt);
+}
+
+/* ==== GET ==================================================================================== */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED,
+	  enum doca_gpu_dev_verbs_blocking_mode blocking_mode = DOCA_GPUNETIO_VERBS_BLOCKING_MODE_DISABLED>
+__device__ static inline void doca_gpu_dev_verbs_get_thread(struct doca_gpu_dev_verbs_qp *qp,
+							     struct doca_gpu_dev_verbs_addr raddr,
+							     struct doca_gpu_dev_verbs_addr laddr, size_t size,
+							     struct doca_gpu_dev_verbs_addr daddr,
+							     doca_gpu_dev_verbs_ticket_t *out_ticket,
+							     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const bool mcst = mcst_mode == DOCA_GPUNETIO_VERBS_MCST_ENABLED;
+	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size); /* Decision D15: at least one */
+	const uint64_t last = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, chunks + (mcst ? 1 : 0), code_opt, [&](uint64_t base) {
+			doca_priv_gpu_dev_verbs_build_get(qp, base, chunks, raddr, laddr, size);
+			if (mcst)
+				doca_gpu_dev_verbs_wqe_prepare_dump(
+					qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)(base + chunks)),
+					(uint16_t)(base + chunks), DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, daddr.addr,
+					daddr.key, 1);
+		});
+	if (blocking_mode == DOCA_GPUNETIO_VERBS_BLOCKING_MODE_ENABLED)
+		(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, last);
+	*out_ticket = last;
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED,
+	  enum doca_gpu_dev_verbs_blocking_mode blocking_mode = DOCA_GPUNETIO_VERBS_BLOCKING_MODE_DISABLED>
+__device__ static inline void doca_gpu_dev_verbs_get_warp(struct doca_gpu_dev_verbs_qp *qp,
+							   struct doca_gpu_dev_verbs_addr raddr,
+							   struct doca_gpu_dev_verbs_addr laddr, size_t size,
+							   struct doca_gpu_dev_verbs_addr daddr,
+							   doca_gpu_dev_verbs_ticket_t *out_ticket,
+							   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
+		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
+	const bool mcst = mcst_mode == DOCA_GPUNETIO_VERBS_MCST_ENABLED;
+	const uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE + (mcst ? 1 : 0);
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
+	unsigned long long base = 0;
+	if (lane == 0)
+		base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, total, code_opt);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	base = DOCA_PRIV_GPU_DEV_VERBS_SHFL0(base);
+	doca_priv_gpu_dev_verbs_build_get(qp, base + lane, 1, raddr, laddr, size);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	if (lane == 0) {
+		const uint64_t last = base + total - 1;
+		if (mcst)
+			doca_gpu_dev_verbs_wqe_prepare_dump(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)last),
+							    (uint16_t)last, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE,
+							    daddr.addr, daddr.key, 1);
+		doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, last);
+		/* Decision D16: code_opt is forwarded in the MCST path too. */
+		if (mcst)
+			doca_gpu_dev_verbs_submit<resource_sharing_mode, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, nic_handler>(
+				qp, last + 1, code_opt);
+		else
+			doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, last + 1, code_opt);
+		if (blocking_mode == DOCA_GPUNETIO_VERBS_BLOCKING_MODE_ENABLED)
+			(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, last);
+	}
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	*out_ticket = (mcst && lane == 0) ? (uint64_t)base + total - 1 : (uint64_t)base + lane;
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED,
+	  enum doca_gpu_dev_verbs_blocking_mode blocking_mode = DOCA_GPUNETIO_VERBS_BLOCKING_MODE_DISABLED>
+__device__ static inline void doca_gpu_dev_verbs_get(struct doca_gpu_dev_verbs_qp *qp,
+						      struct doca_gpu_dev_verbs_addr raddr,
+						      struct doca_gpu_dev_verbs_addr laddr, size_t size,
+						      struct doca_gpu_dev_verbs_addr daddr,
+						      doca_gpu_dev_verbs_ticket_t *out_ticket,
+						      uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_get_warp<resource_sharing_mode, nic_handler, mcst_mode, blocking_mode>(
+			qp, raddr, laddr, size, daddr, out_ticket, code_opt);
+	else
+		doca_gpu_dev_verbs_get_thread<resource_sharing_mode, nic_handler, mcst_mode, blocking_mode>(
+			qp, raddr, laddr, size, daddr, out_ticket, code_opt);
+}
+
+/* ==== GET_WAIT, WAIT, FENCE ================================================================== */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED>
+__device__ static inline void doca_priv_gpu_dev_verbs_get_wait(struct doca_gpu_dev_verbs_qp *qp,
+								struct doca_gpu_dev_verbs_addr daddr,
+								doca_gpu_dev_verbs_ticket_t ticket)
+{
+	if (mcst_mode == DOCA_GPUNETIO_VERBS_MCST_ENABLED) {
+		const uint64_t idx = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, 1);
+		doca_gpu_dev_verbs_wqe_prepare_dump(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+						    DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, daddr.addr, daddr.key, 1);
+		doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, idx, idx);
+		doca_gpu_dev_verbs_submit<resource_sharing_mode, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, nic_handler>(qp,
+													    idx + 1);
+		(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, idx > ticket ? idx : ticket);
+	} else {
+		(void)daddr;
+		(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, ticket);
+	}
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED>
+__device__ static inline void doca_gpu_dev_verbs_get_wait(struct doca_gpu_dev_verbs_qp *qp,
+							   struct doca_gpu_dev_verbs_addr daddr,
+							   doca_gpu_dev_verbs_ticket_t ticket)
+{
+	doca_priv_gpu_dev_verbs_get_wait<resource_sharing_mode, nic_handler, mcst_mode>(qp, daddr, ticket);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED>
+__device__ static inline void doca_gpu_dev_verbs_get_wait(struct doca_gpu_dev_verbs_qp *qp,
+							   struct doca_gpu_dev_verbs_addr daddr)
+{
+	const uint64_t t = doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index);
+	if (t == 0)
+		return;
+	doca_priv_gpu_dev_verbs_get_wait<resource_sharing_mode, nic_handler, mcst_mode>(qp, daddr, t - 1);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp,
+								doca_gpu_dev_verbs_ticket_t ticket)
+{
+	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, ticket);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp)
+{
+	const uint64_t t = doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index);
+	if (t == 0)
+		return;
+	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, t - 1);
+}
+
+/* A reserved hook: does nothing. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_fence(struct doca_gpu_dev_verbs_qp *qp)
+{
+	(void)qp;
+}
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* DOCA_GPUNETIO_DEV_VERBS_ONESIDED_CUH */

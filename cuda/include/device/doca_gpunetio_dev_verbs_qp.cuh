@@ -1,0 +1,714 @@
+/*
+ * GPUNetIO verbs low-level send-queue API: WQE slot reservation and in-order readiness, doorbell
+ * record and doorbell writes, BlueFlame and CPU-proxy rings, the submit family and every WQE
+ * builder (device-api.md section 4.4; byte layouts in 4.4.6).
+ *
+ * Index model: 64-bit software indexes (sq_rsvd_index, sq_ready_index, sq_wqe_pi) that never
+ * wrap; the NIC sees only their low 16 bits (ctrl segment, doorbell, DBR, CQE wqe_counter).
+ * Submit order: WQE stores -> release fence -> in-order readiness -> doorbell (DB, DBR, fence, DB
+ * under the per-QP lock for GPU_SM_DB).
+ */
+#ifndef DOCA_GPUNETIO_DEV_VERBS_QP_H
+#define DOCA_GPUNETIO_DEV_VERBS_QP_H
+
+#if defined(__CUDACC__)
+#include <cuda/atomic>
+#endif
+#include "doca_gpunetio_dev_verbs_cq.cuh"
+
+/* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waddress-of-packed-member"
+#endif
+
+/* ---- Storage and pointers ------------------------------------------------------------------ */
+
+/* Stores 16 bytes (val[0], val[1]) with one weak, cache-streaming vector store; ptr 16B aligned. */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_store_wqe_seg(uint64_t *ptr, uint64_t *val)
+{
+#if defined(__CUDACC__)
+	asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(ptr), "l"(val[0]), "l"(val[1]) : "memory");
+#else
+	ptr[0] = val[0];
+	ptr[1] = val[1];
+#endif
+}
+
+__device__ static __forceinline__ struct doca_gpu_dev_verbs_wqe *doca_gpu_dev_verbs_get_wqe_ptr(
+	struct doca_gpu_dev_verbs_qp *qp, uint16_t wqe_idx)
+{
+	const uint16_t mask = doca_priv_gpu_dev_verbs_ldg(&qp->sq_wqe_mask);
+	uint8_t *base = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_wqe_daddr);
+	return (struct doca_gpu_dev_verbs_wqe *)(base + ((uintptr_t)(wqe_idx & mask) << DOCA_GPUNETIO_IB_MLX5_WQE_SQ_SHIFT));
+}
+
+/* Internal: "at least GPU scope". */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+struct doca_priv_gpu_dev_verbs_at_least_gpu {
+	static constexpr enum doca_gpu_dev_verbs_sync_scope value =
+		(sync_scope <= DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU) ? sync_scope : DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
+};
+
+/* ---- Reservation and readiness ------------------------------------------------------------- */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wait_until_slot_available(struct doca_gpu_dev_verbs_qp *qp,
+										     uint64_t wqe_idx)
+{
+	const uint16_t sq_wqe_num = doca_priv_gpu_dev_verbs_ldg(&qp->sq_wqe_num);
+	if (wqe_idx >= sq_wqe_num)
+		(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(&qp->cq_sq, wqe_idx - sq_wqe_num);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ uint64_t doca_gpu_dev_verbs_reserve_wq_slots(
+	struct doca_gpu_dev_verbs_qp *qp, uint32_t count, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const uint64_t base = doca_gpu_dev_verbs_atomic_add<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index, count);
+	if (!(code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK))
+		doca_gpu_dev_verbs_wait_until_slot_available<resource_sharing_mode>(qp, base + count - 1);
+	return base;
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_qp_ready_mode ready_mode = DOCA_GPUNETIO_VERBS_READY_MODE_DEFAULT>
+__device__ static __forceinline__ void doca_gpu_dev_common_mark_wqes_ready(uint64_t &ready_index, uint64_t from_wqe_idx,
+									    uint64_t to_wqe_idx)
+{
+	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
+		ready_index = to_wqe_idx + 1;
+		return;
+	}
+	const bool cta = resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA;
+	/* CTA: DEFAULT means LD_ST. GPU: DEFAULT means ATOMIC_CAS. */
+	const bool use_cas = cta ? (ready_mode == DOCA_GPUNETIO_VERBS_READY_MODE_ATOMIC_CAS)
+				 : (ready_mode != DOCA_GPUNETIO_VERBS_READY_MODE_LD_ST);
+	if (cta)
+		doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
+	else
+		doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+	if (use_cas) {
+		while (doca_priv_gpu_dev_verbs_cas64<resource_sharing_mode>(&ready_index, from_wqe_idx, to_wqe_idx + 1) !=
+		       from_wqe_idx)
+			;
+		if (cta)
+			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
+		else
+			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+	} else {
+		while (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&ready_index) != from_wqe_idx)
+			;
+		if (cta)
+			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
+		else
+			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+#if defined(__CUDACC__)
+		if (cta)
+			asm volatile("st.relaxed.cta.b64 [%0], %1;" ::"l"(&ready_index), "l"(to_wqe_idx + 1) : "memory");
+		else
+			asm volatile("st.relaxed.gpu.b64 [%0], %1;" ::"l"(&ready_index), "l"(to_wqe_idx + 1) : "memory");
+#else
+		__atomic_store_n(&ready_index, to_wqe_idx + 1, __ATOMIC_RELAXED);
+#endif
+	}
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ,
+	  enum doca_gpu_dev_verbs_qp_ready_mode ready_mode = DOCA_GPUNETIO_VERBS_READY_MODE_ATOMIC_CAS>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_mark_wqes_ready(struct doca_gpu_dev_verbs_qp *qp,
+									   uint64_t from_wqe_idx, uint64_t to_wqe_idx)
+{
+	doca_gpu_dev_common_mark_wqes_ready<resource_sharing_mode, ready_mode>(*(uint64_t *)&qp->sq_ready_index, from_wqe_idx,
+										to_wqe_idx);
+}
+
+/* ---- Doorbell record ----------------------------------------------------------------------- */
+
+__device__ static __forceinline__ __be32 doca_gpu_dev_verbs_prepare_dbr(uint32_t prod_index)
+{
+	return (__be32)doca_gpu_dev_verbs_bswap32(prod_index & DOCA_GPUNETIO_VERBS_WQE_PI_MASK);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_common_update_dbr(uint32_t *dbrec, uint32_t prod_index)
+{
+	doca_priv_gpu_dev_verbs_store_relaxed_sys32(dbrec, (uint32_t)doca_gpu_dev_verbs_prepare_dbr(prod_index));
+}
+
+template <enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_update_dbr(struct doca_gpu_dev_verbs_qp *qp,
+									   uint32_t prod_index)
+{
+	__be32 *dbrec = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
+	doca_gpu_dev_common_update_dbr((uint32_t *)dbrec, prod_index);
+}
+
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_update_dbr(struct doca_gpu_dev_verbs_qp *qp,
+								      uint32_t prod_index,
+								      uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+#ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) {
+		__be32 *dbrec = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
+		doca_gpu_dev_verbs_async_store_release((uint32_t *)dbrec,
+						       (uint32_t)doca_gpu_dev_verbs_prepare_dbr(prod_index));
+		return;
+	}
+#else
+	(void)code_opt;
+#endif
+	doca_gpu_dev_verbs_fence_release<sync_scope>();
+	doca_priv_gpu_dev_verbs_update_dbr<qp_type>(qp, prod_index);
+}
+
+/* ---- Doorbell ---------------------------------------------------------------------------------- */
+
+/* Bytes 0..3 = BE32(pi << 8) (bits 16..23 of pi spill into the opmod byte, Decision D5),
+ * bytes 4..7 = qpn_ds verbatim. */
+__device__ static __forceinline__ __be64 doca_gpu_dev_common_prepare_db(uint32_t qpn_ds, uint64_t prod_index)
+{
+	const uint32_t hi = doca_gpu_dev_verbs_bswap32((uint32_t)(prod_index << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT));
+	return (__be64)(((uint64_t)qpn_ds << 32) | (uint64_t)hi);
+}
+
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_common_write_db(uint64_t *db_ptr, uint64_t db_val,
+								     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+#ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) {
+		doca_gpu_dev_verbs_async_store_release(db_ptr, db_val);
+		return;
+	}
+#else
+	(void)code_opt;
+#endif
+	doca_gpu_dev_verbs_fence_release<sync_scope>();
+	doca_priv_gpu_dev_verbs_store_db64(db_ptr, db_val);
+}
+
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_common_ring_db(uint64_t *db_ptr, uint32_t qpn_ds, uint64_t prod_index,
+								    uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	doca_gpu_dev_common_write_db<sync_scope>(db_ptr, (uint64_t)doca_gpu_dev_common_prepare_db(qpn_ds, prod_index),
+						 code_opt);
+}
+
+__device__ static __forceinline__ __be64 doca_gpu_dev_verbs_prepare_db(struct doca_gpu_dev_verbs_qp *qp,
+									uint64_t prod_index)
+{
+	return doca_gpu_dev_common_prepare_db(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be), prod_index);
+}
+
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_ring_db(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
+								   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	uint64_t *db = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
+	doca_gpu_dev_common_write_db<sync_scope>(db, (uint64_t)doca_gpu_dev_verbs_prepare_db(qp, prod_index), code_opt);
+}
+
+/* ---- BlueFlame and proxy rings --------------------------------------------------------------- */
+
+#ifdef DOCA_GPUNETIO_VERBS_HAS_TMA_COPY
+/* Pushes one 64-byte WQE from shared memory (16-byte aligned) into the BlueFlame register with a
+ * bulk copy, then waits until the source was read so the buffer can be reused (Decision D6).
+ * With a pre-12.0 assembler the copy is done with eight relaxed 8-byte stores instead. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_ring_bf(struct doca_gpu_dev_verbs_qp *qp,
+								   struct doca_gpu_dev_verbs_wqe *wqe_ptr)
+{
+	uint64_t *db = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
+	DOCA_GPUNETIO_VERBS_ASSERT(doca_gpu_dev_verbs_isaligned((void *)wqe_ptr, 16));
+	doca_gpu_dev_verbs_fence_release<sync_scope>();
+#if defined(DOCA_GPUNETIO_VERBS_PRIV_TMA_PTX)
+	const uint32_t src = (uint32_t)__cvta_generic_to_shared((void *)wqe_ptr);
+	asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 64;" ::"l"(db), "r"(src) : "memory");
+	asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+	asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#else
+	const uint64_t *words = (const uint64_t *)wqe_ptr;
+	for (int i = 0; i < 8; i++)
+		doca_priv_gpu_dev_verbs_store_relaxed_sys64(db + i, words[i]);
+#endif
+}
+#endif
+
+/* Internal: warp intrinsics; the host-compile layer has no warps, warp paths abort there. */
+#if defined(__CUDACC__)
+#define DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP() __syncwarp()
+#define DOCA_PRIV_GPU_DEV_VERBS_SHFL0(v) __shfl_sync(DOCA_GPUNETIO_VERBS_WARP_FULL_MASK, (v), 0)
+#else
+#include <stdlib.h>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_warp_unsupported()
+{
+	fprintf(stderr, "gpunetio: warp-scope operations are GPU-only (host-compiled headers)\n");
+	abort();
+}
+#define DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP() doca_priv_gpu_dev_verbs_warp_unsupported()
+#define DOCA_PRIV_GPU_DEV_VERBS_SHFL0(v) (v)
+#endif
+
+/* Warp-collective BlueFlame: lanes 0..7 store one 8-byte word each. All 32 lanes must call. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_ring_bf_warp(struct doca_gpu_dev_verbs_qp *qp,
+									struct doca_gpu_dev_verbs_wqe *wqe_ptr)
+{
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	if (lane == 0)
+		doca_gpu_dev_verbs_fence_release<sync_scope>();
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	if (lane < 8) {
+		uint64_t *db = qp->sq_db;
+		db[lane] = ((uint64_t *)wqe_ptr)[lane];
+	}
+}
+
+/* Writes the new PI into the 8-byte host mailbox (EXCLUSIVE: store twice; shared: fetch-max). */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_idx)
+{
+	uint64_t *mailbox = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
+	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
+		doca_priv_gpu_dev_verbs_store_relaxed_sys64(mailbox, prod_idx);
+		WRITE_ONCE(*mailbox, prod_idx);
+	} else {
+#if defined(__CUDACC__)
+		asm volatile("red.relaxed.sys.global.max.u64 [%0], %1;" ::"l"(mailbox), "l"((unsigned long long)prod_idx)
+			     : "memory");
+#else
+		uint64_t old = __atomic_load_n(mailbox, __ATOMIC_RELAXED);
+		while (old < prod_idx && !__atomic_compare_exchange_n(mailbox, &old, prod_idx, true, __ATOMIC_RELAXED,
+								      __ATOMIC_RELAXED))
+			;
+#endif
+	}
+}
+
+/* ---- Submit family ---------------------------------------------------------------------------- */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static inline void doca_gpu_dev_verbs_submit_db_no_dbr(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
+								   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
+		return;
+	const uint64_t old =
+		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
+	if (old < prod_index)
+		doca_gpu_dev_verbs_ring_db<sync_scope>(qp, prod_index, code_opt);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
+								     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
+		return;
+	doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
+	const uint64_t old =
+		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
+	if (old < prod_index) {
+		doca_gpu_dev_verbs_ring_db<sync_scope>(qp, prod_index, code_opt);
+		doca_priv_gpu_dev_verbs_update_dbr<qp_type>(qp, (uint32_t)prod_index);
+		doca_gpu_dev_verbs_ring_db<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(qp, prod_index,
+												     code_opt);
+	}
+	doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_bf(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
+								     struct doca_gpu_dev_verbs_wqe *smem_wqe,
+								     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+#ifdef DOCA_GPUNETIO_VERBS_HAS_TMA_COPY
+	doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
+	const uint64_t old = (uint64_t)doca_gpu_dev_verbs_atomic_max<unsigned long long, resource_sharing_mode, true>(
+		(unsigned long long *)&qp->sq_wqe_pi, (unsigned long long)prod_index);
+	if (old < prod_index) {
+		doca_gpu_dev_verbs_ring_bf<sync_scope>(qp, smem_wqe);
+		doca_priv_gpu_dev_verbs_update_dbr(qp, (uint32_t)prod_index);
+		doca_gpu_dev_verbs_ring_db<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(qp, prod_index,
+												     code_opt);
+	}
+	doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
+#else
+	(void)smem_wqe;
+	doca_gpu_dev_verbs_submit_db<resource_sharing_mode, sync_scope, DOCA_GPUNETIO_VERBS_QP_SQ>(qp, prod_index,
+												    code_opt);
+#endif
+}
+
+/* Warp-collective BlueFlame submit: all 32 lanes call; lanes 0..7 push the WQE. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_bf_warp(struct doca_gpu_dev_verbs_qp *qp,
+									  uint64_t prod_index,
+									  struct doca_gpu_dev_verbs_wqe *wqe,
+									  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	unsigned long long old = 0;
+	if (lane == 0) {
+		doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
+		old = doca_gpu_dev_verbs_atomic_max<unsigned long long, resource_sharing_mode, true>(
+			(unsigned long long *)&qp->sq_wqe_pi, (unsigned long long)prod_index);
+	}
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	old = DOCA_PRIV_GPU_DEV_VERBS_SHFL0(old);
+	if (old < prod_index) {
+		doca_gpu_dev_verbs_ring_bf_warp(qp, wqe);
+		DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+		if (lane == 0) {
+			doca_priv_gpu_dev_verbs_update_dbr(qp, (uint32_t)prod_index);
+			doca_gpu_dev_verbs_ring_db<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(
+				qp, prod_index, code_opt);
+		}
+	}
+	if (lane == 0)
+		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_proxy(struct doca_gpu_dev_verbs_qp *qp,
+									uint64_t prod_index,
+									uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	/* Decision D18: the host is a system-scope observer of the mailbox. */
+	(void)sync_scope;
+	doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+	doca_gpu_dev_verbs_ring_proxy<resource_sharing_mode>(qp, prod_index);
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_CPU_PROXY_UPDATE_PI)
+		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
+}
+
+/* Dispatcher. Decision D7: GPU_SM_BF (template or runtime) is handled like GPU_SM_DB. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
+								  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB ||
+	    nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF) {
+		doca_gpu_dev_verbs_submit_db<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, code_opt);
+		return;
+	}
+	const int h = doca_priv_gpu_dev_verbs_ldg_int((const int *)&qp->nic_handler);
+	if (h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR)
+		doca_gpu_dev_verbs_submit_db_no_dbr<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, code_opt);
+	else if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO &&
+		 (h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB || h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF))
+		doca_gpu_dev_verbs_submit_db<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, code_opt);
+	else
+		doca_gpu_dev_verbs_submit_proxy<resource_sharing_mode, sync_scope>(qp, prod_index, code_opt);
+}
+
+/* ---- WQE builders (byte layouts: device-api.md 4.4.6; Decision D8: unset bytes are 0) ------- */
+
+/* Internal: the 16-byte quarter q (0..3) of a WQE slot. */
+__device__ static __forceinline__ uint64_t *doca_priv_gpu_dev_verbs_wqe_q(struct doca_gpu_dev_verbs_wqe *wqe, int q)
+{
+	return (uint64_t *)((uint8_t *)wqe + 16 * q);
+}
+
+/* Internal: the first 8 bytes of a ctrl segment. */
+__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ctrl_lo(uint32_t opmod_idx_opcode, uint32_t qpn_ds_be)
+{
+	return ((uint64_t)qpn_ds_be << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(opmod_idx_opcode);
+}
+
+/* Internal: bytes 8..15 of a ctrl segment: signature 0, dci 0, fm_ce_se, imm verbatim. */
+__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ctrl_hi(uint32_t ctrl_flags, uint32_t imm)
+{
+	return ((uint64_t)imm << 32) | ((uint64_t)(ctrl_flags & 0xff) << 24);
+}
+
+/* Internal: a data segment or raddr segment: BE32 word, verbatim key, BE64 address. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_seg_addr(uint64_t *seg, uint32_t word_native,
+									 uint32_t key, uint64_t addr)
+{
+	seg[0] = ((uint64_t)key << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(word_native);
+	seg[1] = doca_gpu_dev_verbs_bswap64(addr);
+}
+
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_seg_raddr(uint64_t *seg, uint64_t raddr, uint32_t rkey)
+{
+	seg[0] = doca_gpu_dev_verbs_bswap64(raddr);
+	seg[1] = (uint64_t)rkey;
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_nop(struct doca_gpu_dev_verbs_qp *qp,
+									   struct doca_gpu_dev_verbs_wqe *wqe_ptr,
+									   const uint16_t wqe_idx,
+									   enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags)
+{
+	uint64_t seg[2];
+	seg[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
+							 DOCA_GPUNETIO_IB_MLX5_OPCODE_NOP,
+						 doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_1ds));
+	seg[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), seg);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint32_t immediate,
+	const uint64_t raddr, const uint32_t rkey, const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0)
+{
+	uint64_t c[2], r[2], d[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode,
+					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_3ds));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_priv_gpu_dev_verbs_seg_addr(d, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint32_t immediate,
+	const uint64_t raddr, const uint32_t rkey, const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0,
+	const uint64_t laddr1, const uint32_t lkey1, const uint32_t bytes1)
+{
+	uint64_t c[2], r[2], d0[2], d1[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode,
+					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_4ds));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d0);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 3), d1);
+}
+
+/* Inline write header: DS 3 for up to 12 payload bytes, else DS 4; at most 28 bytes. */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_header(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint64_t raddr, const uint32_t rkey, const uint32_t bytes)
+{
+	DOCA_GPUNETIO_VERBS_ASSERT(bytes <= DOCA_GPUNETIO_VERBS_MAX_INLINE_SIZE);
+	const uint32_t ds = bytes > 12 ? DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_RDMA_WRITE_INL_MAX
+				       : DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_RDMA_WRITE_INL_MIN;
+	uint64_t c[2], r[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
+						       DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE,
+					       doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) | ds));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+}
+
+/* Inline payload: the value's bytes as they are in memory (Decision D12: sizes up to 28). */
+template <typename T>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, T data)
+{
+	static_assert(sizeof(T) <= DOCA_GPUNETIO_VERBS_MAX_INLINE_SIZE, "inline payload is at most 28 bytes");
+	(void)qp;
+	uint8_t *base = (uint8_t *)wqe_ptr;
+	*(uint32_t *)(base + 32) = doca_gpu_dev_verbs_bswap32((uint32_t)sizeof(T) | DOCA_GPUNETIO_IB_MLX5_INLINE_SEG);
+	if (sizeof(T) == 1) {
+		*(uint8_t *)(base + 36) = *(uint8_t *)&data;
+	} else if (sizeof(T) == 2) {
+		*(uint16_t *)(base + 36) = *(uint16_t *)&data;
+	} else if (sizeof(T) == 4) {
+		*(uint32_t *)(base + 36) = *(uint32_t *)&data;
+	} else if (sizeof(T) == 8) {
+		*(uint32_t *)(base + 36) = ((uint32_t *)&data)[0];
+		*(uint32_t *)(base + 40) = ((uint32_t *)&data)[1];
+	} else {
+		doca_gpu_dev_verbs_memcpy_data((void *)(base + 36), (void *)&data, sizeof(T));
+	}
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write_inl(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint64_t raddr, const uint32_t rkey,
+	const uint64_t laddr, const uint32_t bytes)
+{
+	doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_header(qp, wqe_ptr, wqe_idx, ctrl_flags, raddr, rkey, bytes);
+	uint8_t *base = (uint8_t *)wqe_ptr;
+	*(uint32_t *)(base + 32) = doca_gpu_dev_verbs_bswap32(bytes | DOCA_GPUNETIO_IB_MLX5_INLINE_SEG);
+	doca_gpu_dev_verbs_memcpy_data((void *)(base + 36), (void *)(uintptr_t)laddr, bytes);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_read(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint64_t raddr, const uint32_t rkey,
+	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0)
+{
+	uint64_t c[2], r[2], d[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
+						       DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ,
+					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_3ds));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_priv_gpu_dev_verbs_seg_addr(d, bytes0, lkey0, laddr0);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_read(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint64_t raddr, const uint32_t rkey,
+	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0, const uint64_t laddr1, const uint32_t lkey1,
+	const uint32_t bytes1)
+{
+	uint64_t c[2], r[2], d0[2], d1[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
+						       DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ,
+					       doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) | 4));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d0);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 3), d1);
+}
+
+/* Standard atomic; for FA the add value is compare_add. */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint64_t raddr,
+	const uint32_t rkey, const uint64_t laddr, const uint32_t lkey, const uint32_t bytes,
+	const uint64_t compare_add, const uint64_t swap_add)
+{
+	uint64_t c[2], r[2], a[2], d[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode,
+					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_4ds));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	a[0] = doca_gpu_dev_verbs_bswap64(opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA ? compare_add : swap_add);
+	a[1] = doca_gpu_dev_verbs_bswap64(compare_add);
+	doca_priv_gpu_dev_verbs_seg_addr(d, bytes, lkey, laddr);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), a);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 3), d);
+}
+
+/* Masked atomics (only ATOMIC_MASKED_FA / ATOMIC_MASKED_CS are valid; any other opcode leaves an
+ * all-zero ctrl, Decision D9). compare_data, field_boundary and compare_mask are stored raw
+ * (Decision D10). The 8-byte masked CS spans two slots: w1 must be the next slot. */
+template <enum doca_gpu_dev_verbs_atomic_ext_bytes bytes = DOCA_GPUNETIO_VERBS_ATOMIC_EXT_BYTES_4>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic_ext(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr0, struct doca_gpu_dev_verbs_wqe *wqe_ptr1,
+	const uint16_t wqe_idx, const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags,
+	const uint64_t raddr, const uint32_t rkey, const uint64_t laddr, const uint32_t lkey, const uint64_t add_data,
+	const uint64_t field_boundary, const uint64_t swap_data, const uint64_t compare_data, const uint64_t swap_mask,
+	const uint64_t compare_mask)
+{
+	const bool is8 = bytes == DOCA_GPUNETIO_VERBS_ATOMIC_EXT_BYTES_8;
+	const uint32_t opmod = is8 ? DOCA_GPUNETIO_8_BYTE_ATOMIC_EXT_OPMOD : DOCA_GPUNETIO_4_BYTE_ATOMIC_EXT_OPMOD;
+	const bool is_fa = opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_MASKED_FA;
+	const bool is_cs = opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_MASKED_CS;
+	uint64_t c[2] = {0, 0}, r[2], a[2], a2[2], d[2];
+
+	if (is_fa || is_cs) {
+		const uint32_t qpn_ds = (is8 && is_cs) ? doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_5ds)
+						      : doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_4ds);
+		c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(
+			opcode | ((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opmod, qpn_ds);
+		c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	}
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_priv_gpu_dev_verbs_seg_addr(d, (uint32_t)bytes, lkey, laddr);
+	if (is_fa) {
+		if (is8) {
+			a[0] = doca_gpu_dev_verbs_bswap64(add_data);
+			a[1] = field_boundary;
+		} else {
+			a[0] = ((uint64_t)(uint32_t)field_boundary << 32) |
+			       (uint64_t)doca_gpu_dev_verbs_bswap32((uint32_t)add_data);
+			a[1] = 0;
+		}
+	} else {
+		if (is8) {
+			a[0] = doca_gpu_dev_verbs_bswap64(swap_data);
+			a[1] = compare_data;
+			a2[0] = doca_gpu_dev_verbs_bswap64(swap_mask);
+			a2[1] = compare_mask;
+		} else {
+			a[0] = ((uint64_t)(uint32_t)compare_data << 32) |
+			       (uint64_t)doca_gpu_dev_verbs_bswap32((uint32_t)swap_data);
+			a[1] = ((uint64_t)(uint32_t)compare_mask << 32) |
+			       (uint64_t)doca_gpu_dev_verbs_bswap32((uint32_t)swap_mask);
+		}
+	}
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 1), r);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 2), a);
+	if (is8 && !is_fa) {
+		doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 3), a2);
+		doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr1, 0), d);
+	} else {
+		doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 3), d);
+	}
+}
+
+/* Cross-channel WAIT: hold this SQ until CQ qpn_cqn reaches max_index. */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_wait(struct doca_gpu_dev_verbs_qp *qp,
+									    struct doca_gpu_dev_verbs_wqe *wqe_ptr,
+									    uint16_t wqe_idx,
+									    enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags,
+									    const uint32_t max_index, const uint32_t qpn_cqn)
+{
+	uint64_t c[2], w[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
+						       DOCA_GPUNETIO_IB_MLX5_OPCODE_WAIT,
+					       doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) |
+									  DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_WAIT));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	w[0] = 0;
+	w[1] = ((uint64_t)doca_gpu_dev_verbs_bswap32(qpn_cqn) << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(max_index);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), w);
+}
+
+/* DUMP: a NIC-side consistency barrier after RDMA reads (callers use 1 byte). */
+__device__ static inline void doca_gpu_dev_verbs_wqe_prepare_dump(struct doca_gpu_dev_verbs_qp *qp,
+								    struct doca_gpu_dev_verbs_wqe *wqe_ptr,
+								    const uint16_t wqe_idx,
+								    enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags,
+								    const uint64_t laddr, const uint32_t lkey,
+								    const uint32_t bytes)
+{
+	uint64_t c[2], d[2];
+	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
+						       DOCA_GPUNETIO_IB_MLX5_OPCODE_DUMP,
+					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_2ds));
+	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_addr(d, bytes, lkey, laddr);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
+	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), d);
+}
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* DOCA_GPUNETIO_DEV_VERBS_QP_H */

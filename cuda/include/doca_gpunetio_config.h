@@ -1,0 +1,15 @@
+/* Build-time configuration of the GPUNetIO host side (host only). Each macro is 0 or 1. */
+#ifndef DOCA_GPUNETIO_CONFIG_H
+#define DOCA_GPUNETIO_CONFIG_H
+
+#ifndef DOCA_GPUNETIO_HAVE_MLX5DV_UMEM_DMABUF
+#define DOCA_GPUNETIO_HAVE_MLX5DV_UMEM_DMABUF 0
+#endif
+#ifndef DOCA_GPUNETIO_HAVE_DEDICATED_NC_UAR
+#define DOCA_GPUNETIO_HAVE_DEDICATED_NC_UAR 0
+#endif
+#ifndef DOCA_GPUNETIO_HAVE_CUDA_DMABUF
+#define DOCA_GPUNETIO_HAVE_CUDA_DMABUF 0
+#endif
+
+#endif /* DOCA_GPUNETIO_CONFIG_H */
