@@ -291,7 +291,7 @@ var QPCFields = struct {
 	LAGTXPortAffinity       Field // lag_tx_port_affinity
 	ST                      Field // st
 	IsolateVLTC             Field // isolate_vl_tc
-	PmState                 Field // pm_state
+	PMState                 Field // pm_state
 	ReqE2ECreditMode        Field // req_e2e_credit_mode
 	OffloadType             Field // offload_type
 	EndPaddingMode          Field // end_padding_mode
@@ -299,7 +299,7 @@ var QPCFields = struct {
 	BlockLBMC               Field // block_lb_mc
 	AtomicLikeWriteEn       Field // atomic_like_write_en
 	LatencySensitive        Field // latency_sensitive
-	DrainSigerr             Field // drain_sigerr
+	DrainSigErr             Field // drain_sigerr
 	PD                      Field // pd
 	MTU                     Field // mtu
 	LogMsgMax               Field // log_msg_max
@@ -347,10 +347,10 @@ var QPCFields = struct {
 	RQType                  Field // rq_type
 	SRQNRMPNXRQN            Field // srqn_rmpn_xrqn
 	RMSN                    Field // rmsn
-	HwSQWQEBBCounter        Field // hw_sq_wqebb_counter
-	SwSQWQEBBCounter        Field // sw_sq_wqebb_counter
-	HwRQCounter             Field // hw_rq_counter
-	SwRQCounter             Field // sw_rq_counter
+	HWSQWQEBBCounter        Field // hw_sq_wqebb_counter
+	SWSQWQEBBCounter        Field // sw_sq_wqebb_counter
+	HWRQCounter             Field // hw_rq_counter
+	SWRQCounter             Field // sw_rq_counter
 	CGS                     Field // cgs
 	CSReq                   Field // cs_req
 	CSRes                   Field // cs_res
@@ -362,7 +362,7 @@ var QPCFields = struct {
 	LAGTXPortAffinity:       F(0x004, 4),
 	ST:                      F(0x008, 8),
 	IsolateVLTC:             F(0x012, 1),
-	PmState:                 F(0x013, 2),
+	PMState:                 F(0x013, 2),
 	ReqE2ECreditMode:        F(0x016, 2),
 	OffloadType:             F(0x018, 4),
 	EndPaddingMode:          F(0x01c, 2),
@@ -370,7 +370,7 @@ var QPCFields = struct {
 	BlockLBMC:               F(0x021, 1),
 	AtomicLikeWriteEn:       F(0x022, 1),
 	LatencySensitive:        F(0x023, 1),
-	DrainSigerr:             F(0x025, 1),
+	DrainSigErr:             F(0x025, 1),
 	PD:                      F(0x028, 24),
 	MTU:                     F(0x040, 3),
 	LogMsgMax:               F(0x043, 5),
@@ -418,10 +418,10 @@ var QPCFields = struct {
 	RQType:                  F(0x565, 3),
 	SRQNRMPNXRQN:            F(0x568, 24),
 	RMSN:                    F(0x588, 24),
-	HwSQWQEBBCounter:        F(0x5a0, 16),
-	SwSQWQEBBCounter:        F(0x5b0, 16),
-	HwRQCounter:             F(0x5c0, 32),
-	SwRQCounter:             F(0x5e0, 32),
+	HWSQWQEBBCounter:        F(0x5a0, 16),
+	SWSQWQEBBCounter:        F(0x5b0, 16),
+	HWRQCounter:             F(0x5c0, 32),
+	SWRQCounter:             F(0x5e0, 32),
 	CGS:                     F(0x62f, 1),
 	CSReq:                   F(0x630, 8),
 	CSRes:                   F(0x638, 8),
@@ -437,7 +437,7 @@ type QPContext struct {
 	LAGTXPortAffinity       uint8       // lag_tx_port_affinity
 	ST                      ServiceType // st
 	IsolateVLTC             bool        // isolate_vl_tc
-	PmState                 PMState     // pm_state
+	PMState                 PMState     // pm_state
 	ReqE2ECreditMode        uint8       // req_e2e_credit_mode
 	OffloadType             uint8       // offload_type
 	EndPaddingMode          uint8       // end_padding_mode
@@ -445,7 +445,7 @@ type QPContext struct {
 	BlockLBMC               bool        // block_lb_mc
 	AtomicLikeWriteEn       bool        // atomic_like_write_en
 	LatencySensitive        bool        // latency_sensitive
-	DrainSigerr             bool        // drain_sigerr
+	DrainSigErr             bool        // drain_sigerr
 	PD                      uint32      // pd
 	MTU                     MTU         // mtu
 	LogMsgMax               uint8       // log_msg_max
@@ -495,10 +495,10 @@ type QPContext struct {
 	RQType                  RQType      // rq_type
 	SRQNRMPNXRQN            uint32      // srqn_rmpn_xrqn
 	RMSN                    uint32      // rmsn
-	HwSQWQEBBCounter        uint16      // hw_sq_wqebb_counter
-	SwSQWQEBBCounter        uint16      // sw_sq_wqebb_counter
-	HwRQCounter             uint32      // hw_rq_counter
-	SwRQCounter             uint32      // sw_rq_counter
+	HWSQWQEBBCounter        uint16      // hw_sq_wqebb_counter
+	SWSQWQEBBCounter        uint16      // sw_sq_wqebb_counter
+	HWRQCounter             uint32      // hw_rq_counter
+	SWRQCounter             uint32      // sw_rq_counter
 	CGS                     bool        // cgs
 	CSReq                   uint8       // cs_req
 	CSRes                   uint8       // cs_res
@@ -513,7 +513,7 @@ func (x *QPContext) ownBindings() []binding {
 		bindUint("lag_tx_port_affinity", QPCFields.LAGTXPortAffinity, &x.LAGTXPortAffinity),
 		bindUint("st", QPCFields.ST, &x.ST),
 		bindBool("isolate_vl_tc", QPCFields.IsolateVLTC, &x.IsolateVLTC),
-		bindUint("pm_state", QPCFields.PmState, &x.PmState),
+		bindUint("pm_state", QPCFields.PMState, &x.PMState),
 		bindUint("req_e2e_credit_mode", QPCFields.ReqE2ECreditMode, &x.ReqE2ECreditMode),
 		bindUint("offload_type", QPCFields.OffloadType, &x.OffloadType),
 		bindUint("end_padding_mode", QPCFields.EndPaddingMode, &x.EndPaddingMode),
@@ -521,7 +521,7 @@ func (x *QPContext) ownBindings() []binding {
 		bindBool("block_lb_mc", QPCFields.BlockLBMC, &x.BlockLBMC),
 		bindBool("atomic_like_write_en", QPCFields.AtomicLikeWriteEn, &x.AtomicLikeWriteEn),
 		bindBool("latency_sensitive", QPCFields.LatencySensitive, &x.LatencySensitive),
-		bindBool("drain_sigerr", QPCFields.DrainSigerr, &x.DrainSigerr),
+		bindBool("drain_sigerr", QPCFields.DrainSigErr, &x.DrainSigErr),
 		bindUint("pd", QPCFields.PD, &x.PD),
 		bindUint("mtu", QPCFields.MTU, &x.MTU),
 		bindUint("log_msg_max", QPCFields.LogMsgMax, &x.LogMsgMax),
@@ -569,10 +569,10 @@ func (x *QPContext) ownBindings() []binding {
 		bindUint("rq_type", QPCFields.RQType, &x.RQType),
 		bindUint("srqn_rmpn_xrqn", QPCFields.SRQNRMPNXRQN, &x.SRQNRMPNXRQN),
 		bindUint("rmsn", QPCFields.RMSN, &x.RMSN),
-		bindUint("hw_sq_wqebb_counter", QPCFields.HwSQWQEBBCounter, &x.HwSQWQEBBCounter),
-		bindUint("sw_sq_wqebb_counter", QPCFields.SwSQWQEBBCounter, &x.SwSQWQEBBCounter),
-		bindUint("hw_rq_counter", QPCFields.HwRQCounter, &x.HwRQCounter),
-		bindUint("sw_rq_counter", QPCFields.SwRQCounter, &x.SwRQCounter),
+		bindUint("hw_sq_wqebb_counter", QPCFields.HWSQWQEBBCounter, &x.HWSQWQEBBCounter),
+		bindUint("sw_sq_wqebb_counter", QPCFields.SWSQWQEBBCounter, &x.SWSQWQEBBCounter),
+		bindUint("hw_rq_counter", QPCFields.HWRQCounter, &x.HWRQCounter),
+		bindUint("sw_rq_counter", QPCFields.SWRQCounter, &x.SWRQCounter),
 		bindBool("cgs", QPCFields.CGS, &x.CGS),
 		bindUint("cs_req", QPCFields.CSReq, &x.CSReq),
 		bindUint("cs_res", QPCFields.CSRes, &x.CSRes),

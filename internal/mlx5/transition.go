@@ -385,14 +385,13 @@ func (in *ModifyQPIn) bindings(n int) []binding {
 	if n < ModifyQPInLen {
 		return bs
 	}
-	bs = append(bs,
-		bindBool("qpc_ext", f.QPCExt, &in.QPCExt),
-		bindUint("opt_param_mask", f.OptParamMask, &in.OptParamMask))
+	bs = append(bs, bindUint("opt_param_mask", f.OptParamMask, &in.OptParamMask))
 	bs = append(bs, nest("qpc", QPCMailboxBit, in.QPC.bindings())...)
 	if n < ModifyQPInExtLen {
 		return bs
 	}
 	return append(bs,
+		bindBool("qpc_ext", f.QPCExt, &in.QPCExt),
 		bindUint("opt_param_mask_95_32", f.OptParamMask95_32, &in.OptParamMask95_32),
 		bindBool("qpc_data_ext.mmo", f.MMO, &in.Ext.MMO),
 		bindUint("qpc_data_ext.dci_stream_channel_id", f.DCIStreamChannelID, &in.Ext.DCIStreamChannelID),
