@@ -221,7 +221,7 @@ func TestValidateRejects(t *testing.T) {
 		{"payload over max", "payload", func(f *Frame) { f.Payload = make([]byte, MaxPayload+1) }},
 		{"reserved ack kind", "aeth", func(f *Frame) { f.Opcode, f.Payload, f.AETH.Syndrome = OpAck, nil, 0x40 }},
 		{"reserved nak code", "aeth", func(f *Frame) { f.Opcode, f.Payload, f.AETH.Syndrome = OpAck, nil, 0x64 }},
-		{"msn 25 bits", "aeth", func(f *Frame) { f.Opcode, f.Payload, f.AETH.MSN = OpAck, nil, 1 << 24 }},
+		{"msn 25 bits", "aeth", func(f *Frame) { f.Opcode, f.Payload, f.AETH.MSN = OpAck, nil, 1<<24 }},
 		{"masked size 2", "atomic", func(f *Frame) { f.Opcode, f.Payload, f.Atomic.Size = OpMaskedCompareSwap, nil, 2 }},
 		{"masked size 0", "atomic", func(f *Frame) { f.Opcode, f.Payload, f.Atomic.Size = OpMaskedFetchAdd, nil, 0 }},
 		{"4-byte masked CS mask too wide", "atomic", func(f *Frame) {
