@@ -1,0 +1,382 @@
+package emu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"syscall"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// Header fields of every input mailbox (mlx5-prm.md 2.1).
+var (
+	fOpcode = mlx5.F(0x00, 16)
+	fUID    = mlx5.F(0x10, 16)
+	fTunnel = mlx5.F(0x20, 16)
+	fOpMod  = mlx5.F(0x30, 16)
+)
+
+// cmdSize is the input and output mailbox length firmware requires.
+type cmdSize struct{ in, out int }
+
+var cmdSizes = map[uint16]cmdSize{
+	mlx5.OpQueryHCACap:          {16, mlx5.QueryHCACapOutLen},
+	mlx5.OpCreateCQ:             {272, 16},
+	mlx5.OpDestroyCQ:            {16, 16},
+	mlx5.OpQueryCQ:              {16, 272},
+	mlx5.OpCreateQP:             {272, 16},
+	mlx5.OpDestroyQP:            {16, 16},
+	mlx5.OpRST2INIT:             {272, 16},
+	mlx5.OpINIT2RTR:             {272, 16},
+	mlx5.OpRTR2RTS:              {272, 16},
+	mlx5.OpRTS2RTS:              {272, 16},
+	mlx5.OpSQERR2RTS:            {272, 16},
+	mlx5.Op2ERR:                 {16, 16},
+	mlx5.Op2RST:                 {16, 16},
+	mlx5.OpQueryQP:              {16, 272},
+	mlx5.OpINIT2INIT:            {272, 16},
+	mlx5.OpQueryRoCEAddress:     {16, 48},
+	mlx5.OpQueryHCAVportContext: {16, 528},
+	mlx5.OpQueryNICVportContext: {16, 16 + 256},
+	mlx5.OpNOP:                  {16, 16},
+}
+
+// generalWhitelist is the set of opcodes the kernel lets through
+// devx_general_cmd (mlx5-prm.md 1.6).
+var generalWhitelist = map[uint16]bool{
+	mlx5.OpQueryHCACap: true, mlx5.OpQueryHCAVportContext: true, mlx5.OpQueryRoCEAddress: true,
+	mlx5.OpQueryNICVportContext: true, mlx5.OpNOP: true,
+}
+
+// kernelErr is a rejection by the (emulated) kernel before firmware runs:
+// the output mailbox is untouched.
+func kernelErr(op string, in []byte, errno syscall.Errno) error {
+	return mlx5.NewCmdError(op, in, nil, errno)
+}
+
+// prepare copies in (the kernel copies the mailbox), checks what the
+// kernel checks and overwrites the uid.
+func (c *devCtx) prepare(op string, in, out []byte) ([]byte, error) {
+	if len(in) < 8 || len(out) < 8 {
+		return nil, kernelErr(op, in, syscall.EINVAL)
+	}
+	if c.closed {
+		return nil, kernelErr(op, in, syscall.EBADF)
+	}
+	if mlx5.Get(in, fTunnel) != 0 {
+		return nil, kernelErr(op, in, syscall.EINVAL)
+	}
+	b := make([]byte, len(in))
+	copy(b, in)
+	mlx5.Set(b, fUID, uint64(c.uid))
+	return b, nil
+}
+
+// finish writes the status header and converts a failure to a CmdError.
+func finish(op string, in, out []byte, e fwError) error {
+	if e == 0 {
+		out[0] = 0
+		binary.BigEndian.PutUint32(out[4:8], 0)
+		return nil
+	}
+	clear(out)
+	out[0] = uint8(e.status())
+	binary.BigEndian.PutUint32(out[4:8], uint32(e))
+	return mlx5.NewCmdError(op, in, out, syscall.EREMOTEIO)
+}
+
+// checkLen applies firmware's mailbox-length rules for opcode op.
+func checkLen(op uint16, in, out []byte) fwError {
+	s, ok := cmdSizes[op]
+	if !ok {
+		return fwError(SynBadOpcode)
+	}
+	if len(in) < s.in {
+		return fwError(SynBadInLen)
+	}
+	if len(out) < s.out {
+		return fwError(SynBadOutLen)
+	}
+	return 0
+}
+
+// CreateObj executes a create command (mlx5dv_devx_obj_create).
+func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
+	const op = "devx_obj_create"
+	n := c.nic
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	b, err := c.prepare(op, in, out)
+	if err != nil {
+		return nil, err
+	}
+	code := uint16(mlx5.Get(b, fOpcode))
+	switch code {
+	case mlx5.OpCreateCQ, mlx5.OpCreateQP:
+	default:
+		return nil, kernelErr(op, in, syscall.EINVAL)
+	}
+	if e := checkLen(code, b, out); e != 0 {
+		return nil, finish(op, in, out, e)
+	}
+	clear(out[:16])
+	if mlx5.Get(b, fOpMod) != 0 {
+		return nil, finish(op, in, out, fwError(SynBadOpMod))
+	}
+	var e fwError
+	var obj *object
+	switch code {
+	case mlx5.OpCreateCQ:
+		mlx5.SetBool(b, fCQUMEMValid, true)
+		mlx5.SetBool(b[16:80], cqf.DBRUMEMValid, true)
+		e = c.createCQ(b, out)
+		if e == 0 {
+			obj = &object{ctx: c, id: mlx5.Get32(out, mlx5.ObjIDField), kind: objCQ}
+		}
+	case mlx5.OpCreateQP:
+		mlx5.SetBool(b, fWQUMEMValid, true)
+		mlx5.SetBool(b[qpcByte:qpcByte+qpcLen], qf.DBRUMEMValid, true)
+		e = c.createQP(b, out)
+		if e == 0 {
+			obj = &object{ctx: c, id: mlx5.Get32(out, mlx5.ObjIDField), kind: objQP}
+		}
+	}
+	if err := finish(op, in, out, e); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// GeneralCmd executes an object-less command (mlx5dv_devx_general_cmd).
+func (c *devCtx) GeneralCmd(in, out []byte) error {
+	const op = "devx_general_cmd"
+	n := c.nic
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	b, err := c.prepare(op, in, out)
+	if err != nil {
+		return err
+	}
+	code := uint16(mlx5.Get(b, fOpcode))
+	if !generalWhitelist[code] {
+		return kernelErr(op, in, syscall.EINVAL)
+	}
+	if e := checkLen(code, b, out); e != 0 {
+		return finish(op, in, out, e)
+	}
+	clear(out[:cmdSizes[code].out])
+	return finish(op, in, out, c.general(code, b, out))
+}
+
+func (c *devCtx) general(code uint16, in, out []byte) fwError {
+	opmod := uint16(mlx5.Get(in, fOpMod))
+	switch code {
+	case mlx5.OpNOP:
+		if opmod != 0 {
+			return fwError(SynBadOpMod)
+		}
+		return 0
+	case mlx5.OpQueryHCACap:
+		if mlx5.GetBool(in, mlx5.F(0x40, 1)) || mlx5.Get(in, mlx5.F(0x50, 16)) != 0 {
+			return fwError(SynOtherFunction)
+		}
+		t := mlx5.CapType(opmod >> 1)
+		if opmod>>1 > 0xff || c.nic.caps.capability(t) == nil {
+			return fwError(SynCapType)
+		}
+		if err := c.nic.caps.encode(t, out[16:16+mlx5.CapLen]); err != nil {
+			return fwError(SynCapType)
+		}
+		return 0
+	case mlx5.OpQueryRoCEAddress:
+		if opmod != 0 {
+			return fwError(SynBadOpMod)
+		}
+		if p := mlx5.Get(in, mlx5.F(0x5c, 4)); p > 1 {
+			return fwError(SynBadPort)
+		}
+		if mlx5.Get(in, mlx5.F(0x40, 16)) != 0 {
+			return fwError(SynGIDIndex)
+		}
+		a := out[16:48]
+		copy(a[0:16], c.nic.gid[:])
+		copy(a[18:24], c.nic.mac())
+		a[26] = 0 // roce_l3_type IPv4
+		a[27] = 2 // RoCE v2
+		return 0
+	case mlx5.OpQueryHCAVportContext:
+		if opmod != 0 {
+			return fwError(SynBadOpMod)
+		}
+		if mlx5.GetBool(in, mlx5.F(0x40, 1)) || mlx5.Get(in, mlx5.F(0x50, 16)) != 0 {
+			return fwError(SynOtherFunction)
+		}
+		if p := mlx5.Get(in, mlx5.F(0x4c, 4)); p > 1 {
+			return fwError(SynBadPort)
+		}
+		v := out[16:528]
+		v[34] = 5 << 4 // port_physical_state LinkUp
+		v[35] = 4 << 4 // port_state ACTIVE
+		g := nodeGUID(c.nic.cfg.Name)
+		binary.BigEndian.PutUint64(v[48:], g)
+		binary.BigEndian.PutUint64(v[56:], g)
+		return 0 // lid 0 on RoCE
+	case mlx5.OpQueryNICVportContext:
+		if opmod != 0 {
+			return fwError(SynBadOpMod)
+		}
+		copy(out[16+0xf2:16+0xf8], c.nic.mac()) // permanent_address[47:0]
+		return 0
+	}
+	return fwError(SynBadOpcode)
+}
+
+// mac is the locally administered MAC derived from the GID's IPv4 address.
+func (n *NIC) mac() []byte {
+	return []byte{0x02, 0xe0, n.gid[12], n.gid[13], n.gid[14], n.gid[15]}
+}
+
+type objKind int
+
+const (
+	objCQ objKind = iota
+	objQP
+)
+
+// object is a DevX object handle (mlx5.Obj).
+type object struct {
+	ctx  *devCtx
+	id   uint32
+	kind objKind
+	dead bool
+}
+
+var _ mlx5.Obj = (*object)(nil)
+
+func (o *object) ID() uint32 { return o.id }
+
+func (o *object) Query(in, out []byte) error {
+	const op = "devx_obj_query"
+	n := o.ctx.nic
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	b, err := o.prepare(op, in, out)
+	if err != nil {
+		return err
+	}
+	code := uint16(mlx5.Get(b, fOpcode))
+	want := map[objKind]uint16{objCQ: mlx5.OpQueryCQ, objQP: mlx5.OpQueryQP}[o.kind]
+	if code != want {
+		return kernelErr(op, in, syscall.EINVAL)
+	}
+	if e := checkLen(code, b, out); e != 0 {
+		return finish(op, in, out, e)
+	}
+	clear(out[:cmdSizes[code].out])
+	if mlx5.Get(b, fOpMod) != 0 {
+		return finish(op, in, out, fwError(SynBadOpMod))
+	}
+	switch o.kind {
+	case objCQ:
+		q := n.cqs[o.id]
+		if q == nil || q.ctx != o.ctx {
+			return finish(op, in, out, fwError(SynNoCQ))
+		}
+		q.query(out)
+	case objQP:
+		q := n.qps[o.id]
+		if q == nil || q.ctx != o.ctx {
+			return finish(op, in, out, fwError(SynNoQP))
+		}
+		q.query(out)
+	}
+	return finish(op, in, out, 0)
+}
+
+func (o *object) Modify(in, out []byte) error {
+	const op = "devx_obj_modify"
+	n := o.ctx.nic
+	n.mu.RLock()
+	b, err := o.prepare(op, in, out)
+	if err != nil {
+		n.mu.RUnlock()
+		return err
+	}
+	code := uint16(mlx5.Get(b, fOpcode))
+	_, isQP := transitions[code]
+	if o.kind != objQP || !isQP {
+		n.mu.RUnlock()
+		return kernelErr(op, in, syscall.EINVAL)
+	}
+	if e := checkLen(code, b, out); e != 0 {
+		n.mu.RUnlock()
+		return finish(op, in, out, e)
+	}
+	clear(out[:16])
+	var e fwError
+	q := n.qps[o.id]
+	switch {
+	case mlx5.Get(b, fOpMod) != 0:
+		e = fwError(SynBadOpMod)
+	case q == nil || q.ctx != o.ctx:
+		e = fwError(SynNoQP)
+	default:
+		e = q.modify(code, b)
+	}
+	n.mu.RUnlock()
+	if e == 0 {
+		n.kick()
+	}
+	return finish(op, in, out, e)
+}
+
+// prepare applies the kernel's checks of an object command: those of every
+// command plus the object id match.
+func (o *object) prepare(op string, in, out []byte) ([]byte, error) {
+	if o.dead {
+		return nil, kernelErr(op, in, syscall.ENOENT)
+	}
+	b, err := o.ctx.prepare(op, in, out)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 12 || mlx5.Get32(b, mlx5.ObjIDField) != o.id {
+		return nil, kernelErr(op, in, syscall.EINVAL)
+	}
+	return b, nil
+}
+
+// Destroy executes DESTROY_CQ / DESTROY_QP, as the kernel does on
+// obj_destroy.
+func (o *object) Destroy() error {
+	const op = "devx_obj_destroy"
+	n := o.ctx.nic
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if o.dead {
+		return nil
+	}
+	in := make([]byte, 16)
+	out := make([]byte, 16)
+	var e fwError
+	switch o.kind {
+	case objCQ:
+		mlx5.Set(in, fOpcode, uint64(mlx5.OpDestroyCQ))
+		if q := n.cqs[o.id]; q != nil {
+			e = o.ctx.destroyCQ(q)
+		}
+	case objQP:
+		mlx5.Set(in, fOpcode, uint64(mlx5.OpDestroyQP))
+		if q := n.qps[o.id]; q != nil {
+			e = o.ctx.destroyQP(q)
+		}
+	}
+	mlx5.Set(in, mlx5.ObjIDField, uint64(o.id))
+	if err := finish(op, in, out, e); err != nil {
+		return err
+	}
+	o.dead = true
+	return nil
+}
+
+func (o *object) String() string { return fmt.Sprintf("emu obj %d", o.id) }

@@ -1,0 +1,247 @@
+package emu
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+var cqf = mlx5.CQCFields
+
+// CREATE_CQ input fields beyond the cqc (mlx5-prm.md 2.6.1).
+var (
+	fCQUMEMOffset = mlx5.F(0x280, 64)
+	fCQUMEMID     = mlx5.F(0x2c0, 32)
+	fCQUMEMValid  = mlx5.F(0x2e0, 1)
+)
+
+const cqcBase = 0x80 // cqc bit address in CREATE_CQ in and QUERY_CQ out
+
+// cq is a completion queue: a ring of 64-byte CQEs in a UMEM and a doorbell
+// record in a UMEM.
+type cq struct {
+	ctx  *devCtx
+	cqn  uint32
+	ring *umem
+	roff uint64
+	dbr  *umem
+	doff uint64
+	log  uint8
+	cc   bool
+	oi   bool
+	uar  *uar
+	cqc  [mlx5.CQCLen]byte // as created; QUERY_CQ overlays the live fields
+	refs int               // QPs using the CQ; n.mu
+
+	mu      sync.Mutex
+	pc      uint32 // producer counter (free-running)
+	status  uint8  // 0 OK, 9 overflow, 0xa write failure
+	armed   uint8  // cqc.st: 0, 0x6 solicited-armed, 0x9 armed, 0xa fired
+	armSN   uint32
+	errored bool
+}
+
+// CQ status values (cqc.status).
+const (
+	cqStatusOK       = 0x0
+	cqStatusOverflow = 0x9
+	cqStatusWriteErr = 0xa
+)
+
+// createCQ executes CREATE_CQ; n.mu held.
+func (c *devCtx) createCQ(in, out []byte) fwError {
+	n := c.nic
+	ctxb := in[16:80]
+	if mlx5.Get(ctxb, cqf.Status) != 0 || mlx5.Get(ctxb, cqf.ST) != 0 || mlx5.Get(ctxb, cqf.ProducerCounter) != 0 ||
+		mlx5.Get(ctxb, cqf.ConsumerCounter) != 0 || mlx5.Get(ctxb, cqf.LastNotifiedIndex) != 0 || mlx5.Get(ctxb, cqf.LastSolicitIndex) != 0 {
+		return fwError(SynReserved)
+	}
+	if mlx5.Get(ctxb, cqf.CQESz) != mlx5.CQESize64 {
+		return fwError(SynCQESize)
+	}
+	if mlx5.GetBool(ctxb, cqf.CQECompEn) || mlx5.Get(ctxb, cqf.MiniCQEResFormat) != 0 || mlx5.Get(ctxb, cqf.MiniCQEResFormatExt) != 0 {
+		return fwError(SynCQCompression)
+	}
+	if mlx5.Get(ctxb, cqf.PageOffset) != 0 {
+		return fwError(SynCQPageOffset)
+	}
+	log := uint8(mlx5.Get(ctxb, cqf.LogCQSize))
+	if log > capLogMaxCQSz {
+		return fwError(SynCQSize)
+	}
+	u := n.uars[mlx5.Get32(ctxb, cqf.UARPage)]
+	if u == nil || u.ctx != c {
+		return fwError(SynCQUAR)
+	}
+	if !validEQN(mlx5.Get32(ctxb, mlx5.F(0xa0, 32))) {
+		return fwError(SynCQEQN)
+	}
+	ring := c.umemOf(mlx5.Get32(in, fCQUMEMID))
+	if ring == nil {
+		return fwError(SynCQUMEM)
+	}
+	roff := mlx5.Get(in, fCQUMEMOffset)
+	if !ring.fits(roff, 64<<log, 64) || (ring.mem.base+uintptr(roff))%4096 != 0 {
+		return fwError(SynCQUMEMRange)
+	}
+	dbr := c.umemOf(mlx5.Get32(ctxb, cqf.DBRUMEMID))
+	if dbr == nil {
+		return fwError(SynCQDBRUMEM)
+	}
+	doff := mlx5.Get(ctxb, cqf.DBRAddr)
+	if !dbr.fits(doff, 8, 8) {
+		return fwError(SynCQDBRRange)
+	}
+	if len(n.cqs) >= 1<<capLogMaxCQ {
+		return fwError(SynLimit)
+	}
+	q := &cq{ctx: c, cqn: n.nextCQN, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
+		cc: mlx5.GetBool(ctxb, cqf.CC), oi: mlx5.GetBool(ctxb, cqf.OI), uar: u}
+	for n.cqs[q.cqn] != nil || q.cqn == 0 {
+		q.cqn = (q.cqn + 1) & 0xffffff
+	}
+	n.nextCQN = (q.cqn + 1) & 0xffffff
+	copy(q.cqc[:], ctxb)
+	n.cqs[q.cqn] = q
+	n.refreshCQs()
+	ring.refs++
+	dbr.refs++
+	u.refs++
+	c.live++
+	mlx5.Set(out, mlx5.ObjIDField, uint64(q.cqn))
+	return 0
+}
+
+// destroyCQ executes DESTROY_CQ; n.mu held.
+func (c *devCtx) destroyCQ(q *cq) fwError {
+	if q.refs > 0 {
+		return fwError(SynCQBusy)
+	}
+	n := c.nic
+	delete(n.cqs, q.cqn)
+	n.refreshCQs()
+	q.ring.refs--
+	q.dbr.refs--
+	q.uar.refs--
+	c.live--
+	return 0
+}
+
+// queryCQ fills QUERY_CQ's output with the live context.
+func (q *cq) query(out []byte) {
+	b := out[16:80]
+	copy(b, q.cqc[:])
+	q.mu.Lock()
+	mlx5.Set(b, cqf.Status, uint64(q.status))
+	mlx5.Set(b, cqf.ST, uint64(q.armed))
+	mlx5.Set(b, cqf.ProducerCounter, uint64(q.pc&0xffffff))
+	q.mu.Unlock()
+	if ci, err := q.dbr.mem.load32(q.doff); err == nil {
+		mlx5.Set(b, cqf.ConsumerCounter, uint64(ci&0xffffff))
+	}
+	mlx5.SetBool(b, cqf.DBRUMEMValid, true)
+}
+
+// CQE opcodes (op_own >> 4, mlx5-prm.md 4.3).
+const (
+	cqeReq         = 0
+	cqeRespWrImm   = 1
+	cqeRespSend    = 2
+	cqeRespSendImm = 3
+	cqeRespSendInv = 4
+	cqeReqErr      = 13
+	cqeRespErr     = 14
+)
+
+var epoch = time.Now()
+
+// cqe is one completion to write.
+type cqe struct {
+	opcode   uint8 // CQE opcode
+	wqeOp    uint8 // WQE opcode (requester) or 0
+	qpn      uint32
+	wqeCount uint16
+	byteCnt  uint32
+	imm      [4]byte
+	uidx     uint32
+	se       bool
+	syndrome uint8 // error CQEs
+	vendor   uint8
+}
+
+// push writes one CQE at the producer position with the pass's owner bit.
+// It returns false when the CQ is in error (overflow with oi = 0, or a
+// write to its ring failed): the CQE is lost and the caller moves its QP to
+// ERR.
+func (q *cq) push(e *cqe) bool {
+	var b [64]byte
+	binary.BigEndian.PutUint32(b[32:], e.uidx&0xffffff)
+	b[36], b[37], b[38], b[39] = e.imm[0], e.imm[1], e.imm[2], e.imm[3]
+	binary.BigEndian.PutUint32(b[44:], e.byteCnt)
+	binary.BigEndian.PutUint64(b[48:], uint64(time.Since(epoch)))
+	if e.opcode == cqeReqErr || e.opcode == cqeRespErr {
+		b[44], b[45], b[46], b[47] = 0, 0, 0, 0
+		b[48], b[49], b[50], b[51] = 0, 0, 0, 0
+		b[52], b[53] = 0, 0
+		b[54] = e.vendor
+		b[55] = e.syndrome
+	}
+	binary.BigEndian.PutUint32(b[56:], uint32(e.wqeOp)<<24|e.qpn&0xffffff)
+	binary.BigEndian.PutUint16(b[60:], e.wqeCount)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.errored {
+		return false
+	}
+	n := uint32(1) << q.log
+	if !q.oi {
+		ci, err := q.dbr.mem.load32(q.doff)
+		if err != nil {
+			q.status, q.errored = cqStatusWriteErr, true
+			return false
+		}
+		if (q.pc-ci)&0xffffff >= n {
+			q.status, q.errored = cqStatusOverflow, true
+			return false
+		}
+	}
+	slot := q.pc & (n - 1)
+	if q.cc {
+		slot = 0
+	}
+	own := uint8(q.pc>>q.log) & 1
+	b[63] = e.opcode<<4 | own
+	if e.se {
+		b[63] |= 2
+	}
+	if err := q.ring.mem.storeLast(q.roff+uint64(slot)*64, b[:]); err != nil {
+		q.status, q.errored = cqStatusWriteErr, true
+		return false
+	}
+	q.pc++
+	if q.armed == 0x9 || (q.armed == 0x6 && e.se) {
+		q.armed = 0xa
+	}
+	return true
+}
+
+// produced returns the producer counter (CQEs written so far).
+func (q *cq) produced() uint32 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pc
+}
+
+// arm records a CQ arm doorbell (UAR offset 0x20): {sn<<28 | cmd | ci, cqn}.
+func (q *cq) arm(word uint32) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.armSN = word >> 28 & 3
+	if word>>24&0xf == 1 {
+		q.armed = 0x6
+	} else {
+		q.armed = 0x9
+	}
+}

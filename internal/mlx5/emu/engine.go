@@ -1,0 +1,122 @@
+package emu
+
+import (
+	"encoding/binary"
+	"runtime"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// Engine pacing: spin this many idle rounds, then sleep, doubling from
+// minSleep up to maxSleep.
+const (
+	spinRounds = 64
+	minSleep   = 5 * time.Microsecond
+	maxSleep   = time.Millisecond
+)
+
+// engine is the NIC's goroutine: it drains responses, watches the UAR pages
+// and the DBRs and runs every QP's send side.
+func (n *NIC) engine() {
+	defer close(n.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var spare []response
+	idle := 0
+	sleep := minSleep
+	for {
+		select {
+		case <-n.stop:
+			return
+		default:
+		}
+		now := time.Now()
+		var work bool
+		spare, work = n.drainInbox(now, spare)
+		if n.scanUARs() {
+			work = true
+		}
+		for _, q := range *n.qpSnap.Load() {
+			if q.poll(now) {
+				work = true
+			}
+		}
+		if work {
+			idle, sleep = 0, minSleep
+			continue
+		}
+		idle++
+		if idle < spinRounds {
+			runtime.Gosched()
+			continue
+		}
+		timer.Reset(sleep)
+		select {
+		case <-n.stop:
+			return
+		case <-n.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+			idle, sleep = 0, minSleep
+		case <-timer.C:
+			if sleep *= 2; sleep > maxSleep {
+				sleep = maxSleep
+			}
+		}
+	}
+}
+
+// Doorbell offsets watched on every UAR page.
+var bfOffsets = [...]int{mlx5.UAROffsetBF, mlx5.UAROffsetBF + mlx5.UARBFHalf, mlx5.UAROffsetSecondBF, mlx5.UAROffsetSecondBF + mlx5.UARBFHalf}
+
+// scanUARs takes every doorbell written since the last scan.
+func (n *NIC) scanUARs() bool {
+	n.uarPollMu.Lock()
+	defer n.uarPollMu.Unlock()
+	work := false
+	for _, u := range *n.uarMap.Load() {
+		for _, off := range bfOffsets {
+			if v := u.take(off); v != 0 {
+				n.doorbell(u, v)
+				work = true
+			}
+		}
+		if v := u.take(mlx5.UAROffsetNoDBR); v != 0 {
+			n.doorbell(u, v)
+			work = true
+		}
+		if v := u.take(mlx5.UAROffsetCQArm); v != 0 {
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], v)
+			if c := n.cqByNum(binary.BigEndian.Uint32(b[4:8]) & mask24); c != nil && c.uar == u {
+				c.arm(binary.BigEndian.Uint32(b[0:4]))
+			}
+			work = true
+		}
+	}
+	return work
+}
+
+// doorbell handles one 8-byte send doorbell {wqe_index<<8 | opcode, qpn<<8
+// | ds} stored big-endian on page u. A doorbell from a page other than the
+// QP's uar_page is ignored, as hardware does. Every doorbell on a page also
+// makes the DBR-less QPs bound to the page look for WQEs whose own doorbell
+// was overwritten before the engine read it.
+func (n *NIC) doorbell(u *uar, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	dw0 := binary.BigEndian.Uint32(b[0:4])
+	dw1 := binary.BigEndian.Uint32(b[4:8])
+	if q := n.qpByNum(dw1 >> 8); q != nil && q.uar == u && q.noDBR {
+		q.mu.Lock()
+		q.advancePI(uint16(dw0>>8) + uint16((dw1&0x3f+3)/4))
+		q.mu.Unlock()
+	}
+	for _, q := range *n.qpSnap.Load() {
+		if q.uar == u && q.noDBR {
+			q.kick.Store(true)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package emu
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// GPUMemory is the seam through which the emulator reaches GPU memory. Host
+// memory is read and written directly; a range the installed GPUMemory
+// claims (Contains) is only ever touched through Read and Write, which the
+// CUDA adapter implements with device copies.
+//
+// Implementations must be safe for concurrent use. Read and Write move
+// exactly len(dst) / len(src) bytes or fail.
+type GPUMemory interface {
+	Contains(addr uintptr, n uint64) bool
+	Read(dst []byte, addr uintptr) error
+	Write(addr uintptr, src []byte) error
+}
+
+var gpuMem atomic.Pointer[gpuHolder]
+
+type gpuHolder struct{ m GPUMemory }
+
+// SetGPUMemory installs m process-wide (nil removes it). Registrations made
+// before the call keep the classification they got when they were made.
+func SetGPUMemory(m GPUMemory) {
+	if m == nil {
+		gpuMem.Store(nil)
+		return
+	}
+	gpuMem.Store(&gpuHolder{m: m})
+}
+
+func currentGPU() GPUMemory {
+	if h := gpuMem.Load(); h != nil {
+		return h.m
+	}
+	return nil
+}
+
+// span is a registered range of memory, classified once at registration:
+// host memory (gpu == nil) is accessed through a slice over the range, GPU
+// memory through the seam.
+type span struct {
+	base uintptr
+	size uint64
+	gpu  GPUMemory
+	host []byte // the whole range, for host memory
+}
+
+// newSpan classifies [addr, addr+size) and, for host memory, checks with
+// mincore(2) that every page of the range is mapped (EFAULT otherwise).
+func newSpan(op string, addr uintptr, size uint64) (*span, error) {
+	if size == 0 {
+		return nil, fmt.Errorf("emu: %s: zero-length range: %w", op, syscall.EINVAL)
+	}
+	if addr == 0 || uint64(addr)+size < uint64(addr) {
+		return nil, fmt.Errorf("emu: %s: range 0x%x+%d: %w", op, addr, size, syscall.EFAULT)
+	}
+	if g := currentGPU(); g != nil && g.Contains(addr, size) {
+		return &span{base: addr, size: size, gpu: g}, nil
+	}
+	if err := checkMapped(addr, size); err != nil {
+		return nil, fmt.Errorf("emu: %s: range 0x%x+%d is not mapped host memory: %w", op, addr, size, err)
+	}
+	return &span{base: addr, size: size, host: hostBytes(addr, int(size))}, nil
+}
+
+var pageSize = uintptr(syscall.Getpagesize())
+
+func checkMapped(addr uintptr, size uint64) error {
+	start := addr &^ (pageSize - 1)
+	end := (addr + uintptr(size) + pageSize - 1) &^ (pageSize - 1)
+	vec := make([]byte, (end-start)/pageSize)
+	_, _, e := syscall.Syscall(syscall.SYS_MINCORE, start, end-start, uintptr(unsafe.Pointer(&vec[0])))
+	switch e {
+	case 0:
+		return nil
+	case syscall.ENOMEM:
+		return syscall.EFAULT
+	}
+	return e
+}
+
+// hostBytes views n bytes of host memory at addr. The address comes from
+// the caller of a registration and is outside the Go heap by contract.
+func hostBytes(addr uintptr, n int) []byte {
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// contains reports whether [addr, addr+n) lies inside the span.
+func (s *span) contains(addr uint64, n uint64) bool {
+	b := uint64(s.base)
+	return addr >= b && n <= s.size && addr-b <= s.size-n
+}
+
+// read copies len(dst) bytes at offset off of the span.
+func (s *span) read(dst []byte, off uint64) error {
+	if s.gpu == nil {
+		copy(dst, s.host[off:off+uint64(len(dst))])
+		return nil
+	}
+	return s.gpu.Read(dst, s.base+uintptr(off))
+}
+
+// write copies src to offset off of the span.
+func (s *span) write(off uint64, src []byte) error {
+	if s.gpu == nil {
+		copy(s.host[off:off+uint64(len(src))], src)
+		return nil
+	}
+	return s.gpu.Write(s.base+uintptr(off), src)
+}
+
+// load32 reads a big-endian 32-bit word at off (8-byte DBR halves).
+func (s *span) load32(off uint64) (uint32, error) {
+	if s.gpu == nil {
+		p := (*uint32)(unsafe.Pointer(&s.host[off]))
+		v := atomic.LoadUint32(p)
+		return bswap32(v), nil
+	}
+	var b [4]byte
+	if err := s.gpu.Read(b[:], s.base+uintptr(off)); err != nil {
+		return 0, err
+	}
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), nil
+}
+
+// storeLast writes a CQE so that its last dword (wqe_counter, signature,
+// op_own) becomes visible after the rest: bytes 0..59 first, then bytes
+// 60..63 in one atomic store (host) or a second copy (GPU).
+func (s *span) storeLast(off uint64, cqe []byte) error {
+	if s.gpu == nil {
+		copy(s.host[off:off+60], cqe[:60])
+		p := (*uint32)(unsafe.Pointer(&s.host[off+60]))
+		atomic.StoreUint32(p, *(*uint32)(unsafe.Pointer(&cqe[60])))
+		return nil
+	}
+	if err := s.gpu.Write(s.base+uintptr(off), cqe[:60]); err != nil {
+		return err
+	}
+	return s.gpu.Write(s.base+uintptr(off)+60, cqe[60:64])
+}
+
+func bswap32(v uint32) uint32 {
+	// The host is little-endian (amd64, arm64); PRM words are big-endian.
+	return v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24
+}
+
+// scratchPool holds MTU-sized buffers for payloads that pass through a copy
+// (GPU memory, READ responses kept past the handler call).
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}

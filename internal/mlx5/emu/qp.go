@@ -1,0 +1,298 @@
+package emu
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+var (
+	qf  = mlx5.QPCFields
+	adf = mlx5.ADSFields
+)
+
+// CREATE_QP input fields beyond the qpc (mlx5-prm.md 2.7.1).
+var (
+	fQPOptMask    = mlx5.F(0x80, 32)
+	fWQUMEMOffset = mlx5.F(0x800, 64)
+	fWQUMEMID     = mlx5.F(0x840, 32)
+	fWQUMEMValid  = mlx5.F(0x860, 1)
+	fQPCExt       = mlx5.F(0x40, 1)
+)
+
+const (
+	qpcByte        = 24 // qpc position in CREATE/MODIFY/QUERY mailboxes
+	qpcLen         = 232
+	adsBit         = 0x0c0 // primary address path inside the qpc
+	adsAltBit      = 0x220 // secondary address path inside the qpc
+	adsLenBytes    = 44
+	rgidBit        = adsBit + 0x80
+	maxSGEPerWQE   = 63
+	ackReqInterval = 32 // a requester asks for an ACK at least every this many messages
+)
+
+func ads(f mlx5.Field) mlx5.Field { return f.At(adsBit) }
+
+// QP states (qpc.state).
+const (
+	stRST  = 0
+	stINIT = 1
+	stRTR  = 2
+	stRTS  = 3
+	stERR  = 6
+)
+
+// qp is a queue pair: its context, its rings, the requester engine state
+// (guarded by mu) and the responder state (guarded by rmu).
+type qp struct {
+	nic   *NIC
+	ctx   *devCtx
+	qpn   uint32
+	uc    bool
+	pd    *pd
+	uar   *uar
+	scq   *cq
+	rcq   *cq
+	wq    *umem
+	dbr   *umem
+	doff  uint64
+	sqOff uint64 // SQ byte offset in the wq span
+	sqLog uint8
+	noSQ  bool
+	rqOff uint64
+	rqLog uint8
+	rqStr uint8 // log2 of the RQ stride in bytes
+	rqT   uint8 // rq_type
+	noDBR bool
+	cdM   bool
+	uidx  uint32
+
+	state atomic.Uint32 // QP state, written under mu and rmu together
+	kick  atomic.Bool   // a doorbell or response asks the engine to look
+
+	// mu guards the context bytes and the requester.
+	mu   sync.Mutex
+	qpc  [qpcLen]byte
+	dead bool // destroyed (both locks)
+
+	// Path and requester parameters, cached from the qpc at transitions.
+	mtu        int
+	logMsgMax  uint8
+	remoteQPN  uint32
+	rgid       mlx5.GID
+	ackTimeout time.Duration // 0: infinite
+	retryCount uint8
+	rnrRetry   uint8
+	maxRA      int
+	ackFreq    int
+
+	req requester
+
+	// rmu guards the responder.
+	rmu  sync.Mutex
+	resp responder
+}
+
+// createQP executes CREATE_QP; n.mu held.
+func (c *devCtx) createQP(in, out []byte) fwError {
+	n := c.nic
+	if mlx5.Get(in, fQPOptMask) != 0 || mlx5.GetBool(in, fQPCExt) {
+		return fwError(SynReserved)
+	}
+	qb := in[qpcByte : qpcByte+qpcLen]
+	if mlx5.Get(qb, qf.State) != stRST || mlx5.Get(qb, qf.HWSQWQEBBCounter) != 0 || mlx5.Get(qb, qf.NextSendPSN) != 0 ||
+		mlx5.Get(qb, qf.LastAckedPSN) != 0 || mlx5.Get(qb, qf.HWRQCounter) != 0 {
+		return fwError(SynReserved)
+	}
+	st := mlx5.Get(qb, qf.ST)
+	if st != 0 && st != 1 {
+		return fwError(SynQPServiceType)
+	}
+	p := n.pds[mlx5.Get32(qb, qf.PD)]
+	if p == nil || p.ctx != c {
+		return fwError(SynQPPD)
+	}
+	u := n.uars[mlx5.Get32(qb, qf.UARPage)]
+	if u == nil || u.ctx != c {
+		return fwError(SynQPUAR)
+	}
+	if pm := mlx5.Get(qb, qf.PMState); pm != 0 && pm != 3 {
+		return fwError(SynQPPMState)
+	}
+	noSQ := mlx5.GetBool(qb, qf.NoSQ)
+	var scq *cq
+	if !noSQ {
+		scq = n.cqs[mlx5.Get32(qb, qf.CQNSnd)]
+		if scq == nil || scq.ctx != c {
+			return fwError(SynQPCQSnd)
+		}
+	}
+	sqLog := uint8(mlx5.Get(qb, qf.LogSQSize))
+	if sqLog > capLogMaxQPSz {
+		return fwError(SynQPSQSize)
+	}
+	rqT := uint8(mlx5.Get(qb, qf.RQType))
+	rqLog := uint8(mlx5.Get(qb, qf.LogRQSize))
+	rqStr := uint8(mlx5.Get(qb, qf.LogRQStride)) + 4
+	var rcq *cq
+	var rqBytes uint64
+	switch rqT {
+	case 0:
+		if rqLog > capLogMaxQPSz || 1<<rqStr > capMaxWQESzRQ {
+			return fwError(SynQPRQSize)
+		}
+		rqBytes = uint64(1) << (rqLog + rqStr)
+	case 3:
+		if rqLog != 0 || rqStr != 4 {
+			return fwError(SynQPRQSize)
+		}
+	case 1:
+		return fwError(SynQPSRQ)
+	default:
+		return fwError(SynQPRQType)
+	}
+	if cn := mlx5.Get32(qb, qf.CQNRcv); cn != 0 || rqT == 0 {
+		rcq = n.cqs[cn]
+		if rcq == nil || rcq.ctx != c {
+			return fwError(SynQPCQRcv)
+		}
+	}
+	mode := mlx5.Get(qb, qf.SendDBRMode)
+	switch {
+	case mode == 0:
+	case mode == 1 && n.caps.noDBR():
+		if sqLog > n.caps.general2.LogMaxSendDBRLessQPSQ {
+			return fwError(SynQPNoDBRSize)
+		}
+	default:
+		return fwError(SynQPDBRMode)
+	}
+	if mlx5.Get(qb, qf.TSFormat) > 2 {
+		return fwError(SynQPTSFormat)
+	}
+	if mlx5.GetBool(qb, qf.CDSlaveSend) || mlx5.GetBool(qb, qf.CDSlaveReceive) {
+		return fwError(SynQPCDSlave)
+	}
+	wq := c.umemOf(mlx5.Get32(in, fWQUMEMID))
+	if wq == nil {
+		return fwError(SynQPWQUMEM)
+	}
+	woff := mlx5.Get(in, fWQUMEMOffset)
+	sqBytes := uint64(64) << sqLog
+	if noSQ {
+		sqBytes = 0
+	}
+	if !wq.fits(woff, rqBytes+sqBytes, 1) || (wq.mem.base+uintptr(woff))%4096 != 0 || rqBytes+sqBytes == 0 {
+		return fwError(SynQPWQRange)
+	}
+	dbr := c.umemOf(mlx5.Get32(qb, qf.DBRUMEMID))
+	if dbr == nil {
+		return fwError(SynQPDBRUMEM)
+	}
+	doff := mlx5.Get(qb, qf.DBRAddr)
+	if !dbr.fits(doff, 8, 8) {
+		return fwError(SynQPDBRRange)
+	}
+	if len(n.qps) >= 1<<capLogMaxQP {
+		return fwError(SynLimit)
+	}
+	q := &qp{nic: n, ctx: c, qpn: n.nextQPN, uc: st == 1, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
+		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: rqT,
+		noDBR: mode == 1, cdM: mlx5.GetBool(qb, qf.CDMaster), uidx: mlx5.Get32(qb, qf.UserIndex)}
+	for n.qps[q.qpn] != nil || q.qpn < 2 {
+		q.qpn = (q.qpn + 1) & 0xffffff
+	}
+	n.nextQPN = (q.qpn + 1) & 0xffffff
+	copy(q.qpc[:], qb)
+	mlx5.SetBool(q.qpc[:], qf.DBRUMEMValid, true)
+	q.req.init(q)
+	n.qps[q.qpn] = q
+	p.refs++
+	u.refs++
+	wq.refs++
+	dbr.refs++
+	if scq != nil {
+		scq.refs++
+	}
+	if rcq != nil {
+		rcq.refs++
+	}
+	c.live++
+	n.refreshQPs()
+	mlx5.Set(out, mlx5.ObjIDField, uint64(q.qpn))
+	return 0
+}
+
+// destroyQP executes DESTROY_QP; n.mu held.
+func (c *devCtx) destroyQP(q *qp) fwError {
+	n := c.nic
+	q.lockBoth()
+	q.setState(stRST)
+	q.dead = true
+	q.unlockBoth()
+	delete(n.qps, q.qpn)
+	q.pd.refs--
+	q.uar.refs--
+	q.wq.refs--
+	q.dbr.refs--
+	if q.scq != nil {
+		q.scq.refs--
+	}
+	if q.rcq != nil {
+		q.rcq.refs--
+	}
+	c.live--
+	n.refreshQPs()
+	return 0
+}
+
+func (q *qp) lockBoth()   { q.mu.Lock(); q.rmu.Lock() }
+func (q *qp) unlockBoth() { q.rmu.Unlock(); q.mu.Unlock() }
+
+// setState changes the state; both locks held.
+func (q *qp) setState(s uint32) {
+	q.state.Store(s)
+	mlx5.Set(q.qpc[:], qf.State, uint64(s))
+	if s == stERR {
+		q.kick.Store(true)
+	}
+}
+
+// toError moves the QP to ERR from the engine or the responder (only one
+// of the two locks held): the state is atomic and the flush happens in the
+// engine, under mu.
+func (q *qp) toError() {
+	q.state.Store(stERR)
+	q.kick.Store(true)
+	q.nic.kick()
+}
+
+// query fills QUERY_QP's output with the live context.
+func (q *qp) query(out []byte) {
+	q.lockBoth()
+	defer q.unlockBoth()
+	b := out[qpcByte : qpcByte+qpcLen]
+	copy(b, q.qpc[:])
+	mlx5.Set(b, qf.State, uint64(q.state.Load()))
+	r := &q.req
+	mlx5.Set(b, qf.HWSQWQEBBCounter, uint64(r.ci))
+	mlx5.Set(b, qf.SWSQWQEBBCounter, uint64(r.pi))
+	if q.state.Load() >= stRTS {
+		mlx5.Set(b, qf.NextSendPSN, uint64(r.npsn))
+		mlx5.Set(b, qf.LastAckedPSN, uint64((r.lastAcked)&mask24))
+		mlx5.Set(b, qf.CurRetryCount, uint64(r.retries&7))
+		mlx5.Set(b, qf.CurRNRRetry, uint64(r.rnrRetries&7))
+	}
+	if q.state.Load() >= stRTR {
+		mlx5.Set(b, qf.NextRcvPSN, uint64(q.resp.epsn))
+		mlx5.Set(b, qf.RMSN, uint64(q.resp.msn))
+	}
+	mlx5.Set(b, qf.HWRQCounter, uint64(q.resp.rqCI))
+	if v, err := q.dbr.mem.load32(q.doff); err == nil {
+		mlx5.Set(b, qf.SWRQCounter, uint64(v))
+	}
+}
+
+const mask24 = 1<<24 - 1

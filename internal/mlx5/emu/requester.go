@@ -1,0 +1,509 @@
+package emu
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+)
+
+// Kinds of outstanding send WQEs.
+const (
+	kLocal  = iota // completes without the wire (NOP, WAIT, DUMP, UC sends, local errors)
+	kAcked         // WRITE / SEND: done when an ACK covers its last PSN
+	kRead          // READ: done when its last response arrived
+	kAtomic        // atomics: done when the ATOMIC ACK arrived
+)
+
+// target is a resolved local buffer: a span and a byte offset in it.
+type target struct {
+	mem *span
+	off uint64
+	len uint64
+}
+
+// outEntry is the requester's record of one WQE between transmission and
+// completion, kept in the slot of its first WQEBB.
+type outEntry struct {
+	idx      uint16
+	bbs      uint16
+	op       uint8
+	kind     uint8
+	signaled bool
+	done     bool
+	syn      mlx5.Syndrome
+	first    uint32 // first PSN
+	last     uint32 // last PSN
+	byteCnt  uint32
+	got      uint64
+	sg       []target // READ scatter list
+	res      target   // atomic result buffer
+	masked   bool
+	size     int
+}
+
+// requester is the send side of a QP; guarded by qp.mu and run by the
+// NIC's engine goroutine.
+type requester struct {
+	pi, ci, send uint16 // producer, oldest uncompleted, next to transmit (WQEBB indexes)
+	npsn         uint32
+	lastAcked    uint32
+	ent          []outEntry
+	nRA          int
+	retries      int
+	rnrRetries   int
+	lastProgress time.Time
+	rnrUntil     time.Time
+
+	buf     [1024]byte
+	w       wqe
+	f       wire.Frame
+	tg      [maxSGEPerWQE]target
+	scratch []byte
+}
+
+func (r *requester) init(q *qp) {
+	*r = requester{scratch: r.scratch}
+	if !q.noSQ {
+		r.ent = make([]outEntry, 1<<q.sqLog)
+	}
+}
+
+func (q *qp) slot(i uint16) int { return int(i) & (1<<q.sqLog - 1) }
+
+// dist is b - a in the 16-bit WQEBB index space.
+func dist(a, b uint16) int { return int(b - a) }
+
+// psnLE reports a <= b in 24-bit serial-number arithmetic.
+func psnLE(a, b uint32) bool { return (b-a)&mask24 < 1<<23 }
+
+// poll runs the QP's send side once: read the DBR, flush in ERR, transmit,
+// check the ACK timer. It reports whether anything happened.
+func (q *qp) poll(now time.Time) bool {
+	if q.noSQ {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.dead {
+		return false
+	}
+	r := &q.req
+	size := 1 << q.sqLog
+	if !q.noDBR {
+		if v, err := q.dbr.mem.load32(q.doff + 4); err == nil {
+			if pi := uint16(v); dist(r.ci, pi) <= size {
+				r.pi = pi
+			}
+		}
+	} else if q.kick.Swap(false) {
+		q.recoverDoorbells()
+	}
+	switch q.state.Load() {
+	case stERR:
+		return q.flush()
+	case stRTS:
+	default:
+		return false
+	}
+	p := q.transmit(now)
+	if q.timers(now) {
+		p = true
+	}
+	return p
+}
+
+// advancePI applies a DBR-less doorbell carrying a new producer index.
+func (q *qp) advancePI(pi uint16) {
+	r := &q.req
+	if d := dist(r.ci, pi); d <= 1<<q.sqLog && d > dist(r.ci, r.pi) {
+		r.pi = pi
+	}
+}
+
+// recoverDoorbells finds WQEs of a DBR-less QP whose doorbell was
+// overwritten on the shared UAR page by another QP's: starting at the known
+// producer index, every WQE whose ctrl segment names this QP and carries
+// the expected wqe_index is taken as posted (see doc.go).
+func (q *qp) recoverDoorbells() {
+	r := &q.req
+	size := 1 << q.sqLog
+	var b [8]byte
+	for dist(r.ci, r.pi) < size {
+		off := q.sqOff + uint64(q.slot(r.pi))*wqebb
+		if q.wq.mem.read(b[:], off) != nil {
+			return
+		}
+		dw0 := binary.BigEndian.Uint32(b[0:4])
+		dw1 := binary.BigEndian.Uint32(b[4:8])
+		ds := int(dw1 & 0x3f)
+		if dw1>>8 != q.qpn || uint16(dw0>>8) != r.pi || ds == 0 {
+			return
+		}
+		next := r.pi + uint16((ds+3)/4)
+		if dist(r.ci, next) > size {
+			return
+		}
+		r.pi = next
+	}
+}
+
+// flush completes every WQE from the consumer index to the producer index
+// with WR_FLUSH_ERR (the QP is in ERR), one error CQE each.
+func (q *qp) flush() bool {
+	r := &q.req
+	if r.ci == r.pi {
+		r.send = r.ci
+		return false
+	}
+	for r.ci != r.pi {
+		var op uint8
+		var bbs int
+		if dist(r.ci, r.send) > 0 {
+			e := &r.ent[q.slot(r.ci)]
+			op, bbs = e.op, int(e.bbs)
+		} else {
+			q.readWQE(r.ci, &r.buf, &r.w)
+			op, bbs = r.w.opcode, r.w.bbs
+			r.send = r.ci + uint16(bbs)
+		}
+		if dist(r.ci, r.pi) < bbs {
+			bbs = dist(r.ci, r.pi)
+		}
+		q.scq.push(&cqe{opcode: cqeReqErr, wqeOp: op, qpn: q.qpn, wqeCount: r.ci, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeWRFlushErr)})
+		r.ci += uint16(bbs)
+	}
+	r.send = r.ci
+	r.nRA = 0
+	return true
+}
+
+// fail completes entry e with an error syndrome.
+func (q *qp) fail(e *outEntry, syn mlx5.Syndrome) {
+	if !e.done && (e.kind == kRead || e.kind == kAtomic) {
+		q.req.nRA--
+	}
+	e.done, e.syn = true, syn
+}
+
+// complete writes the CQEs of finished WQEs, in posting order.
+func (q *qp) complete(now time.Time) {
+	r := &q.req
+	for r.ci != r.send {
+		e := &r.ent[q.slot(r.ci)]
+		if !e.done {
+			break
+		}
+		if e.syn != 0 {
+			q.scq.push(&cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn)})
+			r.ci += e.bbs
+			q.toError()
+			q.flush()
+			return
+		}
+		if e.signaled {
+			if !q.scq.push(&cqe{opcode: cqeReq, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, byteCnt: e.byteCnt, uidx: q.uidx}) {
+				q.toError()
+			}
+		}
+		e.sg = nil
+		r.ci += e.bbs
+		r.lastProgress = now
+	}
+}
+
+// goBack restarts transmission at the oldest uncompleted WQE (go-back-N).
+func (q *qp) goBack() {
+	r := &q.req
+	if r.ci == r.send {
+		return
+	}
+	r.npsn = r.ent[q.slot(r.ci)].first
+	r.send = r.ci
+	r.nRA = 0
+}
+
+// timers checks the ACK timeout of the oldest outstanding WQE.
+func (q *qp) timers(now time.Time) bool {
+	r := &q.req
+	if r.ci == r.send {
+		r.lastProgress = now
+		return false
+	}
+	if q.ackTimeout == 0 || now.Sub(r.lastProgress) < q.ackTimeout {
+		return false
+	}
+	r.retries++
+	r.lastProgress = now
+	if r.retries > int(q.retryCount) {
+		q.fail(&r.ent[q.slot(r.ci)], mlx5.SyndromeTransportRetryExcErr)
+		q.complete(now)
+		return true
+	}
+	q.goBack()
+	return true
+}
+
+// transmit executes WQEs from the send index up to the producer index.
+func (q *qp) transmit(now time.Time) bool {
+	r := &q.req
+	if now.Before(r.rnrUntil) {
+		return false
+	}
+	progress := false
+	for r.send != r.pi && q.state.Load() == stRTS {
+		w := &r.w
+		syn := q.readWQE(r.send, &r.buf, w)
+		if dist(r.send, r.pi) < w.bbs {
+			if syn == 0 {
+				break // the rest of the WQE is not posted yet
+			}
+			w.bbs = dist(r.send, r.pi)
+		}
+		e := &r.ent[q.slot(r.send)]
+		if syn == 0 && (w.fm == 2 || w.fm == 3 || w.fm == 4) && r.nRA > 0 {
+			break // fence: wait for earlier READs/atomics
+		}
+		isRA := w.opcode == uint8(mlx5.WQEOpRDMARead) || w.opcode == uint8(mlx5.WQEOpAtomicCS) ||
+			w.opcode == uint8(mlx5.WQEOpAtomicFA) || w.opcode == uint8(mlx5.WQEOpAtomicMaskedCS) || w.opcode == uint8(mlx5.WQEOpAtomicMaskedFA)
+		if syn == 0 && isRA && r.nRA >= q.maxRA {
+			break // log_sra_max outstanding READs/atomics
+		}
+		if syn == 0 && w.opcode == uint8(mlx5.WQEOpWait) {
+			if !q.cdM {
+				syn = mlx5.SyndromeLocalQPOpErr
+			} else if c := q.nic.cqByNum(w.waitCQN & mask24); c == nil || c.ctx != q.ctx {
+				syn = mlx5.SyndromeLocalQPOpErr
+			} else if d := (c.produced() - (w.waitIndex + 1)) & mask24; d >= 1<<23 {
+				break // the awaited CQE is not there yet
+			}
+		}
+		*e = outEntry{idx: r.send, bbs: uint16(w.bbs), op: w.opcode, signaled: w.ce >= 2, first: r.npsn, last: (r.npsn - 1) & mask24, kind: kLocal}
+		if syn == 0 {
+			syn = q.execute(w, e)
+		}
+		if syn != 0 {
+			e.kind = kLocal
+			q.fail(e, syn)
+			r.send += uint16(w.bbs)
+			progress = true
+			break
+		}
+		r.send += uint16(w.bbs)
+		r.lastProgress = now
+		progress = true
+	}
+	if progress {
+		q.complete(now)
+	}
+	return progress
+}
+
+// resolve checks the local SGEs of w against the QP's PD and MRs and fills
+// r.tg; need is the right the NIC uses the memory with.
+func (q *qp) resolve(w *wqe, need mlx5.Access) bool {
+	r := &q.req
+	for i := 0; i < w.nsge; i++ {
+		s := w.sges[i]
+		m := q.nic.lookupMR(s.lkey)
+		if m == nil {
+			return false
+		}
+		off, ok := m.check(q.pd, s.addr, s.len, need)
+		if !ok {
+			return false
+		}
+		r.tg[i] = target{mem: m.mem, off: off, len: s.len}
+	}
+	return true
+}
+
+// execute starts one valid WQE: local checks, then its packets.
+func (q *qp) execute(w *wqe, e *outEntry) mlx5.Syndrome {
+	r := &q.req
+	op := mlx5.WQEOpcode(w.opcode)
+	switch op {
+	case mlx5.WQEOpNop, mlx5.WQEOpWait:
+		e.done = true
+		return 0
+	case mlx5.WQEOpDump:
+		if !q.resolve(w, 0) {
+			return mlx5.SyndromeLocalProtErr
+		}
+		e.byteCnt = uint32(w.length)
+		e.done = true
+		return 0
+	}
+	if w.length > 1<<q.logMsgMax {
+		return mlx5.SyndromeLocalLengthErr
+	}
+	e.byteCnt = uint32(w.length)
+	switch op {
+	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm, mlx5.WQEOpSendInval:
+		if !w.isInl && !q.resolve(w, 0) {
+			return mlx5.SyndromeLocalProtErr
+		}
+		e.kind = kAcked
+		q.sendMessage(w, e)
+		if q.uc {
+			e.done = true
+		}
+		return 0
+	case mlx5.WQEOpRDMARead:
+		if !q.resolve(w, mlx5.AccessLocalWrite) {
+			return mlx5.SyndromeLocalProtErr
+		}
+		e.kind = kRead
+		e.sg = append([]target(nil), r.tg[:w.nsge]...)
+		n := packets(w.length, q.mtu)
+		f := q.frame(wire.OpReadRequest)
+		f.RETH = wire.RETH{VA: w.raddr, RKey: w.rkey, DMALength: uint32(w.length)}
+		f.AckReq = true
+		e.last = (r.npsn + uint32(n) - 1) & mask24
+		r.npsn = (r.npsn + uint32(n)) & mask24
+		r.nRA++
+		q.nic.port.Send(f)
+		return 0
+	default: // atomics
+		if !q.resolve(w, mlx5.AccessLocalWrite) {
+			return mlx5.SyndromeLocalProtErr
+		}
+		e.kind = kAtomic
+		e.res = r.tg[0]
+		e.masked = w.masked
+		e.size = w.size
+		e.byteCnt = uint32(w.size)
+		var f *wire.Frame
+		switch op {
+		case mlx5.WQEOpAtomicCS:
+			f = q.frame(wire.OpCompareSwap)
+		case mlx5.WQEOpAtomicFA:
+			f = q.frame(wire.OpFetchAdd)
+		case mlx5.WQEOpAtomicMaskedCS:
+			f = q.frame(wire.OpMaskedCompareSwap)
+		default:
+			f = q.frame(wire.OpMaskedFetchAdd)
+		}
+		f.Atomic = wire.AtomicETH{VA: w.raddr, RKey: w.rkey, SwapAdd: w.swapAdd, Compare: w.compare,
+			SwapMask: w.swapMask, CompareMask: w.compareMask, FieldBoundary: w.boundary, Size: uint8(w.size)}
+		f.AckReq = true
+		e.last = r.npsn
+		r.npsn = (r.npsn + 1) & mask24
+		r.nRA++
+		q.nic.port.Send(f)
+		return 0
+	}
+}
+
+// packets is the number of packets of a message of n bytes.
+func packets(n uint64, mtu int) int {
+	if n == 0 {
+		return 1
+	}
+	return int((n + uint64(mtu) - 1) / uint64(mtu))
+}
+
+// frame resets the QP's reusable frame for a packet of opcode op with the
+// next PSN (the caller advances npsn).
+func (q *qp) frame(op wire.Opcode) *wire.Frame {
+	r := &q.req
+	f := &r.f
+	*f = wire.Frame{Opcode: op, DstQPN: q.remoteQPN, PSN: r.npsn, SrcGID: wire.GID(q.nic.gid), DstGID: wire.GID(q.rgid), SrcQPN: q.qpn}
+	return f
+}
+
+// sendMessage sends a WRITE or SEND message, split at the path MTU.
+func (q *qp) sendMessage(w *wqe, e *outEntry) {
+	r := &q.req
+	op := mlx5.WQEOpcode(w.opcode)
+	write := op == mlx5.WQEOpRDMAWrite || op == mlx5.WQEOpRDMAWriteImm
+	imm := op == mlx5.WQEOpRDMAWriteImm || op == mlx5.WQEOpSendImm
+	n := packets(w.length, q.mtu)
+	var off uint64
+	for i := 0; i < n; i++ {
+		first, last := i == 0, i == n-1
+		var code wire.Opcode
+		switch {
+		case write && first && last && imm:
+			code = wire.OpWriteOnlyImm
+		case write && first && last:
+			code = wire.OpWriteOnly
+		case write && first:
+			code = wire.OpWriteFirst
+		case write && last && imm:
+			code = wire.OpWriteLastImm
+		case write && last:
+			code = wire.OpWriteLast
+		case write:
+			code = wire.OpWriteMiddle
+		case first && last && imm:
+			code = wire.OpSendOnlyImm
+		case first && last:
+			code = wire.OpSendOnly
+		case first:
+			code = wire.OpSendFirst
+		case last && imm:
+			code = wire.OpSendLastImm
+		case last:
+			code = wire.OpSendLast
+		default:
+			code = wire.OpSendMiddle
+		}
+		f := q.frame(code)
+		if write && first {
+			f.RETH = wire.RETH{VA: w.raddr, RKey: w.rkey, DMALength: uint32(w.length)}
+		}
+		if last {
+			if imm {
+				f.Imm = w.imm
+			}
+			f.SE = w.se && code.AllowsSE()
+			f.AckReq = !q.uc
+		}
+		size := w.length - off
+		if size > uint64(q.mtu) {
+			size = uint64(q.mtu)
+		}
+		f.Payload = q.gather(w, off, size)
+		e.last = r.npsn
+		r.npsn = (r.npsn + 1) & mask24
+		off += size
+		q.nic.port.Send(f)
+	}
+}
+
+// gather returns n message bytes at offset off: a view of host memory when
+// they lie in one host SGE, otherwise a copy in the QP's scratch buffer.
+func (q *qp) gather(w *wqe, off, n uint64) []byte {
+	if w.isInl {
+		return w.inline[off : off+n]
+	}
+	r := &q.req
+	i := 0
+	for ; i < w.nsge && off >= r.tg[i].len; i++ {
+		off -= r.tg[i].len
+	}
+	if n == 0 || i == w.nsge {
+		return nil
+	}
+	if t := r.tg[i]; t.mem.gpu == nil && off+n <= t.len {
+		return t.mem.host[t.off+off : t.off+off+n]
+	}
+	if cap(r.scratch) < int(n) {
+		r.scratch = make([]byte, n)
+	}
+	buf := r.scratch[:n]
+	done := uint64(0)
+	for ; i < w.nsge && done < n; i++ {
+		t := r.tg[i]
+		k := t.len - off
+		if k > n-done {
+			k = n - done
+		}
+		t.mem.read(buf[done:done+k], t.off+off)
+		done += k
+		off = 0
+	}
+	return buf
+}

@@ -1,0 +1,494 @@
+package emu
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+)
+
+// responder is the receive side of a QP; guarded by qp.rmu.
+type responder struct {
+	epsn       uint32 // next expected PSN
+	msn        uint32
+	rqCI       uint32 // receive WQEs consumed
+	rre        bool
+	rwe        bool
+	rae        bool
+	atomicMode uint8
+	minRNR     uint8
+	nakSent    bool
+
+	// A WRITE in progress (after FIRST, before LAST).
+	wActive bool
+	wMem    *span
+	wOff    uint64
+	wLeft   uint64
+	wTotal  uint64
+
+	// A SEND in progress: the receive WQE being filled.
+	sActive bool
+	sIdx    uint32
+	sSG     [maxSGEPerWQE]target
+	sN      int
+	sOff    uint64
+	sCap    uint64
+
+	// Replay of the last atomic for a duplicate request.
+	atomicPSN  uint32
+	atomicOrig uint64
+	haveAtomic bool
+
+	f wire.Frame
+}
+
+// deliver is the NIC's wire handler.
+func (n *NIC) deliver(f *wire.Frame) {
+	if f.Opcode.IsRequest() {
+		n.respond(f)
+		return
+	}
+	n.queueResponse(f)
+}
+
+// reply sends a response frame from QP q; rmu held (responses never take
+// rmu on the receiving side, so holding it across Send cannot deadlock).
+func (q *qp) reply(req *wire.Frame, op wire.Opcode, psn uint32, syn wire.Syndrome) *wire.Frame {
+	f := &q.resp.f
+	*f = wire.Frame{Opcode: op, DstQPN: req.SrcQPN, PSN: psn & mask24, SrcGID: wire.GID(q.nic.gid), DstGID: req.SrcGID, SrcQPN: q.qpn,
+		AETH: wire.AETH{Syndrome: syn, MSN: q.resp.msn & mask24}}
+	return f
+}
+
+func (q *qp) ack(req *wire.Frame, psn uint32) {
+	if q.uc {
+		return
+	}
+	q.nic.port.Send(q.reply(req, wire.OpAck, psn, wire.AckSyndrome(31)))
+}
+
+// nak answers a request with a NAK; class C errors (access, invalid
+// request, operational) also move the responder QP to ERR.
+func (q *qp) nak(req *wire.Frame, code wire.NakCode) {
+	if q.uc {
+		return
+	}
+	q.nic.port.Send(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
+	if code != wire.NakPSNSequenceError {
+		q.resp.wActive, q.resp.sActive = false, false
+		q.toError()
+	}
+}
+
+// respond executes a request packet at its destination QP.
+func (n *NIC) respond(f *wire.Frame) {
+	q := n.qpByNum(f.DstQPN)
+	if q == nil {
+		return
+	}
+	q.rmu.Lock()
+	defer q.rmu.Unlock()
+	st := q.state.Load()
+	if q.dead || (st != stRTR && st != stRTS) || f.SrcQPN != q.remoteQPN || f.SrcGID != wire.GID(q.rgid) {
+		return // dropped, as a NIC drops packets for no matching connection
+	}
+	r := &q.resp
+	if d := (f.PSN - r.epsn) & mask24; d != 0 {
+		if q.uc {
+			r.wActive, r.sActive = false, false
+			r.epsn = f.PSN
+		} else if d < 1<<23 {
+			if !r.nakSent {
+				r.nakSent = true
+				q.nic.port.Send(q.reply(f, wire.OpAck, r.epsn, wire.NakSyndrome(wire.NakPSNSequenceError)))
+			}
+			return
+		} else {
+			q.duplicate(f)
+			return
+		}
+	}
+	r.nakSent = false
+	switch f.Opcode {
+	case wire.OpWriteFirst, wire.OpWriteOnly, wire.OpWriteOnlyImm, wire.OpWriteMiddle, wire.OpWriteLast, wire.OpWriteLastImm:
+		q.onWrite(f)
+	case wire.OpSendFirst, wire.OpSendOnly, wire.OpSendOnlyImm, wire.OpSendMiddle, wire.OpSendLast, wire.OpSendLastImm:
+		q.onSend(f)
+	case wire.OpReadRequest:
+		if q.onRead(f) {
+			r.epsn = (r.epsn + uint32(packets(uint64(f.RETH.DMALength), q.mtu))) & mask24
+			r.msn++
+		}
+	default:
+		if q.onAtomic(f) {
+			r.epsn = (r.epsn + 1) & mask24
+			r.msn++
+		}
+	}
+}
+
+// duplicate answers a request whose PSN was already executed.
+func (q *qp) duplicate(f *wire.Frame) {
+	r := &q.resp
+	switch {
+	case f.Opcode == wire.OpReadRequest:
+		q.onRead(f)
+	case f.Opcode.HasAtomicETH():
+		if r.haveAtomic && r.atomicPSN == f.PSN {
+			a := q.reply(f, wire.OpAtomicAck, f.PSN, wire.AckSyndrome(31))
+			a.AtomicAck = r.atomicOrig
+			q.nic.port.Send(a)
+		}
+	case f.AckReq:
+		q.ack(f, (r.epsn-1)&mask24)
+	}
+}
+
+func (q *qp) onWrite(f *wire.Frame) {
+	r := &q.resp
+	op := f.Opcode
+	first := op == wire.OpWriteFirst || op == wire.OpWriteOnly || op == wire.OpWriteOnlyImm
+	last := op != wire.OpWriteFirst && op != wire.OpWriteMiddle
+	if first {
+		if !r.rwe {
+			q.nak(f, wire.NakRemoteAccess)
+			return
+		}
+		n := uint64(f.RETH.DMALength)
+		if n > 1<<q.logMsgMax {
+			q.nak(f, wire.NakInvalidRequest)
+			return
+		}
+		m := q.nic.lookupMR(f.RETH.RKey)
+		off, ok := m.check(q.pd, f.RETH.VA, n, mlx5.AccessRemoteWrite)
+		if !ok {
+			q.nak(f, wire.NakRemoteAccess)
+			return
+		}
+		r.wActive, r.wMem, r.wOff, r.wLeft, r.wTotal = true, m.mem, off, n, n
+	} else if !r.wActive {
+		q.nak(f, wire.NakInvalidRequest)
+		return
+	}
+	p := uint64(len(f.Payload))
+	if p > r.wLeft || (!last && p != uint64(q.mtu)) || (last && p != r.wLeft) {
+		q.nak(f, wire.NakInvalidRequest)
+		return
+	}
+	imm := op == wire.OpWriteOnlyImm || op == wire.OpWriteLastImm
+	var rw recvWQE
+	if imm {
+		var ok bool
+		if rw, ok = q.takeRecv(f); !ok {
+			return
+		}
+	}
+	if p > 0 {
+		if r.wMem.write(r.wOff, f.Payload) != nil {
+			q.nak(f, wire.NakRemoteOperation)
+			return
+		}
+	}
+	r.wOff += p
+	r.wLeft -= p
+	r.epsn = (r.epsn + 1) & mask24
+	if !last {
+		return
+	}
+	r.wActive = false
+	r.msn++
+	if imm {
+		q.consumeRecv(rw)
+		q.rcq.push(&cqe{opcode: cqeRespWrImm, qpn: q.qpn, wqeCount: uint16(rw.idx), byteCnt: uint32(r.wTotal), imm: f.Imm, uidx: q.uidx, se: f.SE})
+	}
+	if f.AckReq {
+		q.ack(f, f.PSN)
+	}
+}
+
+// recvWQE is a receive WQE taken from the RQ.
+type recvWQE struct{ idx uint32 }
+
+// takeRecv reads the next receive WQE into the SEND cursor. A zero-size RQ
+// NAKs an invalid request, an empty RQ an RNR.
+func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
+	r := &q.resp
+	if q.rqT != 0 {
+		q.nak(f, wire.NakInvalidRequest)
+		return recvWQE{}, false
+	}
+	head, err := q.dbr.mem.load32(q.doff)
+	if err != nil || head&0xffff == r.rqCI&0xffff {
+		if !q.uc {
+			q.nic.port.Send(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(r.minRNR)))
+		}
+		return recvWQE{}, false
+	}
+	idx := r.rqCI
+	stride := uint64(1) << q.rqStr
+	off := q.rqOff + uint64(idx&(1<<q.rqLog-1))*stride
+	buf := make([]byte, stride)
+	if q.wq.mem.read(buf, off) != nil {
+		q.nak(f, wire.NakRemoteOperation)
+		return recvWQE{}, false
+	}
+	r.sN, r.sCap, r.sOff = 0, 0, 0
+	for b := buf; len(b) >= dsSize; b = b[dsSize:] {
+		bc := binary.BigEndian.Uint32(b[0:4])
+		lkey := binary.BigEndian.Uint32(b[4:8])
+		if lkey == invalidLKey && bc == 0 {
+			break
+		}
+		addr := binary.BigEndian.Uint64(b[8:16])
+		m := q.nic.lookupMR(lkey)
+		o, ok := m.check(q.pd, addr, uint64(bc), mlx5.AccessLocalWrite)
+		if !ok {
+			q.respError(idx, mlx5.SyndromeLocalProtErr)
+			q.nak(f, wire.NakRemoteOperation)
+			return recvWQE{}, false
+		}
+		r.sSG[r.sN] = target{mem: m.mem, off: o, len: uint64(bc)}
+		r.sN++
+		r.sCap += uint64(bc)
+	}
+	return recvWQE{idx: idx}, true
+}
+
+func (q *qp) consumeRecv(rw recvWQE) { q.resp.rqCI = rw.idx + 1 }
+
+// respError writes a responder error CQE for receive WQE idx.
+func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
+	q.resp.rqCI = idx + 1
+	q.rcq.push(&cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
+}
+
+func (q *qp) onSend(f *wire.Frame) {
+	r := &q.resp
+	op := f.Opcode
+	first := op == wire.OpSendFirst || op == wire.OpSendOnly || op == wire.OpSendOnlyImm
+	last := op != wire.OpSendFirst && op != wire.OpSendMiddle
+	if first {
+		rw, ok := q.takeRecv(f)
+		if !ok {
+			return
+		}
+		r.sActive, r.sIdx = true, rw.idx
+	} else if !r.sActive {
+		q.nak(f, wire.NakInvalidRequest)
+		return
+	}
+	p := uint64(len(f.Payload))
+	if r.sOff+p > r.sCap || (!last && p != uint64(q.mtu)) {
+		q.respError(r.sIdx, mlx5.SyndromeLocalLengthErr)
+		q.nak(f, wire.NakInvalidRequest)
+		return
+	}
+	scatter(r.sSG[:r.sN], r.sOff, f.Payload)
+	r.sOff += p
+	r.epsn = (r.epsn + 1) & mask24
+	if !last {
+		return
+	}
+	r.sActive = false
+	r.msn++
+	q.consumeRecv(recvWQE{idx: r.sIdx})
+	c := &cqe{opcode: cqeRespSend, qpn: q.qpn, wqeCount: uint16(r.sIdx), byteCnt: uint32(r.sOff), uidx: q.uidx, se: f.SE}
+	if op == wire.OpSendOnlyImm || op == wire.OpSendLastImm {
+		c.opcode, c.imm = cqeRespSendImm, f.Imm
+	}
+	q.rcq.push(c)
+	if f.AckReq {
+		q.ack(f, f.PSN)
+	}
+}
+
+// onRead answers a READ request with response packets.
+func (q *qp) onRead(f *wire.Frame) bool {
+	if !q.resp.rre {
+		q.nak(f, wire.NakRemoteAccess)
+		return false
+	}
+	n := uint64(f.RETH.DMALength)
+	if n > 1<<q.logMsgMax {
+		q.nak(f, wire.NakInvalidRequest)
+		return false
+	}
+	m := q.nic.lookupMR(f.RETH.RKey)
+	off, ok := m.check(q.pd, f.RETH.VA, n, mlx5.AccessRemoteRead)
+	if !ok {
+		q.nak(f, wire.NakRemoteAccess)
+		return false
+	}
+	k := packets(n, q.mtu)
+	var scratch []byte
+	for i := 0; i < k; i++ {
+		var op wire.Opcode
+		switch {
+		case k == 1:
+			op = wire.OpReadResponseOnly
+		case i == 0:
+			op = wire.OpReadResponseFirst
+		case i == k-1:
+			op = wire.OpReadResponseLast
+		default:
+			op = wire.OpReadResponseMiddle
+		}
+		lo := uint64(i) * uint64(q.mtu)
+		hi := lo + uint64(q.mtu)
+		if hi > n {
+			hi = n
+		}
+		rsp := q.reply(f, op, f.PSN+uint32(i), wire.AckSyndrome(31))
+		if hi > lo {
+			if m.mem.gpu == nil {
+				rsp.Payload = m.mem.host[off+lo : off+hi]
+			} else {
+				if scratch == nil {
+					scratch = make([]byte, q.mtu)
+				}
+				if m.mem.read(scratch[:hi-lo], off+lo) != nil {
+					q.nak(f, wire.NakRemoteOperation)
+					return false
+				}
+				rsp.Payload = scratch[:hi-lo]
+			}
+		}
+		q.nic.port.Send(rsp)
+	}
+	return true
+}
+
+// onAtomic executes an atomic request and answers with an ATOMIC ACK.
+func (q *qp) onAtomic(f *wire.Frame) bool {
+	r := &q.resp
+	a := &f.Atomic
+	masked := f.Opcode.IsMaskedAtomic()
+	if !r.rae || r.atomicMode == 0 {
+		q.nak(f, wire.NakRemoteAccess)
+		return false
+	}
+	size := uint64(8)
+	if masked {
+		if r.atomicMode < 3 {
+			q.nak(f, wire.NakInvalidRequest)
+			return false
+		}
+		size = uint64(a.Size)
+	}
+	if a.VA%size != 0 {
+		q.nak(f, wire.NakInvalidRequest)
+		return false
+	}
+	m := q.nic.lookupMR(a.RKey)
+	off, ok := m.check(q.pd, a.VA, size, mlx5.AccessRemoteAtomic)
+	if !ok {
+		q.nak(f, wire.NakRemoteAccess)
+		return false
+	}
+	orig, err := atomicOp(m.mem, off, f.Opcode, a, size)
+	if err != nil {
+		q.nak(f, wire.NakRemoteOperation)
+		return false
+	}
+	r.atomicPSN, r.atomicOrig, r.haveAtomic = f.PSN, orig, true
+	rsp := q.reply(f, wire.OpAtomicAck, f.PSN, wire.AckSyndrome(31))
+	rsp.AtomicAck = orig
+	q.nic.port.Send(rsp)
+	return true
+}
+
+// atomicOp performs the operation on the target and returns the original
+// value. Standard 8-byte atomics use the host's byte order
+// (atomic_req_8B_endianness_mode = 1); masked atomics big-endian.
+func atomicOp(mem *span, off uint64, op wire.Opcode, a *wire.AtomicETH, size uint64) (uint64, error) {
+	apply := func(old uint64) uint64 {
+		switch op {
+		case wire.OpCompareSwap:
+			if old == a.Compare {
+				return a.SwapAdd
+			}
+			return old
+		case wire.OpFetchAdd:
+			return old + a.SwapAdd
+		case wire.OpMaskedCompareSwap:
+			if (old^a.Compare)&a.CompareMask == 0 {
+				return old&^a.SwapMask | a.SwapAdd&a.SwapMask
+			}
+			return old
+		default:
+			return fieldAdd(old, a.SwapAdd, a.FieldBoundary, int(size*8))
+		}
+	}
+	be := op == wire.OpMaskedCompareSwap || op == wire.OpMaskedFetchAdd
+	if mem.gpu == nil {
+		p := unsafe.Pointer(&mem.host[off])
+		if size == 8 {
+			for {
+				raw := atomic.LoadUint64((*uint64)(p))
+				old := raw
+				if be {
+					old = bswap64(raw)
+				}
+				nv := apply(old)
+				if be {
+					nv = bswap64(nv)
+				}
+				if atomic.CompareAndSwapUint64((*uint64)(p), raw, nv) {
+					return old, nil
+				}
+			}
+		}
+		for {
+			raw := atomic.LoadUint32((*uint32)(p))
+			old := uint64(bswap32(raw))
+			nv := bswap32(uint32(apply(old)))
+			if atomic.CompareAndSwapUint32((*uint32)(p), raw, nv) {
+				return old, nil
+			}
+		}
+	}
+	var b [8]byte
+	if err := mem.read(b[:size], off); err != nil {
+		return 0, err
+	}
+	var old uint64
+	switch {
+	case size == 4:
+		old = uint64(binary.BigEndian.Uint32(b[:]))
+	case be:
+		old = binary.BigEndian.Uint64(b[:])
+	default:
+		old = binary.LittleEndian.Uint64(b[:])
+	}
+	nv := apply(old)
+	switch {
+	case size == 4:
+		binary.BigEndian.PutUint32(b[:], uint32(nv))
+	case be:
+		binary.BigEndian.PutUint64(b[:], nv)
+	default:
+		binary.LittleEndian.PutUint64(b[:], nv)
+	}
+	return old, mem.write(off, b[:size])
+}
+
+// fieldAdd adds b to a as independent fields: a 1 bit in boundary marks the
+// most significant bit of a field, whose carry-out is discarded.
+func fieldAdd(a, b, boundary uint64, bits int) uint64 {
+	var r, carry uint64
+	for i := 0; i < bits; i++ {
+		s := a>>i&1 + b>>i&1 + carry
+		r |= (s & 1) << i
+		carry = s >> 1
+		if boundary>>i&1 != 0 {
+			carry = 0
+		}
+	}
+	return r
+}
+
+func bswap64(v uint64) uint64 {
+	return uint64(bswap32(uint32(v)))<<32 | uint64(bswap32(uint32(v>>32)))
+}
