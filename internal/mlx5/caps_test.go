@@ -1,6 +1,7 @@
 package mlx5
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -151,4 +152,38 @@ func TestCapTypeString(t *testing.T) {
 	require.Equal(t, "ROCE", CapRoCE.String())
 	require.Equal(t, "GENERAL_2", CapGeneral2.String())
 	require.Equal(t, "CAP_TYPE_0x7", CapType(7).String())
+}
+
+// FuzzQueryHCACap feeds arbitrary bytes to the QUERY_HCA_CAP parsers and to
+// every capability decoder.
+func FuzzQueryHCACap(f *testing.F) {
+	f.Add(uint8(0), parseDump(f, 16, "0000: 01000000 00000001 00000000 00000000"))
+	f.Add(uint8(4), parseDump(f, 16, "0000: 01000000 00000009 00000000 00000000"))
+	for _, c := range []Capability{HCACaps{LogMaxQPSz: 15, RC: true}, RoCECaps{RoCEVersion: 4},
+		AtomicCaps{AtomicOperations: 0xf}, HCACaps2{SendDBRModeNoDBRExt: true}} {
+		o, _ := NewQueryHCACapOut(c)
+		b, _ := o.Marshal()
+		f.Add(uint8(c.CapType()), b)
+	}
+	f.Fuzz(func(t *testing.T, typ uint8, b []byte) {
+		if in, err := UnmarshalQueryHCACapIn(b); err == nil {
+			remarshal(t, in, QueryHCACapIn.Marshal, UnmarshalQueryHCACapIn)
+		}
+		if o, err := UnmarshalQueryHCACapOut(b); err == nil {
+			remarshal(t, o, QueryHCACapOut.Marshal, UnmarshalQueryHCACapOut)
+			b = o.Cap[:]
+		}
+		c, err := DecodeCapability(CapType(typ), b)
+		if err != nil {
+			return
+		}
+		o, err := NewQueryHCACapOut(c)
+		if err != nil {
+			t.Fatalf("re-encode of a decoded capability: %v", err)
+		}
+		back, err := DecodeCapability(CapType(typ), o.Cap[:])
+		if err != nil || !reflect.DeepEqual(c, back) {
+			t.Fatalf("capability round trip: %v %+v %+v", err, c, back)
+		}
+	})
 }

@@ -314,3 +314,98 @@ func bodyCodec[T any](op Opcode, marshal func(T) ([]byte, error), unmarshal func
 	}
 	return enc, dec
 }
+
+// remarshal checks the parser contract on fuzz input: a successful parse
+// re-marshals without error and parses back to the same value.
+func remarshal[T any](t *testing.T, v T, marshal func(T) ([]byte, error), unmarshal func([]byte) (T, error)) {
+	t.Helper()
+	b, err := marshal(v)
+	if err != nil {
+		t.Fatalf("re-marshal of a parsed value failed: %v", err)
+	}
+	back, err := unmarshal(b)
+	if err != nil {
+		t.Fatalf("re-parse failed: %v", err)
+	}
+	if !reflect.DeepEqual(v, back) {
+		t.Fatalf("re-parse differs:\n%+v\n%+v", v, back)
+	}
+}
+
+// FuzzCmdIn feeds arbitrary bytes to every input-mailbox parser except the
+// QP transitions (FuzzModifyQPIn) and QUERY_HCA_CAP (FuzzQueryHCACap).
+func FuzzCmdIn(f *testing.F) {
+	f.Add(parseDump(f, CreateCQInLen, goldenCreateCQ))
+	f.Add(parseDump(f, CreateQPInLen, goldenCreateQP))
+	f.Add(parseDump(f, CreateQPInExtLen, goldenCreateQP))
+	for _, in := range []ObjCmdIn{DestroyCQIn(0x400), QueryCQIn(1), DestroyQPIn(0x1a2b), QueryQPIn(2), DestroyRMPIn(3), QueryRMPIn(4)} {
+		b, _ := in.Marshal()
+		f.Add(b)
+	}
+	for _, m := range []interface{ Marshal() ([]byte, error) }{NOPIn{}, QueryHCAVportContextIn{PortNum: 1},
+		QueryRoCEAddressIn{RoCEAddressIndex: 3}, CreateRMPIn{RMPC: RMPContext{State: RMPStateRDY}}} {
+		b, _ := m.Marshal()
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := DecodeCmdHeader(b)
+		if err != nil {
+			return
+		}
+		if in, err := UnmarshalCreateCQIn(b); err == nil {
+			remarshal(t, in, CreateCQIn.Marshal, UnmarshalCreateCQIn)
+		}
+		if in, err := UnmarshalCreateQPIn(b); err == nil && !in.QPCExt {
+			remarshal(t, in, CreateQPIn.Marshal, UnmarshalCreateQPIn)
+		}
+		if in, err := UnmarshalCreateRMPIn(b); err == nil {
+			remarshal(t, in, CreateRMPIn.Marshal, UnmarshalCreateRMPIn)
+		}
+		if in, err := UnmarshalNOPIn(b); err == nil {
+			remarshal(t, in, NOPIn.Marshal, UnmarshalNOPIn)
+		}
+		if in, err := UnmarshalQueryHCAVportContextIn(b); err == nil {
+			remarshal(t, in, QueryHCAVportContextIn.Marshal, UnmarshalQueryHCAVportContextIn)
+		}
+		if in, err := UnmarshalQueryRoCEAddressIn(b); err == nil {
+			remarshal(t, in, QueryRoCEAddressIn.Marshal, UnmarshalQueryRoCEAddressIn)
+		}
+		if in, err := UnmarshalObjCmdIn(b, h.Opcode); err == nil {
+			remarshal(t, in, ObjCmdIn.Marshal, func(b []byte) (ObjCmdIn, error) { return UnmarshalObjCmdIn(b, h.Opcode) })
+		}
+	})
+}
+
+// FuzzCmdOut feeds arbitrary bytes to every output-mailbox parser.
+func FuzzCmdOut(f *testing.F) {
+	for _, m := range []interface{ Marshal() ([]byte, error) }{
+		CreateOut{ID: 0x1a2b}, QueryCQOut{CQC: goldenCreateCQIn().CQC}, QueryQPOut{QPC: goldenCreateQPIn().QPC},
+		QueryRMPOut{RMPC: RMPContext{State: RMPStateRDY}}, QueryRoCEAddressOut{Addr: RoCEAddr{RoCEVersion: RoCEv2}},
+		QueryHCAVportContextOut{Context: HCAVportContext{LID: 7}},
+	} {
+		b, _ := m.Marshal()
+		f.Add(b)
+	}
+	f.Add(ErrorOut(16, StatusBadParam, 0x1234))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = DecodeOutHeader(b)
+		if o, err := UnmarshalCreateOut(b); err == nil {
+			remarshal(t, o, CreateOut.Marshal, UnmarshalCreateOut)
+		}
+		if o, err := UnmarshalQueryCQOut(b); err == nil {
+			remarshal(t, o, QueryCQOut.Marshal, UnmarshalQueryCQOut)
+		}
+		if o, err := UnmarshalQueryQPOut(b); err == nil {
+			remarshal(t, o, QueryQPOut.Marshal, UnmarshalQueryQPOut)
+		}
+		if o, err := UnmarshalQueryRMPOut(b); err == nil {
+			remarshal(t, o, QueryRMPOut.Marshal, UnmarshalQueryRMPOut)
+		}
+		if o, err := UnmarshalQueryRoCEAddressOut(b); err == nil {
+			remarshal(t, o, QueryRoCEAddressOut.Marshal, UnmarshalQueryRoCEAddressOut)
+		}
+		if o, err := UnmarshalQueryHCAVportContextOut(b); err == nil {
+			remarshal(t, o, QueryHCAVportContextOut.Marshal, UnmarshalQueryHCAVportContextOut)
+		}
+	})
+}

@@ -113,3 +113,38 @@ func TestMTU(t *testing.T) {
 	_, ok := MTUFromBytes(1500)
 	require.False(t, ok)
 }
+
+// FuzzContexts feeds arbitrary bytes to every embedded-structure decoder
+// (qpc, ads, cqc, rmpc, wq, roce_addr_layout, hca_vport_context).
+func FuzzContexts(f *testing.F) {
+	f.Add(parseDump(f, CreateQPInLen, goldenCreateQP)[qpcMailboxByte:])
+	f.Add(parseDump(f, ModifyQPInLen, goldenINIT2RTR)[qpcMailboxByte:])
+	f.Add(parseDump(f, CreateCQInLen, goldenCreateCQ)[cqcMailboxByte:])
+	f.Add(make([]byte, HCAVportContextLen))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if v, err := DecodeQPContext(b); err == nil {
+			remarshal(t, v, func(v QPContext) ([]byte, error) { o := make([]byte, QPCLen); return o, v.Encode(o) }, DecodeQPContext)
+		}
+		if v, err := DecodeAddressPath(b); err == nil {
+			remarshal(t, v, func(v AddressPath) ([]byte, error) { o := make([]byte, ADSLen); return o, v.Encode(o) }, DecodeAddressPath)
+		}
+		if v, err := DecodeCQContext(b); err == nil {
+			remarshal(t, v, func(v CQContext) ([]byte, error) { o := make([]byte, CQCLen); return o, v.Encode(o) }, DecodeCQContext)
+		}
+		if v, err := DecodeRMPContext(b); err == nil {
+			remarshal(t, v, func(v RMPContext) ([]byte, error) { o := make([]byte, RMPCLen); return o, v.Encode(o) }, DecodeRMPContext)
+		}
+		if v, err := DecodeWQContext(b); err == nil {
+			remarshal(t, v, func(v WQContext) ([]byte, error) { o := make([]byte, WQCLen); return o, v.Encode(o) }, DecodeWQContext)
+		}
+		if v, err := DecodeRoCEAddr(b); err == nil {
+			remarshal(t, v, func(v RoCEAddr) ([]byte, error) { o := make([]byte, RoCEAddrLen); return o, v.Encode(o) }, DecodeRoCEAddr)
+		}
+		if v, err := DecodeHCAVportContext(b); err == nil {
+			remarshal(t, v, func(v HCAVportContext) ([]byte, error) {
+				o := make([]byte, HCAVportContextLen)
+				return o, v.Encode(o)
+			}, DecodeHCAVportContext)
+		}
+	})
+}

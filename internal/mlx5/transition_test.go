@@ -362,3 +362,31 @@ func TestTimers(t *testing.T) {
 	_, err = MinRNRNakCode(time.Second)
 	require.ErrorIs(t, err, ErrRange)
 }
+
+// FuzzModifyQPIn feeds arbitrary bytes to the transition parser and the
+// rule helpers the emulator runs on its result.
+func FuzzModifyQPIn(f *testing.F) {
+	f.Add(parseDump(f, ModifyQPInLen, goldenRST2INIT))
+	f.Add(parseDump(f, ModifyQPInLen, goldenINIT2RTR))
+	f.Add(parseDump(f, ModifyQPInLen, goldenRTR2RTS))
+	for _, op := range []Opcode{Op2ERR, Op2RST, OpRTS2RTS, OpINIT2INIT, OpSQERR2RTS} {
+		b, _ := NewModifyQPIn(op, 0x1a2b).Marshal()
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, err := UnmarshalModifyQPIn(b)
+		if err != nil {
+			return
+		}
+		if len(b) != 272 || in.Opcode == OpRST2INIT || in.Opcode == OpINIT2RTR || in.Opcode == OpRTR2RTS || in.Opcode == OpSQERR2RTS {
+			// The canonical size: Marshal reproduces it.
+			remarshal(t, in, ModifyQPIn.Marshal, UnmarshalModifyQPIn)
+		}
+		if fields, err := AppliedFields(in.Opcode, STRC, in.OptParamMask, in.OptParamMask95_32); err == nil {
+			var q QPContext
+			if err := q.CopyFields(&in.QPC, fields); err != nil {
+				t.Fatalf("applied fields must exist: %v", err)
+			}
+		}
+	})
+}
