@@ -169,7 +169,7 @@ func (d *device) QueryGID(port uint8, index uint32) (mlx5.GIDEntry, error) {
 	if port == 0 {
 		return mlx5.GIDEntry{}, newError(op, syscall.EINVAL, "port numbers start at 1")
 	}
-	if err := need(op, C.GDK_IBV_QUERY_GID_EX); err != nil {
+	if err := need(op, symQueryGIDEx); err != nil {
 		return mlx5.GIDEntry{}, err
 	}
 	if err := d.enter(op); err != nil {

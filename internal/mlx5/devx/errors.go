@@ -105,10 +105,10 @@ type LibraryError struct {
 
 func (e *LibraryError) Error() string {
 	if e.Symbol != "" {
-		return fmt.Sprintf("devx: rdma-core unavailable: %s lacks %s (needs rdma-core v%d or newer): %s",
+		return fmt.Sprintf("rdma-core unavailable: %s lacks %s (needs rdma-core v%d or newer): %s",
 			e.Library, e.Symbol, e.Since, e.Reason)
 	}
-	msg := fmt.Sprintf("devx: rdma-core unavailable: cannot load %s: %s", e.Library, e.Reason)
+	msg := fmt.Sprintf("rdma-core unavailable: cannot load %s: %s", e.Library, e.Reason)
 	if e.Env != "" {
 		msg += fmt.Sprintf(" (install rdma-core's libibverbs and mlx5 provider, e.g. Debian/Ubuntu "+
 			"packages libibverbs1 and ibverbs-providers, or set %s to the library's path)", e.Env)

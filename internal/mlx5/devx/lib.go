@@ -104,10 +104,70 @@ func symInfo(i int) sym {
 
 // need returns nil when optional entry point i is bound, else the ENOTSUP
 // error of op naming the symbol and the rdma-core release that added it.
-func need(op string, i C.int) error {
-	if C.gdk_has(i) != 0 {
+func need(op string, i int) error {
+	if C.gdk_has(C.int(i)) != 0 {
 		return nil
 	}
-	s := symInfo(int(i))
+	s := symInfo(i)
 	return missingSymbol(op, s.name, s.version, s.library, s.since)
+}
+
+// probe loads the two libraries into a scratch table, resolves every entry
+// point and unloads them again: whether rdma-core would load under these
+// names, without touching the table the driver uses.
+func probe(ibv, mlx string) error {
+	t := (*C.struct_gdk_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_gdk_fns{}))))
+	defer C.free(unsafe.Pointer(t))
+	if err := loadInto(t, ibv, mlx); err != nil {
+		return err
+	}
+	C.gdk_unload(t)
+	return nil
+}
+
+// Indices of the optional entry points, for need() and tests.
+const (
+	symQueryGIDEx  = int(C.GDK_IBV_QUERY_GID_EX)
+	symRegDmabufMR = int(C.GDK_IBV_REG_DMABUF_MR)
+	symUMEMRegEx   = int(C.GDK_MLX5DV_DEVX_UMEM_REG_EX)
+	symCount       = int(C.GDK_SYM_COUNT)
+)
+
+// swapSymbol replaces entry point i of the driver's table and returns the
+// previous one. Tests use it to play an rdma-core that lacks an optional
+// entry point; nothing else may call it.
+func swapSymbol(i int, fn unsafe.Pointer) unsafe.Pointer {
+	return C.gdk_set_fn(C.int(i), fn)
+}
+
+// headerConstants are the values rdma-core's headers give the constants that
+// package mlx5 retypes, so a test can check that they agree.
+func headerConstants() map[string]uint64 {
+	return map[string]uint64{
+		"IBV_ACCESS_LOCAL_WRITE":             C.IBV_ACCESS_LOCAL_WRITE,
+		"IBV_ACCESS_REMOTE_WRITE":            C.IBV_ACCESS_REMOTE_WRITE,
+		"IBV_ACCESS_REMOTE_READ":             C.IBV_ACCESS_REMOTE_READ,
+		"IBV_ACCESS_REMOTE_ATOMIC":           C.IBV_ACCESS_REMOTE_ATOMIC,
+		"IBV_ACCESS_MW_BIND":                 C.IBV_ACCESS_MW_BIND,
+		"IBV_ACCESS_ZERO_BASED":              C.IBV_ACCESS_ZERO_BASED,
+		"IBV_ACCESS_ON_DEMAND":               C.IBV_ACCESS_ON_DEMAND,
+		"IBV_ACCESS_HUGETLB":                 C.IBV_ACCESS_HUGETLB,
+		"IBV_ACCESS_RELAXED_ORDERING":        C.IBV_ACCESS_RELAXED_ORDERING,
+		"IBV_ACCESS_OPTIONAL_RANGE":          C.IBV_ACCESS_OPTIONAL_RANGE,
+		"MLX5DV_UAR_ALLOC_TYPE_BF":           C.MLX5DV_UAR_ALLOC_TYPE_BF,
+		"MLX5DV_UAR_ALLOC_TYPE_NC":           C.MLX5DV_UAR_ALLOC_TYPE_NC,
+		"MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED": C.MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED,
+		"IBV_LINK_LAYER_UNSPECIFIED":         C.IBV_LINK_LAYER_UNSPECIFIED,
+		"IBV_LINK_LAYER_INFINIBAND":          C.IBV_LINK_LAYER_INFINIBAND,
+		"IBV_LINK_LAYER_ETHERNET":            C.IBV_LINK_LAYER_ETHERNET,
+		"IBV_PORT_DOWN":                      C.IBV_PORT_DOWN,
+		"IBV_PORT_INIT":                      C.IBV_PORT_INIT,
+		"IBV_PORT_ARMED":                     C.IBV_PORT_ARMED,
+		"IBV_PORT_ACTIVE":                    C.IBV_PORT_ACTIVE,
+		"IBV_GID_TYPE_IB":                    C.IBV_GID_TYPE_IB,
+		"IBV_GID_TYPE_ROCE_V1":               C.IBV_GID_TYPE_ROCE_V1,
+		"IBV_GID_TYPE_ROCE_V2":               C.IBV_GID_TYPE_ROCE_V2,
+		"IBV_ATOMIC_HCA":                     C.IBV_ATOMIC_HCA,
+		"IBV_ATOMIC_GLOB":                    C.IBV_ATOMIC_GLOB,
+	}
 }

@@ -65,7 +65,7 @@ func (d *device) RegDmabufMR(x mlx5.PD, fd int, offset, length, iova uint64, add
 	if err := checkAccess(op, access); err != nil {
 		return nil, err
 	}
-	if err := need(op, C.GDK_IBV_REG_DMABUF_MR); err != nil {
+	if err := need(op, symRegDmabufMR); err != nil {
 		return nil, err
 	}
 	if err := d.enter(op); err != nil {

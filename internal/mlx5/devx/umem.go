@@ -68,7 +68,7 @@ func (d *device) RegDmabufUMEM(fd int, offset uint64, size uint64, addr uintptr,
 	if err != nil {
 		return nil, err
 	}
-	if err := need(op, C.GDK_MLX5DV_DEVX_UMEM_REG_EX); err != nil {
+	if err := need(op, symUMEMRegEx); err != nil {
 		return nil, err
 	}
 	if err := d.enter(op); err != nil {
