@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"encoding/binary"
 	"runtime"
 	"time"
 
@@ -88,10 +87,9 @@ func (n *NIC) scanUARs() bool {
 			work = true
 		}
 		if v := u.take(mlx5.UAROffsetCQArm); v != 0 {
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], v)
-			if c := n.cqByNum(binary.BigEndian.Uint32(b[4:8]) & mask24); c != nil && c.uar == u {
-				c.arm(binary.BigEndian.Uint32(b[0:4]))
+			word, cqn := mlx5.DecodeCQArmDoorbell(mlx5.DoorbellFromUint64(v))
+			if c := n.cqByNum(cqn & mask24); c != nil && c.uar == u {
+				c.arm(word)
 			}
 			work = true
 		}
@@ -105,13 +103,10 @@ func (n *NIC) scanUARs() bool {
 // makes the DBR-less QPs bound to the page look for WQEs whose own doorbell
 // was overwritten before the engine read it.
 func (n *NIC) doorbell(u *uar, v uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], v)
-	dw0 := binary.BigEndian.Uint32(b[0:4])
-	dw1 := binary.BigEndian.Uint32(b[4:8])
-	if q := n.qpByNum(dw1 >> 8); q != nil && q.uar == u && q.noDBR {
+	qpn, pi := mlx5.DecodeSQDoorbell(mlx5.DoorbellFromUint64(v))
+	if q := n.qpByNum(qpn); q != nil && q.uar == u && q.noDBR {
 		q.mu.Lock()
-		q.advancePI(uint16(dw0>>8) + uint16((dw1&0x3f+3)/4))
+		q.advancePI(pi)
 		q.mu.Unlock()
 	}
 	for _, q := range *n.qpSnap.Load() {

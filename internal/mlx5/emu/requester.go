@@ -56,7 +56,7 @@ type requester struct {
 	lastProgress time.Time
 	rnrUntil     time.Time
 
-	buf     [1024]byte
+	buf     [localBBs * wqebb]byte
 	w       wqe
 	f       wire.Frame
 	tg      [maxSGEPerWQE]target

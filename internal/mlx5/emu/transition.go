@@ -27,7 +27,11 @@ const (
 	optDSCP       = 1 << 17
 	optSGID       = 1 << 23
 	optCounterSet = 1 << 25
+
+	optExtUDPSport = 1 << 2 // opt_param_mask_95_32: udp_sport on RTS2RTS
 )
+
+var fOptMaskExt = mlx5.F(0x840, 64)
 
 // adsAll is every primary-path field a path change writes (pkey_index and
 // ack_timeout have their own mask bits / transitions).
@@ -114,8 +118,20 @@ func (q *qp) modify(op uint16, in []byte) fwError {
 		return 0
 	}
 	mask := mlx5.Get32(in, fQPOptMask)
-	if mask&^t.allowed != 0 {
+	allowed := t.allowed
+	if d, ok := mlx5.TransitionFor(op); ok {
+		st := mlx5.ServiceType(mlx5.Get(q.qpc[:], qf.ST))
+		allowed = uint32(d.Allowed(st))
+	}
+	if mask&^allowed != 0 {
 		return fwError(SynQPOptMask)
+	}
+	var ext uint64
+	if len(in) >= mlx5.ModifyQPInExtLen {
+		ext = mlx5.Get(in, fOptMaskExt)
+		if ext&^optExtUDPSport != 0 || (ext != 0 && op != mlx5.OpRTS2RTS) {
+			return fwError(SynQPOptMask)
+		}
 	}
 	src := in[qpcByte : qpcByte+qpcLen]
 	next := q.qpc
@@ -133,6 +149,9 @@ func (q *qp) modify(op uint16, in []byte) fwError {
 				mlx5.Set(next[:], f, mlx5.Get(src, f))
 			}
 		}
+	}
+	if ext&optExtUDPSport != 0 {
+		mlx5.Set(next[:], ads(adf.UDPSport), mlx5.Get(src, ads(adf.UDPSport)))
 	}
 	if mask&optAltPath != 0 {
 		copy(next[adsAltBit/8:adsAltBit/8+adsLenBytes], src[adsAltBit/8:adsAltBit/8+adsLenBytes])

@@ -2,21 +2,24 @@ package emu
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// This file reads send WQEs out of the SQ ring. The encoders and the
-// validating parser of the WQE layouts live in internal/mlx5; the emulator
-// needs a reader that works in place on ring bytes (segments may wrap at the
-// ring end, 0-length byte counts mean 2 GiB as on hardware) and reports the
-// completion syndrome a ConnectX would, so it keeps its own small one.
+// This file reads send WQEs out of the SQ ring with the PRM parser of
+// internal/mlx5 (mlx5.WQE.Decode). The ring may be in GPU memory, so the
+// WQE's WQEBBs are first copied (following the ring wrap) into a private
+// 16-WQEBB ring at the same slots modulo 16; a WQE is at most 16 WQEBBs
+// (63 DS), so the parser sees exactly the bytes it would see in the real
+// ring. The checks that need the QP (its QPN, service type, the WQE size
+// cap) are made here.
 
 const (
-	wqebb       = 64
-	dsSize      = 16
-	inlineFlag  = 0x80000000
+	wqebb       = mlx5.WQEBB
+	dsSize      = mlx5.DSSize
 	invalidLKey = 0x100
+	localBBs    = 16
 )
 
 // sge is one gather/scatter entry of a WQE.
@@ -26,13 +29,11 @@ type sge struct {
 	len  uint64
 }
 
-// wqe is a decoded send WQE.
+// wqe is a decoded send WQE in the form the engine uses.
 type wqe struct {
 	idx    uint16
 	opcode uint8
 	opmod  uint8
-	qpn    uint32
-	ds     int
 	bbs    int // WQEBBs the WQE occupies
 	fm     uint8
 	ce     uint8
@@ -48,189 +49,102 @@ type wqe struct {
 	isInl  bool
 	length uint64 // message length
 
-	// atomics
 	swapAdd, compare, swapMask, compareMask, boundary uint64
 	size                                              int
 	masked                                            bool
 
-	// WAIT
 	waitIndex, waitCQN uint32
+
+	p mlx5.WQE // the parser's output, reused
 }
 
-// readWQE copies the WQE that starts at SQ index idx into buf (handling the
-// ring wrap) and decodes it. A non-zero syndrome is the error the WQE
-// completes with (LOCAL_QP_OP_ERR for a malformed WQE); w.bbs is always
-// set (at least 1) so the SQ can move past a bad WQE.
-func (q *qp) readWQE(idx uint16, buf *[1024]byte, w *wqe) mlx5.Syndrome {
+// readWQE copies the WQE that starts at SQ index idx out of the ring and
+// decodes it. A non-zero syndrome is the error the WQE completes with;
+// w.bbs is always at least 1 so the SQ can move past a bad WQE.
+func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndrome {
 	size := uint64(1) << q.sqLog
 	slot := uint64(idx) & (size - 1)
 	mem := q.wq.mem
-	if err := mem.read(buf[:wqebb], q.sqOff+slot*wqebb); err != nil {
-		w.bbs = 1
+	lbbs := uint64(localBBs)
+	if size < lbbs {
+		lbbs = size // the parser wraps at its ring's end: give it one of the real size
+	}
+	local := func(i int) []byte {
+		s := (int(idx) + i) & int(lbbs-1)
+		return buf[s*wqebb : (s+1)*wqebb]
+	}
+	w.idx, w.bbs = idx, 1
+	first := local(0)
+	if err := mem.read(first, q.sqOff+slot*wqebb); err != nil {
 		return mlx5.SyndromeLocalProtErr
 	}
-	*w = wqe{}
-	dw0 := binary.BigEndian.Uint32(buf[0:4])
-	dw1 := binary.BigEndian.Uint32(buf[4:8])
-	w.opmod = uint8(dw0 >> 24)
-	w.idx = uint16(dw0 >> 8)
-	w.opcode = uint8(dw0)
-	w.qpn = dw1 >> 8
-	w.ds = int(dw1 & 0x3f)
-	w.bbs = (w.ds + 3) / 4
-	if w.bbs == 0 {
-		w.bbs = 1
+	ds := int(first[7] & 0x3f)
+	bbs := (ds + 3) / 4
+	if bbs == 0 {
+		bbs = 1
 	}
-	if uint64(w.bbs) > size {
-		w.bbs = 1
+	if uint64(bbs) > size {
 		return mlx5.SyndromeLocalQPOpErr
 	}
-	fmce := buf[11]
-	w.fm = fmce >> 5
-	w.ce = fmce >> 2 & 3
-	w.se = fmce&2 != 0
-	copy(w.imm[:], buf[12:16])
-	// The rest of the WQE, continuing at slot 0 past the ring end.
-	for i := 1; i < w.bbs; i++ {
+	w.bbs = bbs
+	for i := 1; i < bbs; i++ {
 		s := (slot + uint64(i)) & (size - 1)
-		if err := mem.read(buf[i*wqebb:(i+1)*wqebb], q.sqOff+s*wqebb); err != nil {
+		if err := mem.read(local(i), q.sqOff+s*wqebb); err != nil {
 			return mlx5.SyndromeLocalProtErr
 		}
 	}
-	if w.qpn != q.qpn || w.idx != idx || w.ds == 0 || w.ds*dsSize > capMaxWQESzSQ {
+	if err := w.p.Decode(buf[:lbbs*wqebb], idx); err != nil {
+		var we *mlx5.WQEError
+		if errors.As(err, &we) {
+			return we.Syndrome
+		}
 		return mlx5.SyndromeLocalQPOpErr
 	}
-	segs := buf[dsSize : w.ds*dsSize]
-	op := mlx5.WQEOpcode(w.opcode)
-	if q.uc {
-		switch op {
-		case mlx5.WQEOpNop, mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm:
-		default:
+	p := &w.p
+	c := p.Ctrl
+	if c.QPN != q.qpn || int(c.DS)*dsSize > capMaxWQESzSQ {
+		return mlx5.SyndromeLocalQPOpErr
+	}
+	switch c.Opcode {
+	case mlx5.WQEOpSendEn:
+		return mlx5.SyndromeLocalQPOpErr // cross-channel slaves are not emulated
+	case mlx5.WQEOpNop, mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm:
+	default:
+		if q.uc {
 			return mlx5.SyndromeLocalQPOpErr
 		}
 	}
-	switch op {
-	case mlx5.WQEOpNop:
-		return 0
-	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm:
-		if len(segs) < dsSize {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		w.raddr = binary.BigEndian.Uint64(segs[0:8])
-		w.rkey = binary.BigEndian.Uint32(segs[8:12])
-		return w.data(segs[dsSize:], true)
-	case mlx5.WQEOpSend, mlx5.WQEOpSendImm, mlx5.WQEOpSendInval:
-		return w.data(segs, true)
-	case mlx5.WQEOpRDMARead:
-		if len(segs) < dsSize {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		w.raddr = binary.BigEndian.Uint64(segs[0:8])
-		w.rkey = binary.BigEndian.Uint32(segs[8:12])
-		return w.data(segs[dsSize:], false)
-	case mlx5.WQEOpAtomicCS, mlx5.WQEOpAtomicFA:
-		if w.ds != 4 || w.opmod != 0 {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		w.raddr = binary.BigEndian.Uint64(segs[0:8])
-		w.rkey = binary.BigEndian.Uint32(segs[8:12])
-		w.swapAdd = binary.BigEndian.Uint64(segs[16:24])
-		w.compare = binary.BigEndian.Uint64(segs[24:32])
-		w.size = 8
-		return w.atomicData(segs[32:48])
-	case mlx5.WQEOpAtomicMaskedCS, mlx5.WQEOpAtomicMaskedFA:
-		w.masked = true
-		switch w.opmod {
-		case mlx5.OpModMaskedAtomic4:
-			w.size = 4
-		case mlx5.OpModMaskedAtomic8:
-			w.size = 8
-		default:
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		want := 4
-		if op == mlx5.WQEOpAtomicMaskedCS && w.size == 8 {
-			want = 5
-		}
-		if w.ds != want {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		w.raddr = binary.BigEndian.Uint64(segs[0:8])
-		w.rkey = binary.BigEndian.Uint32(segs[8:12])
-		a := segs[16:]
-		switch {
-		case w.size == 4 && op == mlx5.WQEOpAtomicMaskedCS:
-			w.swapAdd = uint64(binary.BigEndian.Uint32(a[0:]))
-			w.compare = uint64(binary.BigEndian.Uint32(a[4:]))
-			w.swapMask = uint64(binary.BigEndian.Uint32(a[8:]))
-			w.compareMask = uint64(binary.BigEndian.Uint32(a[12:]))
-		case w.size == 4:
-			w.swapAdd = uint64(binary.BigEndian.Uint32(a[0:]))
-			w.boundary = uint64(binary.BigEndian.Uint32(a[4:]))
-		case op == mlx5.WQEOpAtomicMaskedCS:
-			w.swapAdd = binary.BigEndian.Uint64(a[0:])
-			w.compare = binary.BigEndian.Uint64(a[8:])
-			w.swapMask = binary.BigEndian.Uint64(a[16:])
-			w.compareMask = binary.BigEndian.Uint64(a[24:])
-			a = a[16:]
-		default:
-			w.swapAdd = binary.BigEndian.Uint64(a[0:])
-			w.boundary = binary.BigEndian.Uint64(a[8:])
-		}
-		return w.atomicData(a[16:32])
-	case mlx5.WQEOpWait:
-		if w.ds < 2 || w.opmod != 0 {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		w.waitIndex = binary.BigEndian.Uint32(segs[8:12])
-		w.waitCQN = binary.BigEndian.Uint32(segs[12:16])
-		return 0
-	case mlx5.WQEOpDump:
-		return w.data(segs, false)
+	w.opcode, w.opmod = uint8(c.Opcode), c.OpMod
+	w.fm, w.ce, w.se = uint8(c.Flags.Fence()), uint8(c.Flags.Completion()), c.Flags.Solicited()
+	binary.BigEndian.PutUint32(w.imm[:], c.Imm)
+	w.raddr, w.rkey = p.RAddr.Addr, p.RAddr.RKey
+	w.isInl, w.inline, w.nsge, w.length = p.IsInline, p.Inline, 0, 0
+	w.masked, w.size = false, 0
+	if p.IsInline {
+		w.length = uint64(len(p.Inline))
 	}
-	return mlx5.SyndromeLocalQPOpErr
-}
-
-// data decodes the pointer or inline segments of a WQE.
-func (w *wqe) data(b []byte, inlineOK bool) mlx5.Syndrome {
-	if len(b) >= 4 && binary.BigEndian.Uint32(b[0:4])&inlineFlag != 0 {
-		if !inlineOK {
+	for _, s := range p.SGEs {
+		if w.nsge == maxSGEPerWQE {
 			return mlx5.SyndromeLocalQPOpErr
 		}
-		n := int(binary.BigEndian.Uint32(b[0:4]) &^ inlineFlag)
-		if 4+n > len(b) {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		w.isInl = true
-		w.inline = b[4 : 4+n]
-		w.length = uint64(n)
-		return 0
-	}
-	for ; len(b) >= dsSize; b = b[dsSize:] {
-		bc := binary.BigEndian.Uint32(b[0:4])
-		if bc&inlineFlag != 0 {
-			return mlx5.SyndromeLocalQPOpErr
-		}
-		s := sge{len: uint64(bc), lkey: binary.BigEndian.Uint32(b[4:8]), addr: binary.BigEndian.Uint64(b[8:16])}
-		if s.len == 0 {
-			s.len = 1 << 31 // hardware reads a zero byte count as 2 GiB
-		}
-		w.sges[w.nsge] = s
+		w.sges[w.nsge] = sge{lkey: s.LKey, addr: s.Addr, len: uint64(s.ByteCount)}
 		w.nsge++
-		w.length += s.len
+		w.length += uint64(s.ByteCount)
 	}
-	return 0
-}
-
-// atomicData decodes the single data segment that receives the original
-// value of an atomic.
-func (w *wqe) atomicData(b []byte) mlx5.Syndrome {
-	bc := binary.BigEndian.Uint32(b[0:4])
-	if bc != uint32(w.size) {
+	switch c.Opcode {
+	case mlx5.WQEOpAtomicCS, mlx5.WQEOpAtomicFA:
+		w.swapAdd, w.compare, w.size = p.Atomic.SwapAdd, p.Atomic.Compare, 8
+	case mlx5.WQEOpAtomicMaskedCS:
+		w.masked, w.size = true, p.OperandSize()
+		w.swapAdd, w.compare, w.swapMask, w.compareMask = p.MaskedCS.Swap, p.MaskedCS.Compare, p.MaskedCS.SwapMask, p.MaskedCS.CompareMask
+	case mlx5.WQEOpAtomicMaskedFA:
+		w.masked, w.size = true, p.OperandSize()
+		w.swapAdd, w.boundary = p.MaskedFA.Add, p.MaskedFA.FieldBoundary
+	case mlx5.WQEOpWait:
+		w.waitIndex, w.waitCQN = p.Wait.MaxIndex, p.Wait.QPNCQN
+	}
+	if w.masked && w.size != 4 && w.size != 8 {
 		return mlx5.SyndromeLocalQPOpErr
 	}
-	w.sges[0] = sge{len: uint64(bc), lkey: binary.BigEndian.Uint32(b[4:8]), addr: binary.BigEndian.Uint64(b[8:16])}
-	w.nsge = 1
-	w.length = uint64(bc)
 	return 0
 }
