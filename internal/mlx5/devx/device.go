@@ -63,6 +63,8 @@ func (d *device) release(kind string) {
 	d.liveMu.Unlock()
 }
 
+var _ mlx5.Device = (*device)(nil)
+
 func (d *device) Name() string   { return d.name }
 func (d *device) Driver() string { return Name }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -123,6 +124,9 @@ func TestMissingLibrary(t *testing.T) {
 			[]string{"cannot load libgdaki-absent-verbs.so.1", EnvLibIBVerbs, "rdma-core unavailable"}},
 		{"no libmlx5", EnvLibMLX5 + "=libgdaki-absent-mlx5.so.1", "libgdaki-absent-mlx5.so.1", "",
 			[]string{"cannot load libgdaki-absent-mlx5.so.1", EnvLibMLX5}},
+		// libc loads fine as "libibverbs" but has no verbs.
+		{"libibverbs without verbs", EnvLibIBVerbs + "=libc.so.6", "libc.so.6", "ibv_get_device_list@IBVERBS_1.1",
+			[]string{"lacks ibv_get_device_list@IBVERBS_1.1, which every rdma-core release has"}},
 		// libibverbs loads fine as "libmlx5" but has no mlx5dv entry points.
 		{"libmlx5 without mlx5dv", EnvLibMLX5 + "=" + LibIBVerbs, LibIBVerbs, "mlx5dv_is_supported@MLX5_1.8",
 			[]string{"lacks mlx5dv_is_supported@MLX5_1.8", "rdma-core v22"}},
@@ -317,6 +321,38 @@ func TestCloseRefusedWhileObjectsLive(t *testing.T) {
 	err = p.Dealloc()
 	assert.ErrorIs(t, err, syscall.EBUSY)
 	assert.Contains(t, err.Error(), "PD 0x5 on fake0 still has 1 MRs registered")
+}
+
+// TestConcurrentUse runs object bookkeeping, refused closes and refused calls
+// from many goroutines at once (meaningful under -race).
+func TestConcurrentUse(t *testing.T) {
+	d := fakeDevice("fake0")
+	d.hold("UAR") // keeps every Close refused
+	p := &pd{dev: d, pdn: 1}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				d.hold("DevX object")
+				if err := d.Close(); !errors.Is(err, syscall.EBUSY) {
+					t.Errorf("Close while objects live: %v", err)
+					return
+				}
+				if _, err := d.RegMR(p, 0, 1, 0, 0); !errors.Is(err, syscall.EINVAL) {
+					t.Errorf("RegMR at 0: %v", err)
+					return
+				}
+				_ = p.Native()
+				d.release("DevX object")
+			}
+		}()
+	}
+	wg.Wait()
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	assert.Equal(t, map[string]int{"UAR": 1, "DevX object": 0}, d.live)
 }
 
 func TestReleaseIsIdempotent(t *testing.T) {

@@ -99,11 +99,15 @@ type LibraryError struct {
 	Library string // the name handed to dlopen: "libibverbs.so.1"
 	Env     string // the variable that overrides the name: "GDAKI_LIBIBVERBS"
 	Symbol  string // "name@VERSION" of a missing required entry point, or ""
-	Since   int    // the first rdma-core release that has Symbol
+	Since   int    // the first rdma-core release that has Symbol (0: all)
 	Reason  string // dlerror() text, or why the package was built without it
 }
 
 func (e *LibraryError) Error() string {
+	if e.Symbol != "" && e.Since == 0 {
+		return fmt.Sprintf("rdma-core unavailable: %s lacks %s, which every rdma-core release has (is it libibverbs?): %s",
+			e.Library, e.Symbol, e.Reason)
+	}
 	if e.Symbol != "" {
 		return fmt.Sprintf("rdma-core unavailable: %s lacks %s (needs rdma-core v%d or newer): %s",
 			e.Library, e.Symbol, e.Since, e.Reason)

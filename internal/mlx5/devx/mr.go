@@ -92,6 +92,8 @@ func (d *device) newMR(p *pd, m *C.struct_ibv_mr, addr uintptr, iova, length uin
 	return &mr{pd: p, m: m, lkey: uint32(m.lkey), rkey: uint32(m.rkey), addr: addr, iova: iova, length: length}
 }
 
+var _ mlx5.MR = (*mr)(nil)
+
 func (m *mr) LKey() uint32  { return m.lkey }
 func (m *mr) RKey() uint32  { return m.rkey }
 func (m *mr) Addr() uintptr { return m.addr }

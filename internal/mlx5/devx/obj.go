@@ -55,19 +55,26 @@ func (d *device) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	return &obj{dev: d, o: o, id: objID(out), opcode: mlx5.Opcode(mlx5.Get(in, mlx5.F(0, 16)))}, nil
 }
 
+var _ mlx5.Obj = (*obj)(nil)
+
 func (o *obj) ID() uint32 { return o.id }
 
 // Query calls mlx5dv_devx_obj_query.
 func (o *obj) Query(in, out []byte) error {
-	return o.cmd("mlx5dv_devx_obj_query", in, out)
+	return o.cmd("mlx5dv_devx_obj_query", in, out, func(in, out unsafe.Pointer, inlen, outlen C.size_t) C.int {
+		return C.gdk_obj_query(o.o, in, inlen, out, outlen)
+	})
 }
 
 // Modify calls mlx5dv_devx_obj_modify.
 func (o *obj) Modify(in, out []byte) error {
-	return o.cmd("mlx5dv_devx_obj_modify", in, out)
+	return o.cmd("mlx5dv_devx_obj_modify", in, out, func(in, out unsafe.Pointer, inlen, outlen C.size_t) C.int {
+		return C.gdk_obj_modify(o.o, in, inlen, out, outlen)
+	})
 }
 
-func (o *obj) cmd(op string, in, out []byte) error {
+// cmd runs one command on the object, holding it against Destroy.
+func (o *obj) cmd(op string, in, out []byte, call func(in, out unsafe.Pointer, inlen, outlen C.size_t) C.int) error {
 	if err := checkMailbox(op, in, out, mailboxHeader); err != nil {
 		return err
 	}
@@ -76,13 +83,7 @@ func (o *obj) cmd(op string, in, out []byte) error {
 	if o.destroyed {
 		return newError(op, syscall.EBADF, "%s object 0x%x on %s is destroyed", mlx5.OpcodeName(o.opcode), o.id, o.dev.name)
 	}
-	pin, pout := unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0])
-	var rc C.int
-	if op == "mlx5dv_devx_obj_query" {
-		rc = C.gdk_obj_query(o.o, pin, C.size_t(len(in)), pout, C.size_t(len(out)))
-	} else {
-		rc = C.gdk_obj_modify(o.o, pin, C.size_t(len(in)), pout, C.size_t(len(out)))
-	}
+	rc := call(unsafe.Pointer(&in[0]), unsafe.Pointer(&out[0]), C.size_t(len(in)), C.size_t(len(out)))
 	runtime.KeepAlive(o)
 	return cmdResult(op, in, out, int(rc))
 }

@@ -48,6 +48,8 @@ func (d *device) AllocPD() (mlx5.PD, error) {
 	return &pd{dev: d, p: p, pdn: uint32(pdn)}, nil
 }
 
+var _ mlx5.PD = (*pd)(nil)
+
 // PDN is the 24-bit PRM PD number (mlx5dv_pd.pdn).
 func (p *pd) PDN() uint32 { return p.pdn }
 

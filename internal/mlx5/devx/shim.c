@@ -15,23 +15,25 @@ struct gdk_fns gdk_table;
 
 // The entry points, in enum gdk_sym order. Version nodes and first releases
 // are those of rdma-core's symbol maps (libibverbs.map.in, libmlx5.map).
+// A release of 0 means "every rdma-core release": the IBVERBS_1.1 names
+// predate rdma-core itself.
 // Versioned lookup matters where a library exports several implementations
 // of one name: the IBVERBS_1.0 compat entry points and mlx5dv_init_obj's
 // MLX5_1.0 one take different structures than the headers describe.
 static const struct gdk_sym_info gdk_syms[GDK_SYM_COUNT] = {
-	[GDK_IBV_GET_DEVICE_LIST] = {"ibv_get_device_list", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_FREE_DEVICE_LIST] = {"ibv_free_device_list", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_GET_DEVICE_NAME] = {"ibv_get_device_name", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_GET_DEVICE_GUID] = {"ibv_get_device_guid", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_CLOSE_DEVICE] = {"ibv_close_device", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_QUERY_DEVICE] = {"ibv_query_device", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_QUERY_PORT] = {"ibv_query_port", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
+	[GDK_IBV_GET_DEVICE_LIST] = {"ibv_get_device_list", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_FREE_DEVICE_LIST] = {"ibv_free_device_list", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_GET_DEVICE_NAME] = {"ibv_get_device_name", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_GET_DEVICE_GUID] = {"ibv_get_device_guid", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_CLOSE_DEVICE] = {"ibv_close_device", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_QUERY_DEVICE] = {"ibv_query_device", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_QUERY_PORT] = {"ibv_query_port", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
 	[GDK_IBV_QUERY_GID_EX] = {"_ibv_query_gid_ex", "IBVERBS_1.11", GDK_LIB_IBVERBS, 1, 32},
-	[GDK_IBV_ALLOC_PD] = {"ibv_alloc_pd", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
-	[GDK_IBV_DEALLOC_PD] = {"ibv_dealloc_pd", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
+	[GDK_IBV_ALLOC_PD] = {"ibv_alloc_pd", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
+	[GDK_IBV_DEALLOC_PD] = {"ibv_dealloc_pd", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
 	[GDK_IBV_REG_MR_IOVA2] = {"ibv_reg_mr_iova2", "IBVERBS_1.8", GDK_LIB_IBVERBS, 0, 28},
 	[GDK_IBV_REG_DMABUF_MR] = {"ibv_reg_dmabuf_mr", "IBVERBS_1.12", GDK_LIB_IBVERBS, 1, 34},
-	[GDK_IBV_DEREG_MR] = {"ibv_dereg_mr", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 13},
+	[GDK_IBV_DEREG_MR] = {"ibv_dereg_mr", "IBVERBS_1.1", GDK_LIB_IBVERBS, 0, 0},
 	[GDK_MLX5DV_IS_SUPPORTED] = {"mlx5dv_is_supported", "MLX5_1.8", GDK_LIB_MLX5, 0, 22},
 	[GDK_MLX5DV_OPEN_DEVICE] = {"mlx5dv_open_device", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
 	[GDK_MLX5DV_INIT_OBJ] = {"mlx5dv_init_obj", "MLX5_1.2", GDK_LIB_MLX5, 0, 15},

@@ -56,7 +56,7 @@ enum gdk_sym {
 enum gdk_lib { GDK_LIB_IBVERBS = 0, GDK_LIB_MLX5 = 1 };
 
 // One entry point: its name, version node, library, whether it may be
-// missing, and the first rdma-core release that exports it.
+// missing, and the first rdma-core release that exports it (0: all do).
 struct gdk_sym_info {
 	const char *name;
 	const char *version;

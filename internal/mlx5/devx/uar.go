@@ -62,6 +62,8 @@ func (d *device) AllocUAR(t mlx5.UARType) (mlx5.UAR, error) {
 	}, nil
 }
 
+var _ mlx5.UAR = (*uar)(nil)
+
 func (u *uar) PageID() uint32     { return u.pageID }
 func (u *uar) BaseAddr() uintptr  { return u.base }
 func (u *uar) RegAddr() uintptr   { return u.reg }

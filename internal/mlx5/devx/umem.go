@@ -77,13 +77,19 @@ func (d *device) RegDmabufUMEM(fd int, offset uint64, size uint64, addr uintptr,
 	defer d.mu.RUnlock()
 	u, errno := C.gdk_umem_reg_dmabuf(d.ctx, C.int(fd), C.uint64_t(offset), C.size_t(size), C.uint32_t(access), C.uint64_t(mask))
 	if u == nil {
-		return nil, newError(op, errnoOf(errno), "dma-buf fd %d [0x%x, +0x%x) access 0x%x page sizes 0x%x on %s",
+		e := newError(op, errnoOf(errno), "dma-buf fd %d [0x%x, +0x%x) access 0x%x page sizes 0x%x on %s",
 			fd, offset, size, uint32(access), mask, d.name)
+		if e.Errno == syscall.EOPNOTSUPP || e.Errno == syscall.EPROTONOSUPPORT {
+			e.Detail += " (dma-buf UMEMs need rdma-core v43 or newer and kernel support; RegUMEM with the GPU address and nvidia-peermem is the fallback)"
+		}
+		return nil, e
 	}
 	runtime.KeepAlive(d)
 	d.hold("UMEM")
 	return &umem{dev: d, u: u, id: uint32(u.umem_id), addr: addr, size: size}, nil
 }
+
+var _ mlx5.UMEM = (*umem)(nil)
 
 func (u *umem) ID() uint32    { return u.id }
 func (u *umem) Addr() uintptr { return u.addr }

@@ -246,6 +246,8 @@ func TestLibraryError(t *testing.T) {
 	assert.ErrorIs(t, s, ErrUnavailable)
 	assert.Equal(t, "rdma-core unavailable: libmlx5.so.1 lacks mlx5dv_is_supported@MLX5_1.8 (needs rdma-core v22 or newer): undefined symbol", s.Error())
 	assert.False(t, errors.Is(errors.New("other"), ErrUnavailable))
+	old := &LibraryError{Library: "libc.so.6", Symbol: "ibv_alloc_pd@IBVERBS_1.1", Reason: "undefined symbol"}
+	assert.Equal(t, "rdma-core unavailable: libc.so.6 lacks ibv_alloc_pd@IBVERBS_1.1, which every rdma-core release has (is it libibverbs?): undefined symbol", old.Error())
 }
 
 func TestMissingSymbolError(t *testing.T) {
