@@ -7,7 +7,7 @@ type Result struct {
 	// Subject is what the check looked at when it is per device: an RDMA
 	// device name ("mlx5_0"), a GPU ("GPU0 0000:8a:00.0"). Empty for host-wide
 	// checks.
-	Subject string `json:"subject,omitempty"`
+	Subject string  `json:"subject,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	// Value is what was measured, in words a user can compare with the
 	// vendor installation guide.
