@@ -273,7 +273,7 @@ func (q *qp) transmit(now time.Time) bool {
 		if syn == 0 && w.opcode == uint8(mlx5.WQEOpWait) {
 			if !q.cdM {
 				syn = mlx5.SyndromeLocalQPOpErr
-			} else if c := q.nic.cqByNum(w.waitCQN & mask24); c == nil || c.ctx != q.ctx {
+			} else if c := q.nic.cqByNum(w.waitCQN & mask24); c == nil {
 				syn = mlx5.SyndromeLocalQPOpErr
 			} else if d := (c.produced() - (w.waitIndex + 1)) & mask24; d >= 1<<23 {
 				break // the awaited CQE is not there yet

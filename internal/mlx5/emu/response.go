@@ -88,7 +88,7 @@ func (q *qp) ackUpTo(psn uint32, now time.Time) {
 		}
 		i += e.bbs
 	}
-	if progressed || psnLE(r.lastAcked, psn) {
+	if progressed || (psn != r.lastAcked && psnLE(r.lastAcked, psn)) {
 		r.lastAcked = psn
 		r.retries = 0
 		r.rnrRetries = 0

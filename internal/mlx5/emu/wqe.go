@@ -78,6 +78,7 @@ func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndr
 	if err := mem.read(first, q.sqOff+slot*wqebb); err != nil {
 		return mlx5.SyndromeLocalProtErr
 	}
+	w.opcode, w.opmod = first[3], first[0]
 	ds := int(first[7] & 0x3f)
 	bbs := (ds + 3) / 4
 	if bbs == 0 {
