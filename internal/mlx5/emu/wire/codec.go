@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Encoding. All integers are big-endian.
@@ -69,12 +70,7 @@ func (f *Frame) EncodedLen() int {
 func (f *Frame) AppendEncode(dst []byte) []byte {
 	n := f.EncodedLen()
 	start := len(dst)
-	if cap(dst)-start < n {
-		grown := make([]byte, start, start+n)
-		copy(grown, dst)
-		dst = grown
-	}
-	dst = dst[:start+n]
+	dst = slices.Grow(dst, n)[:start+n]
 	b := dst[start:]
 	copy(b[0:4], magic[:])
 	be := binary.BigEndian

@@ -38,27 +38,33 @@
 //     *Frame the handler receives is the sender's own; it is valid only
 //     during the call and must not be modified.
 //   - Otherwise TCP: one connection per destination address, dialled lazily
-//     (bounded by Config.DialTimeout, default 100 ms) and reused. Frames are
-//     written whole (the frame length is the stream's length prefix) under a
-//     write deadline (Config.WriteTimeout, default 1 s). One reader goroutine
+//     by Send (bounded by Config.DialTimeout, default 100 ms) and reused.
+//     Send encodes the frame into the connection's queue and returns; the
+//     connection's writer goroutine writes whatever has queued up in one
+//     system call, under a write deadline (Config.WriteTimeout, default 1 s).
+//     The frame length is the stream's length prefix. One reader goroutine
 //     per accepted connection decodes frames and calls the handler. A
-//     connection that breaks (write error, deadline, peer closed it) is
-//     dropped and dialled again on the next Send.
+//     connection that breaks (write error or deadline, peer closed it) is
+//     dropped: the next Send reports the error, the one after dials again.
 //
 // Frames from one sender goroutine to one destination arrive in the order
 // they were sent, on both paths.
 //
 // # Failure
 //
-// Send never blocks longer than DialTimeout + WriteTimeout. When the
+// A Send from a single sender never blocks longer than DialTimeout +
+// WriteTimeout (a dial, then at most one wait on a full queue for a write
+// that has its deadline); concurrent senders to one destination may each
+// wait for a few such writes. When the
 // destination cannot be reached it returns a *SendError matching
 // ErrUnreachable and the frame is lost; after a failed dial, Sends to the
 // same address fail at once (with the same cause) for one DialTimeout, so a
 // dead peer costs its requester no waiting. A Send that returned nil has
-// handed the frame to the peer's handler (in-process) or to the kernel's
-// socket buffer (TCP): a peer that dies with frames in flight loses them
-// silently. Reliability (ACKs, retries, retry-exceeded) is the RC engine's
-// job above this package; the wire only promises order and bounded Sends.
+// handed the frame to the peer's handler (in-process) or queued it on a
+// connection (TCP): frames queued or in flight when a peer dies, or when the
+// sending port closes, are lost silently, and the failure shows on the next
+// Send. Reliability (ACKs, retries, retry-exceeded) is the RC engine's job
+// above this package; the wire only promises order and bounded Sends.
 // A frame that arrives while the port has no handler is dropped and counted
 // (Stats.Dropped). A TCP stream that carries an undecodable frame is closed
 // (Stats.DecodeErrors).
@@ -68,14 +74,16 @@
 // Send may be called from any number of goroutines. The handler is called
 // concurrently: from the goroutines of in-process senders and from one
 // reader goroutine per incoming TCP connection; calls from one source are
-// sequential and in order. A handler may call Send (also to the port that
+// sequential and in order. The TCP path stops reading a connection while
+// its handler runs, so a slow handler backs up its senders (their Sends
+// then fail after WriteTimeout). A handler may call Send (also to the port that
 // sent the frame, so in-process replies nest on the stack; a model that
 // replies in-line must bound that recursion itself).
 //
 // # Lifetime
 //
 // Close is idempotent: it unregisters the port, closes its listener and every
-// connection, and waits for its goroutines and for in-process deliveries
+// connection (discarding frames still queued), and waits for its goroutines and for in-process deliveries
 // still running in its handler. Do not call Close from the port's own
 // handler (it would wait for itself). After Close, Send returns ErrClosed and
 // frames addressed to the port are unreachable.

@@ -184,6 +184,6 @@ func TestCrossProcess(t *testing.T) {
 	require.NotEqual(t, p.GID(), pp.gid)
 	exchange(t, p, pp.gid, 2000)
 	pp.kill()
-	err := sendFailsWithin(t, p, pp.gid, p.cfg.DialTimeout+100*time.Millisecond)
+	err := sendFailsWithin(t, p, pp.gid, p.cfg.DialTimeout+schedSlack)
 	t.Logf("after the peer died: %v", err)
 }

@@ -179,16 +179,17 @@ func (p *Port) sendErr(err error) error {
 	return err
 }
 
-// track registers a new connection and counts its goroutine; false when the
-// port is closing (the caller closes c).
-func (p *Port) track(c net.Conn) bool {
+// track registers a new connection and counts its n goroutines, each of
+// which calls untrack when it ends; false when the port is closing (the
+// caller closes c).
+func (p *Port) track(c net.Conn, n int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closing {
 		return false
 	}
 	p.conns[c] = struct{}{}
-	p.wg.Add(1)
+	p.wg.Add(n)
 	return true
 }
 
@@ -213,7 +214,19 @@ func (p *Port) Close() error {
 		for c := range p.conns {
 			c.Close()
 		}
+		peers := make([]*peer, 0, len(p.peers))
+		for _, pr := range p.peers {
+			peers = append(peers, pr)
+		}
 		p.mu.Unlock()
+		for _, pr := range peers {
+			pr.mu.Lock()
+			l := pr.link
+			pr.mu.Unlock()
+			if l != nil {
+				pr.fail(l, ErrClosed)
+			}
+		}
 		p.wg.Wait()
 		for p.active.Load() != 0 {
 			time.Sleep(50 * time.Microsecond)

@@ -16,6 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// schedSlack is what timing assertions allow beyond a configured bound for
+// scheduling delays on a loaded machine. Without the bound, the operations
+// they time would block forever.
+const schedSlack = 750 * time.Millisecond
+
 // noLeak records the goroutine count and, at cleanup, fails the test if it
 // has not come back down within two seconds.
 func noLeak(t *testing.T) {
@@ -217,7 +222,7 @@ func TestSendErrors(t *testing.T) {
 
 func TestUnreachablePeer(t *testing.T) {
 	noLeak(t)
-	a := listen(t, Config{DialTimeout: 100 * time.Millisecond})
+	a := listen(t, Config{DialTimeout: time.Second})
 	// A loopback address nobody listens on.
 	dead := GIDFromIPv4(netip.MustParseAddr("127.250.250.1"))
 	f := Frame{Opcode: OpSendOnly, DstGID: dead, Payload: []byte("x")}
@@ -227,7 +232,7 @@ func TestUnreachablePeer(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrUnreachable)
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Less(t, elapsed, 100*time.Millisecond+50*time.Millisecond)
+	assert.Less(t, elapsed, schedSlack, "a refused connection fails at once")
 	assert.Contains(t, err.Error(), "::ffff:127.250.250.1")
 	// Within one dial timeout the failure is remembered: no second dial.
 	err = a.Send(&f)
@@ -247,7 +252,7 @@ func TestUnroutablePeerTimesOut(t *testing.T) {
 	start := time.Now()
 	err := a.Send(&f)
 	assert.ErrorIs(t, err, ErrUnreachable)
-	assert.Less(t, time.Since(start), 50*time.Millisecond+50*time.Millisecond)
+	assert.Less(t, time.Since(start), 50*time.Millisecond+schedSlack)
 }
 
 func TestStalledPeerWriteDeadline(t *testing.T) {
@@ -275,12 +280,12 @@ func TestStalledPeerWriteDeadline(t *testing.T) {
 	}()
 	const wt = 100 * time.Millisecond
 	a := listen(t, Config{Port: port, WriteTimeout: wt})
-	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(addr), Payload: make([]byte, 1<<20)}
+	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(addr), Payload: make([]byte, 256<<10)}
 	var sendErr error
-	for i := 0; i < 1000 && sendErr == nil; i++ {
+	for i := 0; i < 10000 && sendErr == nil; i++ {
 		start := time.Now()
 		sendErr = a.Send(&f)
-		assert.Less(t, time.Since(start), wt+100*time.Millisecond, "Send %d", i)
+		assert.Less(t, time.Since(start), wt+schedSlack, "Send %d", i)
 	}
 	require.Error(t, sendErr)
 	assert.ErrorIs(t, sendErr, ErrUnreachable)
@@ -304,7 +309,7 @@ func TestPeerClosedThenBack(t *testing.T) {
 	for {
 		start := time.Now()
 		err = a.Send(&f)
-		require.Less(t, time.Since(start), 200*time.Millisecond)
+		require.Less(t, time.Since(start), 20*time.Millisecond+schedSlack)
 		if err != nil {
 			break
 		}
