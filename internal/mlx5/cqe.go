@@ -73,7 +73,8 @@ const (
 // from Opcode: for an error opcode only the high 32 bits of Timestamp are
 // kept (bytes 48..51) and the four syndrome fields are used; for any other
 // opcode the four syndrome fields are ignored. With that rule Decode followed
-// by Encode reproduces any 64 bytes exactly.
+// by Encode reproduces any 64 bytes except the reserved ones (0..1, 4..16 and
+// 18..21), which Encode writes as zero.
 type CQE struct {
 	WQEID        uint16 // bytes 2..3: striding RQ / tag matching only
 	MLPath       uint8  // byte 17

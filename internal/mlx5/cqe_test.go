@@ -189,12 +189,17 @@ func FuzzDecodeCQE(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Decoding is lossless: encoding gives back every byte.
+		// Decoding is lossless: encoding gives back every byte but the
+		// reserved ones, which come back as zero.
 		enc := make([]byte, CQESize)
 		if err := c.Encode(enc); err != nil {
 			t.Fatal(err)
 		}
-		if string(enc) != string(b[:CQESize]) {
+		want := append([]byte(nil), b[:CQESize]...)
+		clear(want[0:2])
+		clear(want[4:17])
+		clear(want[18:22])
+		if string(enc) != string(want) {
 			t.Fatalf("round trip differs:\n in %x\nout %x", b[:CQESize], enc)
 		}
 		if c.OpOwn() != b[63] {
