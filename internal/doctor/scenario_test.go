@@ -2,6 +2,8 @@ package doctor_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -275,4 +277,23 @@ func TestReportJSON(t *testing.T) {
 	var back doctor.Report
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, rep, back)
+}
+
+// An unprivileged reader sees 64 bytes of config space: ACS cannot be
+// judged, which is a WARN asking for root, not a PASS.
+func TestACSUnreadableWarns(t *testing.T) {
+	root := doctortest.Tree(t, "testdata/acs.tree")
+	facts, err := doctortest.LoadFacts(root)
+	require.NoError(t, err)
+	for _, bdf := range []string{"0000:82:00.0", "0000:82:01.0"} {
+		cfg := filepath.Join(root, "sys/bus/pci/devices", bdf, "config")
+		require.NoError(t, os.Truncate(cfg, 64))
+	}
+	rep := doctor.Run(facts.Env(root), doctor.Options{})
+	res := findOne(t, rep, "acs", "mlx5_0")
+	require.NotNil(t, res)
+	assert.Equal(t, doctor.Warn, res.Verdict, "%+v", *res)
+	assert.Contains(t, res.Value, "0000:82:00.0 extended config unreadable")
+	assert.Contains(t, res.Fix, "root")
+	assert.Contains(t, res.Fix, "0000:82:01.0")
 }
