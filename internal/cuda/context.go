@@ -1,0 +1,183 @@
+package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// DevPtr is a device virtual address (CUdeviceptr).
+type DevPtr uintptr
+
+// Context is a retained primary context of one device. Every method runs its
+// driver call with the context current on the calling OS thread (see the
+// package documentation) and is safe for concurrent use.
+//
+// A Context tracks what is made through it (device and pinned host
+// allocations, host registrations, modules, streams, events) so that frees
+// are idempotent and Release can refuse while anything is still live.
+type Context struct {
+	dev Device
+	h   C.gc_ctx
+
+	// life is held for reading by every driver call and for writing by
+	// Release, so Release never races a call in flight.
+	life     sync.RWMutex
+	released bool
+	inDo     atomic.Int32
+
+	mu         sync.Mutex
+	devAllocs  map[DevPtr]uintptr
+	hostAllocs map[unsafe.Pointer]uintptr
+	registered map[unsafe.Pointer]uintptr
+	modules    map[*Module]struct{}
+	streams    map[*Stream]struct{}
+	events     map[*Event]struct{}
+}
+
+// Live counts the objects made through a Context and not yet freed.
+type Live struct {
+	DeviceAllocs, HostAllocs, HostRegistrations, Modules, Streams, Events int
+}
+
+// Total is the sum of all counts.
+func (l Live) Total() int {
+	return l.DeviceAllocs + l.HostAllocs + l.HostRegistrations + l.Modules + l.Streams + l.Events
+}
+
+// PrimaryContext retains the device's primary context
+// (cuDevicePrimaryCtxRetain). Each call returns a new Context holding one
+// reference; Release drops it.
+func (d Device) PrimaryContext() (*Context, error) {
+	if err := d.ready("cuDevicePrimaryCtxRetain"); err != nil {
+		return nil, err
+	}
+	var h C.gc_ctx
+	if err := check("cuDevicePrimaryCtxRetain", int32(C.gc_primary_retain(&h, C.gc_device(d.handle)))); err != nil {
+		return nil, err
+	}
+	return &Context{
+		dev:        d,
+		h:          h,
+		devAllocs:  map[DevPtr]uintptr{},
+		hostAllocs: map[unsafe.Pointer]uintptr{},
+		registered: map[unsafe.Pointer]uintptr{},
+		modules:    map[*Module]struct{}{},
+		streams:    map[*Stream]struct{}{},
+		events:     map[*Event]struct{}{},
+	}, nil
+}
+
+// Device returns the context's device.
+func (c *Context) Device() Device {
+	if c == nil {
+		return Device{}
+	}
+	return c.dev
+}
+
+// Live returns the number of live objects made through c.
+func (c *Context) Live() Live {
+	if c == nil {
+		return Live{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Live{
+		DeviceAllocs:      len(c.devAllocs),
+		HostAllocs:        len(c.hostAllocs),
+		HostRegistrations: len(c.registered),
+		Modules:           len(c.modules),
+		Streams:           len(c.streams),
+		Events:            len(c.events),
+	}
+}
+
+// Release drops the primary context reference (cuDevicePrimaryCtxRelease_v2).
+// It refuses with ErrInUse while objects made through c are live or a Do
+// is running. A second Release is a no-op.
+func (c *Context) Release() error {
+	if c == nil {
+		return nil
+	}
+	c.life.Lock()
+	defer c.life.Unlock()
+	if c.released {
+		return nil
+	}
+	if n := c.inDo.Load(); n > 0 {
+		return fmt.Errorf("cuda: release context: %d Do call(s) running: %w", n, ErrInUse)
+	}
+	if l := c.Live(); l.Total() > 0 {
+		return fmt.Errorf("cuda: release context: %+v: %w", l, ErrInUse)
+	}
+	if err := check("cuDevicePrimaryCtxRelease_v2", int32(C.gc_primary_release(C.gc_device(c.dev.handle)))); err != nil {
+		return err
+	}
+	c.released = true
+	return nil
+}
+
+// call runs one shim with the context handle, holding the context alive.
+func (c *Context) call(op string, f func(h C.gc_ctx) C.gc_result) error {
+	if c == nil {
+		return fmt.Errorf("cuda: %s: nil context: %w", op, ErrReleased)
+	}
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.released {
+		return fmt.Errorf("cuda: %s: %w", op, ErrReleased)
+	}
+	return check(op, int32(f(c.h)))
+}
+
+// Do runs fn on one OS thread with c current (cuCtxPushCurrent_v2 before,
+// cuCtxPopCurrent_v2 after), for code that calls CUDA by other means (C
+// code of its own, or several calls that must share a thread). The methods
+// of Context do not need it. Do may nest and may call Context methods.
+func (c *Context) Do(fn func() error) (err error) {
+	if c == nil {
+		return fmt.Errorf("cuda: Do: nil context: %w", ErrReleased)
+	}
+	c.life.RLock()
+	if c.released {
+		c.life.RUnlock()
+		return fmt.Errorf("cuda: Do: %w", ErrReleased)
+	}
+	c.inDo.Add(1)
+	c.life.RUnlock()
+	defer c.inDo.Add(-1)
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := check("cuCtxPushCurrent_v2", int32(C.gc_ctx_push(c.h))); err != nil {
+		return err
+	}
+	defer func() {
+		if perr := check("cuCtxPopCurrent_v2", int32(C.gc_ctx_pop())); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+	return fn()
+}
+
+// Synchronize blocks until all work in the context has finished
+// (cuCtxSynchronize). It has no timeout: use Stream.Wait or Event.Wait where
+// the GPU work may never finish.
+func (c *Context) Synchronize() error {
+	return c.call("cuCtxSynchronize", func(h C.gc_ctx) C.gc_result { return C.gc_ctx_synchronize(h) })
+}
+
+// MemGetInfo returns the free and total device memory (cuMemGetInfo_v2).
+func (c *Context) MemGetInfo() (free, total uint64, err error) {
+	var f, t C.size_t
+	err = c.call("cuMemGetInfo_v2", func(h C.gc_ctx) C.gc_result { return C.gc_mem_get_info(h, &f, &t) })
+	return uint64(f), uint64(t), err
+}

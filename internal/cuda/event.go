@@ -1,0 +1,131 @@
+package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// EventFlags are cuEventCreate flags.
+type EventFlags uint32
+
+// cuEventCreate flags (fact: cuda.h, CUevent_flags).
+const (
+	EventDefault       EventFlags = 0x0 // CU_EVENT_DEFAULT
+	EventBlockingSync  EventFlags = 0x1 // CU_EVENT_BLOCKING_SYNC
+	EventDisableTiming EventFlags = 0x2 // CU_EVENT_DISABLE_TIMING
+)
+
+// Event is a CUDA event (CUevent) of one Context.
+type Event struct {
+	ctx  *Context
+	mu   sync.RWMutex
+	h    C.gc_event
+	dead bool
+}
+
+// NewEvent creates an event (cuEventCreate).
+func (c *Context) NewEvent(flags EventFlags) (*Event, error) {
+	var h C.gc_event
+	if err := c.call("cuEventCreate", func(ch C.gc_ctx) C.gc_result { return C.gc_event_create(ch, &h, C.uint(flags)) }); err != nil {
+		return nil, err
+	}
+	e := &Event{ctx: c, h: h}
+	c.mu.Lock()
+	c.events[e] = struct{}{}
+	c.mu.Unlock()
+	return e, nil
+}
+
+func (e *Event) with(op string, f func(C.gc_event) error) error {
+	if e == nil {
+		return fmt.Errorf("cuda: %s: nil event: %w", op, ErrReleased)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.dead {
+		return fmt.Errorf("cuda: %s: event: %w", op, ErrReleased)
+	}
+	return f(e.h)
+}
+
+// Record captures the work queued so far on s (nil: the legacy default
+// stream) (cuEventRecord).
+func (e *Event) Record(s *Stream) error {
+	return e.with("cuEventRecord", func(h C.gc_event) error {
+		return s.with("cuEventRecord", func(sh C.gc_stream) error {
+			return e.ctx.call("cuEventRecord", func(ch C.gc_ctx) C.gc_result { return C.gc_event_record(ch, h, sh) })
+		})
+	})
+}
+
+// Synchronize blocks until the recorded work has finished
+// (cuEventSynchronize). It has no timeout; see Wait.
+func (e *Event) Synchronize() error {
+	return e.with("cuEventSynchronize", func(h C.gc_event) error {
+		return e.ctx.call("cuEventSynchronize", func(ch C.gc_ctx) C.gc_result { return C.gc_event_synchronize(ch, h) })
+	})
+}
+
+// Query reports whether the recorded work has finished (cuEventQuery).
+func (e *Event) Query() (bool, error) {
+	err := e.with("cuEventQuery", func(h C.gc_event) error {
+		return e.ctx.call("cuEventQuery", func(ch C.gc_ctx) C.gc_result { return C.gc_event_query(ch, h) })
+	})
+	return doneOrErr(err)
+}
+
+// Wait polls Query until the recorded work has finished or timeout passes
+// (then the error matches ErrTimeout).
+func (e *Event) Wait(timeout time.Duration) error {
+	return pollUntil("event", timeout, e.Query)
+}
+
+// ElapsedTime returns the time between two recorded, completed events
+// (cuEventElapsedTime; about 0.5 µs resolution). Neither may have been
+// created with EventDisableTiming.
+func ElapsedTime(start, end *Event) (time.Duration, error) {
+	var ms C.float
+	err := start.with("cuEventElapsedTime", func(sh C.gc_event) error {
+		return end.with("cuEventElapsedTime", func(eh C.gc_event) error {
+			return start.ctx.call("cuEventElapsedTime", func(ch C.gc_ctx) C.gc_result {
+				return C.gc_event_elapsed(ch, &ms, sh, eh)
+			})
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// Destroy destroys the event (cuEventDestroy_v2); a second call is a no-op.
+func (e *Event) Destroy() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return nil
+	}
+	e.dead = true
+	h := e.h
+	e.mu.Unlock()
+	err := e.ctx.call("cuEventDestroy_v2", func(ch C.gc_ctx) C.gc_result { return C.gc_event_destroy(ch, h) })
+	if err != nil {
+		e.mu.Lock()
+		e.dead = false
+		e.mu.Unlock()
+		return err
+	}
+	e.ctx.mu.Lock()
+	delete(e.ctx.events, e)
+	e.ctx.mu.Unlock()
+	return nil
+}

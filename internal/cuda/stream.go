@@ -1,0 +1,145 @@
+package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// StreamFlags are cuStreamCreate flags.
+type StreamFlags uint32
+
+// cuStreamCreate flags (fact: cuda.h, CUstream_flags).
+const (
+	StreamDefault     StreamFlags = 0x0 // CU_STREAM_DEFAULT
+	StreamNonBlocking StreamFlags = 0x1 // CU_STREAM_NON_BLOCKING: no implicit sync with stream 0
+)
+
+// Stream is a CUDA stream (CUstream) of one Context. A nil *Stream passed to
+// the Async and launch methods means the legacy default stream.
+type Stream struct {
+	ctx  *Context
+	mu   sync.RWMutex
+	h    C.gc_stream
+	dead bool
+}
+
+// NewStream creates a stream (cuStreamCreate).
+func (c *Context) NewStream(flags StreamFlags) (*Stream, error) {
+	var h C.gc_stream
+	if err := c.call("cuStreamCreate", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_create(ch, &h, C.uint(flags)) }); err != nil {
+		return nil, err
+	}
+	s := &Stream{ctx: c, h: h}
+	c.mu.Lock()
+	c.streams[s] = struct{}{}
+	c.mu.Unlock()
+	return s, nil
+}
+
+// with runs f with the stream handle (NULL for a nil Stream), keeping the
+// stream alive for the duration.
+func (s *Stream) with(op string, f func(C.gc_stream) error) error {
+	if s == nil {
+		return f(nil)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.dead {
+		return fmt.Errorf("cuda: %s: stream: %w", op, ErrReleased)
+	}
+	return f(s.h)
+}
+
+// Synchronize blocks until all work queued on s has finished
+// (cuStreamSynchronize). It has no timeout; see Wait.
+func (s *Stream) Synchronize() error {
+	if s == nil {
+		return fmt.Errorf("cuda: cuStreamSynchronize: nil stream: %w", ErrReleased)
+	}
+	return s.with("cuStreamSynchronize", func(h C.gc_stream) error {
+		return s.ctx.call("cuStreamSynchronize", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_synchronize(ch, h) })
+	})
+}
+
+// Query reports whether all work queued on s has finished (cuStreamQuery;
+// CUDA_ERROR_NOT_READY is reported as false, nil).
+func (s *Stream) Query() (bool, error) {
+	if s == nil {
+		return false, fmt.Errorf("cuda: cuStreamQuery: nil stream: %w", ErrReleased)
+	}
+	err := s.with("cuStreamQuery", func(h C.gc_stream) error {
+		return s.ctx.call("cuStreamQuery", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_query(ch, h) })
+	})
+	return doneOrErr(err)
+}
+
+// Wait polls Query until the stream's work has finished or timeout passes,
+// in which case it returns an error matching ErrTimeout.
+func (s *Stream) Wait(timeout time.Duration) error {
+	return pollUntil("stream", timeout, s.Query)
+}
+
+// Destroy destroys the stream (cuStreamDestroy_v2). Work already queued
+// still completes. A second Destroy is a no-op.
+func (s *Stream) Destroy() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return nil
+	}
+	s.dead = true
+	h := s.h
+	s.mu.Unlock()
+	err := s.ctx.call("cuStreamDestroy_v2", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_destroy(ch, h) })
+	if err != nil {
+		s.mu.Lock()
+		s.dead = false
+		s.mu.Unlock()
+		return err
+	}
+	s.ctx.mu.Lock()
+	delete(s.ctx.streams, s)
+	s.ctx.mu.Unlock()
+	return nil
+}
+
+// doneOrErr maps a Query result: success is done, CUDA_ERROR_NOT_READY is
+// not done, anything else is an error.
+func doneOrErr(err error) (bool, error) {
+	if err == nil {
+		return true, nil
+	}
+	if e, ok := err.(*Error); ok && e.Result == ErrorNotReady {
+		return false, nil
+	}
+	return false, err
+}
+
+// pollUntil calls query with a growing sleep (10 µs up to 1 ms) until it
+// reports done, fails, or timeout passes.
+func pollUntil(what string, timeout time.Duration, query func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	sleep := 10 * time.Microsecond
+	for {
+		done, err := query()
+		if err != nil || done {
+			return err
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("cuda: %s not finished after %v: %w", what, timeout, ErrTimeout)
+		}
+		time.Sleep(sleep)
+		if sleep < time.Millisecond {
+			sleep *= 2
+		}
+	}
+}
