@@ -1,10 +1,10 @@
 package doctor
 
-// NewHostEnv returns the Env of this host with the probes that need no other
-// package: NVML for GPU facts and dlopen for libraries. root is the
-// filesystem root ("" for /). The CUDA and doorbell probes need the CUDA
-// binding and an RDMA driver; the caller sets Env.CUDA and Env.UAR (checks
-// that need a nil probe are skipped, not failed), and Env.Emulated.
+// NewHostEnv returns the Env of this host: NVML for GPU facts, dlopen for
+// libraries, internal/cuda for the dmabuf attribute and the doorbell
+// mapping, and the registered mlx5 drivers for the RDMA devices (the caller
+// imports the drivers it wants, and sets Env.Emulated). root is the
+// filesystem root ("" for /).
 func NewHostEnv(root string) Env {
-	return Env{Root: root, GPUs: NVML{}, Libs: DLProbe{}}
+	return Env{Root: root, GPUs: NVML{}, Libs: DLProbe{}, CUDA: CUDA{}, UAR: Doorbell{}}
 }
