@@ -65,7 +65,8 @@ type qpOpts struct {
 	noAccess bool
 	atomic   mlx5.AtomicMode
 	dataLen  int
-	uar      mlx5.UAR // share a UAR page
+	share    *endpoint // use this endpoint's context, PD and UAR page
+	gpu      *fakeGPU  // rings, DBRs and data live in this fake GPU memory
 	mem      func(t testing.TB, n int) []byte
 }
 
@@ -93,6 +94,9 @@ func (o *qpOpts) defaults() {
 	}
 	if o.mem == nil {
 		o.mem = hostMem
+		if o.gpu != nil {
+			o.mem = o.gpu.alloc
+		}
 	}
 	if o.sra == 0 {
 		o.sra = 4
@@ -138,19 +142,20 @@ func newEndpoint(t testing.TB, nic *NIC, o qpOpts) *endpoint {
 	t.Helper()
 	o.defaults()
 	e := &endpoint{t: t, nic: nic, o: o}
-	dev, err := nic.Open()
-	must(t, err)
-	e.dev = dev
-	e.pd, err = dev.AllocPD()
-	must(t, err)
-	if o.uar != nil {
-		e.uar = o.uar
+	var err error
+	if o.share != nil {
+		e.dev, e.pd, e.uar = o.share.dev, o.share.pd, o.share.uar
 	} else {
-		e.uar, err = dev.AllocUAR(mlx5.UARTypeNCDedicated)
+		e.dev, err = nic.Open()
+		must(t, err)
+		e.pd, err = e.dev.AllocPD()
+		must(t, err)
+		e.uar, err = e.dev.AllocUAR(mlx5.UARTypeNCDedicated)
 		must(t, err)
 	}
+	dev := e.dev
 	e.mem = o.mem(t, memSize)
-	e.um, err = dev.RegUMEM(addrOf(e.mem), memSize, mlx5.AccessLocalWrite)
+	e.um, err = dev.RegUMEM(e.addr(e.mem), memSize, mlx5.AccessLocalWrite)
 	must(t, err)
 	rqBytes := 0
 	if o.rq {
@@ -184,7 +189,7 @@ func newEndpoint(t testing.TB, nic *NIC, o qpOpts) *endpoint {
 	e.qp, e.qpn = e.create(qin.Marshal())
 	if e.data = o.mem(t, o.dataLen); true {
 		acc := mlx5.AccessLocalWrite | mlx5.AccessRemoteWrite | mlx5.AccessRemoteRead | mlx5.AccessRemoteAtomic
-		e.mr, err = dev.RegMR(e.pd, addrOf(e.data), uint64(o.dataLen), uint64(addrOf(e.data)), acc)
+		e.mr, err = dev.RegMR(e.pd, e.addr(e.data), uint64(o.dataLen), uint64(e.addr(e.data)), acc)
 		must(t, err)
 	}
 	t.Cleanup(e.close)
@@ -206,10 +211,11 @@ func (e *endpoint) close() {
 			e.t.Errorf("teardown: %v", err)
 		}
 	}
-	if e.o.uar == nil {
-		if err := e.uar.Free(); err != nil {
-			e.t.Errorf("free uar: %v", err)
-		}
+	if e.o.share != nil {
+		return
+	}
+	if err := e.uar.Free(); err != nil {
+		e.t.Errorf("free uar: %v", err)
 	}
 	if err := e.pd.Dealloc(); err != nil {
 		e.t.Errorf("dealloc pd: %v", err)
@@ -286,6 +292,8 @@ func (e *endpoint) post(w mlx5.WQE) uint16 {
 
 func (e *endpoint) postNoDB(w mlx5.WQE) uint16 {
 	e.t.Helper()
+	e.lock()
+	defer e.unlock()
 	w.Ctrl.WQEIndex, w.Ctrl.QPN = e.pi, e.qpn
 	n, err := w.Encode(e.sq)
 	must(e.t, err)
@@ -297,6 +305,8 @@ func (e *endpoint) postNoDB(w mlx5.WQE) uint16 {
 // ring publishes the producer index: DBR then doorbell (DBR mode), or a
 // doorbell carrying the new PI at 0x600 (DBR-less).
 func (e *endpoint) ring(c mlx5.CtrlSeg) {
+	e.lock()
+	defer e.unlock()
 	if e.o.noDBR {
 		d := mlx5.SQDoorbellPI(e.qpn, uint32(e.pi))
 		atomic.StoreUint64(ptr64(e.uar.BaseAddr()+mlx5.UAROffsetNoDBR), d.Uint64())
@@ -310,6 +320,8 @@ func (e *endpoint) ring(c mlx5.CtrlSeg) {
 
 // postRecv posts a receive WQE with one data segment.
 func (e *endpoint) postRecv(addr uint64, n uint32) {
+	e.lock()
+	defer e.unlock()
 	slot := e.rq[int(e.rqHead&(1<<e.o.logRQ-1))*64:][:64]
 	mlx5.DataSeg{ByteCount: n, LKey: e.mr.LKey(), Addr: addr}.Put(slot)
 	mlx5.DataSeg{LKey: invalidLKey}.Put(slot[16:])
@@ -323,13 +335,16 @@ func (e *endpoint) poll(timeout time.Duration) (mlx5.CQE, error) {
 	log := uint(e.o.logCQ)
 	for {
 		slot := e.cqRing[int(e.ci&(1<<log-1))*64:][:64]
+		e.lock()
 		own := atomic.LoadUint32((*uint32)(unsafe.Pointer(&slot[60])))
 		if mlx5.CQEOwned(byte(own>>24), e.ci, log) {
 			c, err := mlx5.DecodeCQE(slot)
 			e.ci++
 			binary.BigEndian.PutUint32(e.cqDBR[0:4], e.ci&0xffffff)
+			e.unlock()
 			return c, err
 		}
+		e.unlock()
 		if time.Now().After(deadline) {
 			return mlx5.CQE{}, errTimeout
 		}
@@ -358,7 +373,31 @@ func (e *endpoint) queryQP() mlx5.QPContext {
 	return o.QPC
 }
 
-func (e *endpoint) va(off int) uint64 { return uint64(addrOf(e.data)) + uint64(off) }
+func (e *endpoint) va(off int) uint64 { return uint64(e.addr(e.data)) + uint64(off) }
+
+// addr is the address the NIC knows b by: its host address, or its fake
+// GPU virtual address.
+func (e *endpoint) addr(b []byte) uintptr {
+	if e.o.gpu != nil {
+		return e.o.gpu.va(b)
+	}
+	return addrOf(b)
+}
+
+// lock serialises the test's accesses to fake GPU memory with the
+// emulator's copies (a GPU kernel and the NIC agree through the memory
+// system; here through the fake's mutex).
+func (e *endpoint) lock() {
+	if e.o.gpu != nil {
+		e.o.gpu.mu.Lock()
+	}
+}
+
+func (e *endpoint) unlock() {
+	if e.o.gpu != nil {
+		e.o.gpu.mu.Unlock()
+	}
+}
 
 func (e *endpoint) sge(off int, n uint32) mlx5.DataSeg {
 	return mlx5.DataSeg{ByteCount: n, LKey: e.mr.LKey(), Addr: e.va(off)}
