@@ -63,10 +63,18 @@ func (Provider) Open(name string) (mlx5.Device, error) {
 	err := withDeviceList(func(devs []*C.struct_ibv_device) error {
 		var names []string
 		for _, dev := range devs {
+			n := C.GoString(C.gdk_get_device_name(dev))
 			if C.gdk_is_supported(dev) == 0 {
+				if n == name {
+					return &Error{
+						Op:     op,
+						Errno:  syscall.ENODEV,
+						Detail: fmt.Sprintf("RDMA device %q is not an mlx5 device (mlx5dv_is_supported is false)", name),
+						Err:    mlx5.ErrNoDevice,
+					}
+				}
 				continue
 			}
-			n := C.GoString(C.gdk_get_device_name(dev))
 			if n != name {
 				names = append(names, n)
 				continue
@@ -82,8 +90,6 @@ func (Provider) Open(name string) (mlx5.Device, error) {
 		if len(names) > 0 {
 			present = strings.Join(names, ", ")
 		}
-		// A device served by another provider (not mlx5) is reported as
-		// absent too: this driver cannot open it.
 		return &Error{
 			Op:     op,
 			Errno:  syscall.ENODEV,
