@@ -3,6 +3,7 @@ package emu
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -333,6 +334,7 @@ func (e *endpoint) postRecv(addr uint64, n uint32) {
 func (e *endpoint) poll(timeout time.Duration) (mlx5.CQE, error) {
 	deadline := time.Now().Add(timeout)
 	log := uint(e.o.logCQ)
+	spins := 0
 	for {
 		slot := e.cqRing[int(e.ci&(1<<log-1))*64:][:64]
 		e.lock()
@@ -345,6 +347,11 @@ func (e *endpoint) poll(timeout time.Duration) (mlx5.CQE, error) {
 			return c, err
 		}
 		e.unlock()
+		spins++
+		if spins < 1<<14 {
+			runtime.Gosched()
+			continue
+		}
 		if time.Now().After(deadline) {
 			return mlx5.CQE{}, errTimeout
 		}

@@ -1,0 +1,243 @@
+package emu
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// The cross-process tests re-execute the test binary as the peer (env
+// envPeer=1, running only TestPeerProcess). The two processes exchange
+// GID, QPN, buffer address and rkey as "EMU ..." lines: the parent writes to
+// the child's stdin and reads the child's stdout.
+const envPeer = "GDAKI_EMU_TEST_PEER"
+
+type peerInfo struct {
+	gid  mlx5.GID
+	qpn  uint32
+	va   uint64
+	rkey uint32
+}
+
+func (p peerInfo) String() string {
+	return fmt.Sprintf("%s %d %d %d", hex.EncodeToString(p.gid[:]), p.qpn, p.va, p.rkey)
+}
+
+func parsePeer(fields []string) (peerInfo, error) {
+	var p peerInfo
+	if len(fields) != 4 {
+		return p, fmt.Errorf("peer line has %d fields", len(fields))
+	}
+	g, err := hex.DecodeString(fields[0])
+	if err != nil || len(g) != 16 {
+		return p, fmt.Errorf("bad GID %q", fields[0])
+	}
+	copy(p.gid[:], g)
+	_, err = fmt.Sscan(strings.Join(fields[1:], " "), &p.qpn, &p.va, &p.rkey)
+	return p, err
+}
+
+func (e *endpoint) info() peerInfo {
+	return peerInfo{gid: e.nic.GID(), qpn: e.qpn, va: e.va(0), rkey: e.mr.RKey()}
+}
+
+// connectRemote connects e to a QP known only by its info.
+func (e *endpoint) connectRemote(p peerInfo, sendPSN, rcvPSN uint32) {
+	ghost := &endpoint{qpn: p.qpn, nic: &NIC{gid: p.gid}}
+	e.connect(ghost, sendPSN, rcvPSN)
+}
+
+// TestPeerProcess is the child's side; it is skipped in a normal run.
+func TestPeerProcess(t *testing.T) {
+	if os.Getenv(envPeer) != "1" {
+		t.Skip("runs only as the peer process of the cross-process tests")
+	}
+	nic := newNIC(t, Config{Name: "emu-peer"})
+	e := newEndpoint(t, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20})
+	fill(e.data[1<<19:], 0x5a) // the parent READs this half
+	fmt.Printf("EMU HELLO %s\n", e.info())
+	in := bufio.NewScanner(os.Stdin)
+	var parent peerInfo
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) < 2 || f[0] != "EMU" {
+			continue
+		}
+		switch f[1] {
+		case "PEER":
+			p, err := parsePeer(f[2:])
+			must(t, err)
+			parent = p
+			e.connectRemote(p, 0x300, 0x100)
+			fmt.Println("EMU READY")
+		case "WRITEBACK":
+			// Write 4 KiB of pattern 0x3c into the parent's buffer.
+			fill(e.data[0:4096], 0x3c)
+			e.post(mlx5.NewRDMAWrite(signaled, mlx5.RAddrSeg{Addr: parent.va, RKey: parent.rkey}, e.sge(0, 4096)))
+			c := e.mustPoll()
+			fmt.Printf("EMU WROTE %d\n", c.Syndrome)
+		case "CHECK":
+			// The parent wrote pattern seed over [off, off+n).
+			var off, n, seed int
+			fmt.Sscan(strings.Join(f[2:], " "), &off, &n, &seed)
+			want := make([]byte, n)
+			fill(want, byte(seed))
+			if string(e.data[off:off+n]) == string(want) {
+				fmt.Println("EMU OK")
+			} else {
+				fmt.Println("EMU BAD")
+			}
+		case "QUIT":
+			return
+		}
+	}
+}
+
+// child is a running peer process.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan []string
+	info  peerInfo
+}
+
+func startPeer(tb testing.TB) *child {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPeerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envPeer+"=1")
+	stdin, err := cmd.StdinPipe()
+	must(tb, err)
+	stdout, err := cmd.StdoutPipe()
+	must(tb, err)
+	cmd.Stderr = os.Stderr
+	must(tb, cmd.Start())
+	c := &child{cmd: cmd, stdin: stdin, lines: make(chan []string, 16)}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "EMU" {
+				c.lines <- f[1:]
+			}
+		}
+		close(c.lines)
+	}()
+	tb.Cleanup(func() {
+		fmt.Fprintln(c.stdin, "EMU QUIT")
+		c.stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("peer process: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			tb.Error("peer process did not exit")
+		}
+	})
+	f := c.expect(tb, "HELLO")
+	c.info, err = parsePeer(f)
+	must(tb, err)
+	return c
+}
+
+func (c *child) expect(tb testing.TB, word string) []string {
+	tb.Helper()
+	select {
+	case f, ok := <-c.lines:
+		if !ok {
+			tb.Fatalf("peer exited before %s", word)
+		}
+		if f[0] != word {
+			tb.Fatalf("peer said %v, want %s", f, word)
+		}
+		return f[1:]
+	case <-time.After(20 * time.Second):
+		tb.Fatalf("peer did not say %s", word)
+	}
+	return nil
+}
+
+// connectChild starts a peer and connects a local QP to it.
+func connectChild(tb testing.TB) (*endpoint, *child) {
+	c := startPeer(tb)
+	nic := newNIC(tb, Config{Name: "emu-parent"})
+	e := newEndpoint(tb, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9})
+	fmt.Fprintf(c.stdin, "EMU PEER %s\n", e.info())
+	c.expect(tb, "READY")
+	e.connectRemote(c.info, 0x100, 0x300)
+	return e, c
+}
+
+// TestCrossProcess moves data both ways between two processes of one host
+// over the TCP wire and has each side verify what it received.
+func TestCrossProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second process")
+	}
+	e, c := connectChild(t)
+	remote := func(off int) mlx5.RAddrSeg { return mlx5.RAddrSeg{Addr: c.info.va + uint64(off), RKey: c.info.rkey} }
+
+	fill(e.data[0:200000], 7)
+	e.post(mlx5.NewRDMAWrite(signaled, remote(1000), e.sge(0, 200000)))
+	if cq := e.mustPoll(); cq.Opcode != mlx5.CQEReq {
+		t.Fatalf("WRITE: %v %v", cq.Opcode, cq.Syndrome)
+	}
+	fmt.Fprintf(c.stdin, "EMU CHECK 1000 200000 7\n")
+	if r := c.expect(t, "OK"); r == nil {
+		t.Fatal("peer did not confirm")
+	}
+
+	e.post(mlx5.NewRDMARead(signaled, remote(1<<19), e.sge(300000, 100000)))
+	if cq := e.mustPoll(); cq.Opcode != mlx5.CQEReq || cq.ByteCnt != 100000 {
+		t.Fatalf("READ: %v %v", cq.Opcode, cq.Syndrome)
+	}
+	want := make([]byte, 1<<19)
+	fill(want, 0x5a)
+	if string(e.data[300000:400000]) != string(want[:100000]) {
+		t.Fatal("READ data from the peer differs")
+	}
+
+	binary.LittleEndian.PutUint64(e.data[500000:], 0)
+	for i := 0; i < 10; i++ {
+		e.post(mlx5.NewAtomicFA(signaled, remote(8), 3, e.sge(500008, 8)))
+		e.mustPoll()
+	}
+	e.post(mlx5.NewRDMARead(signaled, remote(8), e.sge(500000, 8)))
+	e.mustPoll()
+	if got := binary.LittleEndian.Uint64(e.data[500000:]); got != 30 {
+		t.Fatalf("remote counter %d, want 30", got)
+	}
+
+	fmt.Fprintln(c.stdin, "EMU WRITEBACK")
+	if f := c.expect(t, "WROTE"); f[0] != "0" {
+		t.Fatalf("peer's WRITE completed with syndrome %s", f[0])
+	}
+	w := make([]byte, 4096)
+	fill(w, 0x3c)
+	if string(e.data[0:4096]) != string(w) {
+		t.Fatal("the peer's WRITE did not land")
+	}
+}
+
+// BenchmarkWrite8BCrossProcess: 8-byte RDMA WRITE message rate to a peer
+// NIC in another process (TCP over loopback).
+func BenchmarkWrite8BCrossProcess(b *testing.B) {
+	e, c := connectChild(b)
+	raddr := mlx5.RAddrSeg{Addr: c.info.va, RKey: c.info.rkey}
+	writeRate(b, e, raddr, 1024, 64)
+	b.ResetTimer()
+	start := time.Now()
+	writeRate(b, e, raddr, b.N, 64)
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+}
