@@ -38,6 +38,7 @@ import "C"
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"unsafe"
 )
 
@@ -69,7 +70,11 @@ func (DLProbe) Probe(soname string, symbols ...string) (Library, error) {
 
 	rc := C.gpn_probe(clib, (**C.char)(csyms), C.int(len(symbols)), found, pathBuf, bufLen, errBuf, bufLen)
 	if rc != 0 {
-		return Library{}, fmt.Errorf("dlopen %s: %s: %w", soname, C.GoString(errBuf), ErrLibraryNotFound)
+		msg := C.GoString(errBuf)
+		if !strings.Contains(msg, soname) {
+			msg = soname + ": " + msg
+		}
+		return Library{}, fmt.Errorf("dlopen %s: %w", msg, ErrLibraryNotFound)
 	}
 	lib := Library{Path: C.GoString(pathBuf), Symbols: map[string]bool{}}
 	if canon, err := filepath.EvalSymlinks(lib.Path); err == nil {
