@@ -17,7 +17,12 @@
 // The libraries stay loaded for the life of the process.
 //
 // GDAKI_LIBIBVERBS and GDAKI_LIBMLX5 override the library names (a path or a
-// soname); they are read once, at the first load.
+// soname); they are read once, at the first load. They exist for tests and
+// unusual installs: libmlx5 must be the provider that the chosen libibverbs
+// loads, or mlx5dv calls will see devices they do not know.
+//
+// Building with cgo needs rdma-core's headers (libibverbs-dev); running needs
+// nothing: without the libraries the driver reports itself unavailable.
 //
 // What can go wrong, and what the caller sees:
 //
@@ -76,18 +81,26 @@
 //
 // # What needs a real mlx5 device
 //
-// The unit tests run anywhere rdma-core is installed, with or without a NIC:
-// library loading and the missing-library and missing-symbol errors, empty
-// enumeration, opening an absent device, argument validation, errno and
-// CmdError mapping, close ordering and idempotent release, and the header
-// constants that package mlx5 retypes. These paths are exercised only with a
-// ConnectX device with DevX (TestHardwareBringUp, skipped with "no mlx5
-// device" elsewhere): Devices listing a device (node GUID, sysfs path);
-// mlx5dv_open_device with DevX and its EOPNOTSUPP/EPERM hints; QueryDevice,
-// QueryPort, QueryGID; GeneralCmd (QUERY_HCA_CAP) and the EREMOTEIO path with
-// a firmware status and syndrome; AllocPD and its pdn; RegMR; RegUMEM; all
-// three UAR types; QueryEQN; CreateObj, Obj.Query/Modify/Destroy. Dma-buf
-// registration (RegDmabufMR, RegDmabufUMEM) additionally needs GPU memory
-// exported as a dma-buf, which the CUDA layer provides; no test here reaches
-// it.
+// The unit tests run anywhere rdma-core is installed, with or without a NIC.
+// Against the real libraries they cover loading, the missing-library and
+// missing-symbol errors, empty enumeration, opening an absent device and the
+// header constants that package mlx5 retypes. With the C test doubles of
+// package fakeverbs swapped into the function table they cover every shim
+// and wrapper: argument marshalling (the DevX flag, the dma-buf UMEM
+// structure, MR and UAR arguments, mailbox lengths), result conversion
+// (device, port and GID attributes, node GUID byte order, object numbers),
+// errno and CmdError mapping (kernel and firmware rejections), the DevX
+// refusal hints, close ordering and idempotent release. Argument validation
+// and error formatting are plain Go and tested in both builds.
+//
+// What only a ConnectX device with DevX exercises (TestHardwareBringUp,
+// skipped with "no mlx5 device" elsewhere) is rdma-core and the kernel
+// themselves: that mlx5dv_open_device grants DevX, the real attribute values,
+// QUERY_HCA_CAP through GeneralCmd and a firmware status and syndrome on
+// EREMOTEIO, the pdn of a real PD, UMEM registration of mmap'ed memory, the
+// three UAR types (NC_DEDICATED on rdma-core v45 and newer), QueryEQN, and a
+// DevX object (ALLOC_PD) created and destroyed. Dma-buf registration
+// (RegDmabufMR, RegDmabufUMEM) on hardware additionally needs GPU memory
+// exported as a dma-buf, which the CUDA layer provides; no test here
+// reaches it.
 package devx

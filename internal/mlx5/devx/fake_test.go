@@ -346,3 +346,37 @@ func TestFakePDNumberFailure(t *testing.T) {
 	assert.Equal(t, []int{1, 1}, []int{rec.PDs, rec.PDFrees}, "the PD is deallocated again")
 	require.NoError(t, d.Close(), "nothing is left alive")
 }
+
+// BenchmarkFakeGeneralCmd measures what the driver adds to a DevX command
+// (validation, the cgo call, the table indirection, status check) with a
+// fake that returns at once.
+func BenchmarkFakeGeneralCmd(b *testing.B) {
+	_ = load()
+	saved := make([]unsafe.Pointer, symCount)
+	for i := 0; i < symCount; i++ {
+		saved[i] = swapSymbol(i, fakeverbs.Fn(symInfo(i).name))
+	}
+	savedErr := loadErr
+	loadErr = nil
+	fakeverbs.Reset()
+	defer func() {
+		for i, fn := range saved {
+			swapSymbol(i, fn)
+		}
+		loadErr = savedErr
+	}()
+	d, err := Provider{}.Open("mlx5_0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	in := hdr(16, uint64(mlx5.OpQueryHCACap), 1)
+	out := make([]byte, 16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := d.GeneralCmd(in, out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

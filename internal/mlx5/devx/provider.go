@@ -148,7 +148,7 @@ func openError(name string, e syscall.Errno) error {
 			"user contexts (HCA capability log_max_uctx is 0, or the kernel's mlx5_ib lacks DevX)"
 	case syscall.EPERM, syscall.EACCES:
 		detail += " refused: permission denied (check access to /dev/infiniband/uverbs*; " +
-			"kernels before 5.x also require CAP_NET_RAW for DevX)"
+			"older kernels also require CAP_NET_RAW for DevX)"
 	}
 	return &Error{Op: "mlx5dv_open_device", Errno: e, Detail: detail}
 }
