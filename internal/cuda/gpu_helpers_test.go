@@ -1,0 +1,58 @@
+package cuda
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The GPU tests need a CUDA driver and device; they skip, saying which is
+// missing, everywhere else. They are meant to run from a compiled test
+// binary (go test -c -o build/cuda.test ./internal/cuda), so the kernels they
+// load are embedded.
+
+var (
+	gpuOnce sync.Once
+	gpuDev  Device
+	gpuErr  error
+	// keep holds one primary-context reference for the whole run so the
+	// context is not torn down and rebuilt between tests.
+	keep *Context
+)
+
+func gpuDevice(t *testing.T) Device {
+	t.Helper()
+	gpuOnce.Do(func() {
+		if gpuErr = Init(); gpuErr != nil {
+			return
+		}
+		if gpuDev, gpuErr = DeviceGet(0); gpuErr != nil {
+			return
+		}
+		keep, gpuErr = gpuDev.PrimaryContext()
+	})
+	switch {
+	case errors.Is(gpuErr, ErrNoDriver):
+		t.Skipf("no CUDA driver: %v", gpuErr)
+	case errors.Is(gpuErr, ErrNoDevice):
+		t.Skipf("no CUDA device: %v", gpuErr)
+	}
+	require.NoError(t, gpuErr, "CUDA set-up")
+	return gpuDev
+}
+
+// newCtx retains device 0's primary context for one test; at cleanup it
+// checks the test freed everything and releases it.
+func newCtx(t *testing.T) *Context {
+	t.Helper()
+	d := gpuDevice(t)
+	c, err := d.PrimaryContext()
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.Equal(t, Live{}, c.Live(), "test leaked CUDA objects")
+		require.NoError(t, c.Release())
+	})
+	return c
+}
