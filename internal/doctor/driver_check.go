@@ -66,7 +66,19 @@ func (r *runner) checkNvidiaModule() {
 		r.add(Result{Name: "nvidia-module", Verdict: Warn, Value: m.Version + " proprietary kernel module (dmabuf export needs the open one)", Fix: fixNvidiaOpen})
 		return
 	}
-	r.add(Result{Name: "nvidia-module", Verdict: Pass, Value: m.Version + " open kernel module"})
+	v := m.Version + " open kernel module"
+	// The user-space driver (NVML, libcuda) must match the kernel module.
+	if r.env.GPUs != nil {
+		if uv, err := r.env.GPUs.DriverVersion(); err == nil && uv != "" {
+			if uv != m.Version {
+				r.add(Result{Name: "nvidia-module", Verdict: Warn, Value: fmt.Sprintf("%s, but user-space driver (NVML) is %s", v, uv),
+					Fix: "The kernel module and the user-space driver differ (a driver upgrade without reboot): reload the nvidia modules or reboot."})
+				return
+			}
+			v += ", user space " + uv
+		}
+	}
+	r.add(Result{Name: "nvidia-module", Verdict: Pass, Value: v})
 }
 
 const fixRDMACore = "Install rdma-core user space (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install rdma-core libibverbs)."
