@@ -1,0 +1,253 @@
+package verbs
+
+import (
+	"sync"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// CQConfig describes a completion queue (doca_verbs_cq_attr). The zero value
+// matches a fresh DOCA attribute object, except that Size has no default and
+// must be set.
+type CQConfig struct {
+	// Size is the number of CQEs: a power of two, at most DeviceAttr.MaxCQE.
+	Size uint32
+	// UserContext is stored and returned by UserContext(); never interpreted.
+	UserContext uintptr
+	// UMem holds the CQE ring (Size*64 bytes at UMemOffset); DBRUMem the
+	// 8-byte doorbell record at DBRUMemOffset. Give both or neither: without
+	// them the CQ allocates host memory for both. UMemOffset must be 0, as in
+	// DOCA (whose firmware command carries no ring offset).
+	UMem          *UMem
+	UMemOffset    uint64
+	DBRUMem       *UMem
+	DBRUMemOffset uint64
+	// UAR is the doorbell page for arming; without it the CQ allocates one
+	// (non-cached, falling back to BlueFlame).
+	UAR *UAR
+	// Overrun sets overrun-ignore: the NIC never checks the consumer index
+	// (GPU-polled CQs).
+	Overrun bool
+	// Collapsed makes the NIC write every CQE to entry 0.
+	Collapsed bool
+}
+
+// CQ is a completion queue (doca_verbs_cq).
+type CQ struct {
+	node
+	ctx     *Context
+	cfg     CQConfig
+	obj     mlx5.Obj
+	cqn     uint32
+	ring    uintptr
+	entries uint32
+	dbr     uintptr
+	uar     *UAR
+	ownUAR  bool
+	buf     *hostBuf // internal ring + DBR
+	umem    *UMem    // internal UMEM over buf
+	// consumer state of the host-side poller (Poll)
+	pollMu sync.Mutex
+	ci     uint32
+	users  cqQPs // QPs that complete on this CQ
+}
+
+// NewCQ creates a completion queue (doca_verbs_cq_create).
+func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
+	const op = "doca_verbs_cq_create"
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
+		return nil, newErr(op, ErrInvalidValue, "external ring UMEM and DBR UMEM must be given together")
+	}
+	if !isPow2(uint64(cfg.Size)) {
+		return nil, newErr(op, ErrInvalidValue, "size %d is not a power of two", cfg.Size)
+	}
+	attr, err := QueryDevice(c)
+	if err != nil {
+		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
+	}
+	if cfg.Size > attr.MaxCQE+1 {
+		// ibv reports max_cqe as 2^log_max_cq_sz - 1; the PRM size is the power of two.
+		return nil, newErr(op, ErrInvalidValue, "size %d exceeds the device's max CQE %d", cfg.Size, attr.MaxCQE)
+	}
+	if cfg.UMem != nil {
+		if cfg.UMemOffset != 0 {
+			return nil, newErr(op, ErrInvalidValue, "ring UMEM offset %d: must be 0 (the ring starts at the UMEM)", cfg.UMemOffset)
+		}
+		if uint64(cfg.Size)*cqeSize > cfg.UMem.Size() {
+			return nil, newErr(op, ErrInvalidValue, "ring of %d CQEs needs %d bytes, UMEM has %d", cfg.Size, uint64(cfg.Size)*cqeSize, cfg.UMem.Size())
+		}
+		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset+8 > cfg.DBRUMem.Size() {
+			return nil, newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
+		}
+	}
+	if err := c.acquire(op); err != nil {
+		return nil, err
+	}
+	q := &CQ{ctx: c, cfg: cfg, entries: cfg.Size}
+	defer func() {
+		if err != nil {
+			q.teardown()
+			c.release()
+		}
+	}()
+
+	var ringUMem, dbrUMem *UMem
+	var dbrOff uint64
+	if cfg.UMem != nil {
+		ringUMem, dbrUMem, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
+		if err := ringUMem.acquire(op); err != nil {
+			return nil, err
+		}
+		if err := dbrUMem.acquire(op); err != nil {
+			ringUMem.release()
+			return nil, err
+		}
+	} else {
+		dbrOff = alignUp(uint64(cfg.Size)*cqeSize, dbrArea)
+		if q.buf, err = allocHost(op, dbrOff+dbrArea); err != nil {
+			return nil, err
+		}
+		// DOCA leaves internal rings zeroed; we mark every CQE invalid
+		// (opcode 15, owner 1) so owner-bit pollers work from the start.
+		for i := uint32(0); i < cfg.Size; i++ {
+			q.buf.b[uint64(i)*cqeSize+63] = cqeInvalidOwned
+		}
+		if q.umem, err = NewUMem(c, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
+			return nil, err
+		}
+		ringUMem, dbrUMem = q.umem, q.umem
+		_ = q.umem.acquire(op)
+	}
+	q.ring = ringUMem.Addr()
+	q.dbr = dbrUMem.Addr() + uintptr(dbrOff)
+
+	if cfg.UAR != nil {
+		if err := cfg.UAR.acquire(op); err != nil {
+			return nil, err
+		}
+		q.uar = cfg.UAR
+	} else {
+		if q.uar, err = newUARFallback(c, UARNonCache, UARBlueFlame); err != nil {
+			return nil, err
+		}
+		q.ownUAR = true
+		_ = q.uar.acquire(op)
+	}
+	eqn, err := c.dev.QueryEQN(0)
+	if err != nil {
+		return nil, driverErr(op, err, "mlx5dv_devx_query_eqn vector 0")
+	}
+	in, err := prmCreateCQ(cqParams{
+		logSize: log2(uint64(cfg.Size)), uarPage: q.uar.ID(), eqn: eqn,
+		umemID: ringUMem.ID(), dbrUMemID: dbrUMem.ID(), dbrOffset: dbrOff,
+		overrun: cfg.Overrun, collapsed: cfg.Collapsed,
+	})
+	if err != nil {
+		return nil, wrapErr(op, ErrInvalidValue, err, "build CREATE_CQ")
+	}
+	out := make([]byte, prmCreateOutLen)
+	q.obj, err = c.dev.CreateObj(in, out)
+	if err != nil {
+		return nil, driverErr(op, err, "CREATE_CQ of %d entries", cfg.Size)
+	}
+	q.cqn = q.obj.ID()
+	q.init("CQ")
+	return q, nil
+}
+
+const cqeInvalidOwned = 0xf1 // op_own: opcode INVALID (15), owner 1
+
+// newUARFallback allocates a UAR of the first type, then the second.
+func newUARFallback(c *Context, first, second UARAllocType) (*UAR, error) {
+	u, err := NewUAR(c, first)
+	if err == nil {
+		return u, nil
+	}
+	u, err2 := NewUAR(c, second)
+	if err2 != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// teardown releases what NewCQ acquired, in reverse order; used on a failed
+// create and by Close.
+func (q *CQ) teardown() error {
+	if q.obj != nil {
+		if err := q.obj.Destroy(); err != nil {
+			return driverErr("doca_verbs_cq_destroy", err, "cqn %d", q.cqn)
+		}
+		q.obj = nil
+	}
+	if q.uar != nil {
+		q.uar.release()
+		if q.ownUAR {
+			if err := q.uar.Close(); err != nil {
+				return err
+			}
+		}
+		q.uar = nil
+	}
+	if q.umem != nil {
+		q.umem.release()
+		if err := q.umem.Close(); err != nil {
+			return err
+		}
+		q.umem = nil
+	} else if q.cfg.UMem != nil && q.ring != 0 {
+		q.cfg.UMem.release()
+		q.cfg.DBRUMem.release()
+		q.ring = 0
+	}
+	if q.buf != nil {
+		if err := q.buf.free(); err != nil {
+			return wrapErr("doca_verbs_cq_destroy", ErrOperatingSystem, err, "munmap CQ ring")
+		}
+		q.buf = nil
+	}
+	return nil
+}
+
+// CQN is the CQ number.
+func (q *CQ) CQN() uint32 { return q.cqn }
+
+// Ring returns the CQE ring: its address, the number of entries and the entry
+// size (64) (doca_verbs_cq_get_wq).
+func (q *CQ) Ring() (addr uintptr, entries uint32, entrySize uint8) {
+	return q.ring, q.entries, cqeSize
+}
+
+// Doorbells returns the UAR doorbell register, the consumer-index doorbell
+// record word and the arm word (doca_verbs_cq_get_dbr_addr).
+func (q *CQ) Doorbells() (uarDB, ciDBR, armDBR uintptr) {
+	return q.uar.RegAddr(), q.dbr, q.dbr + 4
+}
+
+// DBRAddr is the address of the 8-byte CQ doorbell record.
+func (q *CQ) DBRAddr() uintptr { return q.dbr }
+
+// UAR is the doorbell page of the CQ.
+func (q *CQ) UAR() *UAR { return q.uar }
+
+// Config returns the configuration the CQ was created with.
+func (q *CQ) Config() CQConfig { return q.cfg }
+
+// UserContext returns CQConfig.UserContext.
+func (q *CQ) UserContext() uintptr { return q.cfg.UserContext }
+
+// Close destroys the CQ (doca_verbs_cq_destroy); ErrInUse while a QP uses it.
+func (q *CQ) Close() error {
+	done, err := q.beginClose("doca_verbs_cq_destroy")
+	if done || err != nil {
+		return err
+	}
+	err = q.teardown()
+	if err == nil {
+		q.ctx.release()
+	}
+	q.endClose(err)
+	return err
+}

@@ -1,0 +1,169 @@
+package verbs
+
+import (
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// SRQConfig describes a shared receive queue (doca_verbs_srq_init_attr).
+type SRQConfig struct {
+	PD         *PD
+	Type       SRQType
+	WR         uint32 // receive work requests, > 0
+	MaxRecvSGE uint32 // > 0
+	// UMem holds the receive ring and, after it, the doorbell record, at
+	// UMemOffset; without it the SRQ allocates host memory.
+	UMem       *UMem
+	UMemOffset uint64
+}
+
+// SRQ is a shared receive queue (doca_verbs_srq), implemented as a PRM
+// receive memory pool (RMP).
+type SRQ struct {
+	node
+	ctx  *Context
+	cfg  SRQConfig
+	pd   *PD
+	obj  mlx5.Obj
+	srqn uint32
+	geo  srqGeometry
+	ring uintptr
+	dbr  uintptr
+	buf  *hostBuf
+	umem *UMem
+
+	recv receiver // host-side receive posting
+}
+
+// NewSRQ creates a shared receive queue (doca_verbs_srq_create).
+func NewSRQ(c *Context, cfg SRQConfig) (s *SRQ, err error) {
+	const op = "doca_verbs_srq_create"
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
+		return nil, newErr(op, ErrInvalidValue, "SRQ type %v", cfg.Type)
+	}
+	if cfg.PD == nil {
+		return nil, newErr(op, ErrInvalidValue, "no PD")
+	}
+	if cfg.WR == 0 {
+		return nil, newErr(op, ErrInvalidValue, "srq_wr is 0")
+	}
+	if cfg.MaxRecvSGE == 0 {
+		return nil, newErr(op, ErrInvalidValue, "receive_max_sges is 0")
+	}
+	attr, err := QueryDevice(c)
+	if err != nil {
+		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
+	}
+	if cfg.WR > attr.MaxSRQWR {
+		return nil, newErr(op, ErrNotSupported, "srq_wr %d exceeds the device's %d", cfg.WR, attr.MaxSRQWR)
+	}
+	if cfg.MaxRecvSGE > attr.MaxSRQSGE {
+		return nil, newErr(op, ErrNotSupported, "receive_max_sges %d exceeds the device's %d", cfg.MaxRecvSGE, attr.MaxSRQSGE)
+	}
+	g := sizeSRQ(cfg.Type, cfg.WR, cfg.MaxRecvSGE)
+	if cfg.UMem != nil && cfg.UMemOffset+g.dbrOff+8 > cfg.UMem.Size() {
+		return nil, newErr(op, ErrInvalidValue, "SRQ needs %d bytes at offset %d, UMEM has %d", g.dbrOff+8, cfg.UMemOffset, cfg.UMem.Size())
+	}
+	if err := cfg.PD.acquire(op); err != nil {
+		return nil, err
+	}
+	s = &SRQ{ctx: c, cfg: cfg, pd: cfg.PD, geo: g}
+	defer func() {
+		if err != nil {
+			s.teardown()
+			cfg.PD.release()
+		}
+	}()
+	var u *UMem
+	var off uint64
+	if cfg.UMem != nil {
+		if err := cfg.UMem.acquire(op); err != nil {
+			return nil, err
+		}
+		u, off = cfg.UMem, cfg.UMemOffset
+	} else {
+		if s.buf, err = allocHost(op, g.dbrOff+dbrArea); err != nil {
+			return nil, err
+		}
+		if s.umem, err = NewUMem(c, s.buf.addr(), uint64(len(s.buf.b)), 0, nil); err != nil {
+			return nil, err
+		}
+		u = s.umem
+	}
+	s.ring = u.Addr() + uintptr(off)
+	s.dbr = s.ring + uintptr(g.dbrOff)
+	in, err := prmCreateRMP(rmpParams{
+		linkedList: cfg.Type == SRQLinkedList, pdn: cfg.PD.PDN(), logSize: g.logSize, logStride: g.logWQESz,
+		umemID: u.ID(), umemOffset: off, dbrOffset: off + g.dbrOff,
+	})
+	if err != nil {
+		if cfg.UMem != nil {
+			cfg.UMem.release()
+		}
+		return nil, wrapErr(op, ErrInvalidValue, err, "build CREATE_RMP")
+	}
+	s.obj, err = c.dev.CreateObj(in, make([]byte, prmCreateOutLen))
+	if err != nil {
+		if cfg.UMem != nil {
+			cfg.UMem.release()
+		}
+		return nil, driverErr(op, err, "CREATE_RMP")
+	}
+	s.srqn = s.obj.ID()
+	s.recv.init(s.ring, uint32(g.entries), uint32(g.wqeSize), s.dbr, cfg.Type == SRQLinkedList)
+	s.init("SRQ")
+	return s, nil
+}
+
+func (s *SRQ) teardown() error {
+	const op = "doca_verbs_srq_destroy"
+	if s.obj != nil {
+		if err := s.obj.Destroy(); err != nil {
+			return driverErr(op, err, "srqn 0x%x", s.srqn)
+		}
+		s.obj = nil
+	}
+	if s.umem != nil {
+		if err := s.umem.Close(); err != nil {
+			return err
+		}
+		s.umem = nil
+	}
+	if s.buf != nil {
+		if err := s.buf.free(); err != nil {
+			return wrapErr(op, ErrOperatingSystem, err, "munmap SRQ ring")
+		}
+		s.buf = nil
+	}
+	return nil
+}
+
+// Close destroys the SRQ (doca_verbs_srq_destroy); ErrInUse while QPs use it.
+func (s *SRQ) Close() error {
+	done, err := s.beginClose("doca_verbs_srq_destroy")
+	if done || err != nil {
+		return err
+	}
+	err = s.teardown()
+	if err == nil {
+		s.pd.release()
+		if s.cfg.UMem != nil {
+			s.cfg.UMem.release()
+		}
+	}
+	s.endClose(err)
+	return err
+}
+
+// SRQN is the SRQ number.
+func (s *SRQ) SRQN() uint32 { return s.srqn }
+
+// Ring returns the receive ring: address, entries and bytes per WQE.
+func (s *SRQ) Ring() (addr uintptr, entries, wqeSize uint32) {
+	return s.ring, uint32(s.geo.entries), uint32(s.geo.wqeSize)
+}
+
+// DBRAddr is the SRQ doorbell record.
+func (s *SRQ) DBRAddr() uintptr { return s.dbr }
