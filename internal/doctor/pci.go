@@ -103,7 +103,7 @@ func classify(a, b pciFunc) (TopoClass, string) {
 		if a.NUMA >= 0 && b.NUMA >= 0 && a.NUMA != b.NUMA {
 			return TopoSYS, fmt.Sprintf("different NUMA nodes (%d and %d): traffic crosses the CPU interconnect", a.NUMA, b.NUMA)
 		}
-		return TopoNODE, fmt.Sprintf("different PCIe root complexes (%s and %s) on NUMA node %d: traffic crosses the host bridges", a.Path.HostBridge, b.Path.HostBridge, a.NUMA)
+		return TopoNODE, fmt.Sprintf("different PCIe root complexes (%s and %s) on NUMA node %s: traffic crosses the host bridges", a.Path.HostBridge, b.Path.HostBridge, numaString(a.NUMA))
 	}
 	// Longest common prefix of the two chains, excluding the functions.
 	ab, bb := a.Path.Bridges(), b.Path.Bridges()

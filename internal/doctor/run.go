@@ -1,7 +1,6 @@
 package doctor
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -300,13 +299,4 @@ func (r *runner) skipReason(n nic) string {
 		return "GPU not in sysfs"
 	}
 	return ""
-}
-
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
