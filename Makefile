@@ -8,7 +8,7 @@ NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=s
 NVCC_FLAGS ?= -O3 -std=c++17 -Werror all-warnings -Icuda/include $(NVCC_ARCH)
 FUZZTIME ?= 10s
 
-.PHONY: all build kernels test test-short lint fuzz gpu-test demo headers-check clean
+.PHONY: all build kernels test test-short lint fuzz gpu-build gpu-test demo headers-check clean
 
 all: build kernels
 
@@ -48,7 +48,12 @@ lint:
 fuzz:
 	@bash scripts/fuzz.sh $(FUZZTIME)
 
-# The GPU suite: needs a GPU, nvcc and the CUDA driver.
+# Test binaries and programs for the GPU suite, built where Go is.
+gpu-build:
+	@bash scripts/gpu-build.sh
+
+# The GPU suite: needs a GPU, nvcc and the CUDA driver (and Go, or a build/
+# made by gpu-build).
 gpu-test:
 	@bash scripts/gpu-test.sh
 

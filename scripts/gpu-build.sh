@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds, on a machine with Go, everything the GPU suite runs on a machine
+# without Go: test binaries of the packages that have GPU tests (into
+# build/tests/, named after the package path) and the example programs (into
+# build/bin/). Carry build/ to the GPU machine and run scripts/gpu-test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p build/tests build/bin
+pkgs=(./internal/cuda ./internal/emugpu ./gpunetio ./internal/devhost ./internal/mlx5/emu ./verbs)
+for p in "${pkgs[@]}"; do
+  [ -d "$p" ] || continue
+  name=$(echo "${p#./}" | tr / _)
+  go test -c -o "build/tests/$name.test" "$p"
+done
+for d in examples/*/; do
+  [ -f "$d/main.go" ] || continue
+  go build -o "build/bin/$(basename "$d")" "./$d"
+done
+go build -o build/bin/gpunetio ./cmd/gpunetio
+echo "gpu-build: $(ls build/tests | wc -l) test binaries, $(ls build/bin | wc -l) programs"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The GPU suite (make gpu-test): compiles the device headers and kernels with
+# nvcc, runs the test binaries of every package with GPU tests (GPU memory,
+# export, kernels posting to emulated NICs), the post-rate benchmark and the
+# examples as client/server pairs, and prints one summary line per step and a
+# closing "N passed, N failed" line. Test binaries come from
+# scripts/gpu-build.sh (run here first when Go is available).
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LOG=${OUT:-$ROOT/build}/gpu-test-logs
+mkdir -p "$LOG"
+NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+if ! ldconfig -p 2>/dev/null | grep -q libcuda.so.1 && [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]; then
+  echo "gpu-test: no CUDA driver (libcuda.so.1) on this machine: the GPU suite needs a GPU. Run 'make test' for the CPU suite."
+  exit 2
+fi
+if command -v go >/dev/null; then
+  bash scripts/gpu-build.sh || { echo "gpu-test: gpu-build failed"; exit 1; }
+fi
+nvidia-smi -L 2>/dev/null || true
+
+pass=0; fail=0; summary=()
+step() {
+  local name=$1; shift
+  local log="$LOG/$(echo "$name" | tr ' /' '__').log"
+  local t0=$SECONDS
+  echo "=== $name"
+  if "$@" >"$log" 2>&1; then
+    pass=$((pass+1)); summary+=("PASS  $name ($((SECONDS-t0))s)")
+  else
+    fail=$((fail+1)); summary+=("FAIL  $name ($((SECONDS-t0))s) -- see $log")
+    tail -25 "$log"
+  fi
+  grep -E '^(--- (FAIL|SKIP)|ok|FAIL|PASS)' "$log" | head -40 || true
+}
+
+if [ -n "$NVCC" ]; then
+  step "headers-check (nvcc $($NVCC --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))" bash scripts/headers-check.sh "$NVCC"
+  step "kernels" bash scripts/build-kernels.sh "$NVCC" "-O3 -std=c++17 -Werror all-warnings -Icuda/include -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90"
+else
+  summary+=("SKIP  headers-check, kernels: nvcc not found")
+fi
+for t in build/tests/*.test; do
+  [ -x "$t" ] || continue
+  pkg=$(basename "$t" .test | tr _ /)
+  step "go test $pkg" bash -c "cd '$ROOT/$pkg' && '$ROOT/$t' -test.count=1 -test.timeout=300s -test.v"
+done
+if [ -n "$NVCC" ] && [ -f scripts/post-rate.sh ]; then
+  step "post-rate benchmark" bash scripts/post-rate.sh
+fi
+if [ -f scripts/examples-gpu-test.sh ]; then
+  step "examples (client/server on emulated NICs)" bash scripts/examples-gpu-test.sh
+fi
+echo
+echo "GPU suite summary:"
+printf '  %s\n' "${summary[@]}"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
