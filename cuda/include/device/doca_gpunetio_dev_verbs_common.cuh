@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 #if defined(__CUDACC__)
 #include <cuda.h>
 #include <cuda/atomic>
@@ -74,6 +75,18 @@
 /* Internal: device code (either nvcc pass) versus the host-compile layer. */
 #if defined(__CUDA_ARCH__)
 #define DOCA_GPUNETIO_VERBS_PRIV_DEVICE_PASS 1
+#endif
+
+/* Host-compile store hook: an emulator (or a test) may define DOCA_GPUNETIO_VERBS_HOST_STORE_HOOK
+ * as a function (void *addr, uint64_t value, int bytes) before including the headers; it is called
+ * after every doorbell, doorbell-record and proxy-mailbox store. Device code never calls it. */
+#if defined(DOCA_GPUNETIO_VERBS_HOST_COMPILE) && defined(DOCA_GPUNETIO_VERBS_HOST_STORE_HOOK)
+#define DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(ptr, val, bytes) \
+	DOCA_GPUNETIO_VERBS_HOST_STORE_HOOK((void *)(ptr), (uint64_t)(val), (bytes))
+#else
+#define DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(ptr, val, bytes) \
+	do {                                               \
+	} while (0)
 #endif
 
 /* ---- Internal helpers ------------------------------------------------------------------------ */
@@ -180,6 +193,7 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_store_db64(uint64
 	doca_priv_gpu_dev_verbs_compiler_barrier();
 	*(volatile uint64_t *)ptr = val;
 	doca_priv_gpu_dev_verbs_compiler_barrier();
+	DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(ptr, val, 8);
 #endif
 }
 
@@ -191,6 +205,7 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_store_relaxed_sys
 #else
 	__atomic_store_n(ptr, val, __ATOMIC_RELAXED);
 	doca_priv_gpu_dev_verbs_compiler_barrier();
+	DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(ptr, val, 4);
 #endif
 }
 

@@ -278,6 +278,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca
 	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
 		doca_priv_gpu_dev_verbs_store_relaxed_sys64(mailbox, prod_idx);
 		WRITE_ONCE(*mailbox, prod_idx);
+		DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
 	} else {
 #if defined(__CUDACC__)
 		asm volatile("red.relaxed.sys.global.max.u64 [%0], %1;" ::"l"(mailbox), "l"((unsigned long long)prod_idx)
@@ -287,6 +288,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca
 		while (old < prod_idx && !__atomic_compare_exchange_n(mailbox, &old, prod_idx, true, __ATOMIC_RELAXED,
 								      __ATOMIC_RELAXED))
 			;
+		DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
 #endif
 	}
 }
@@ -528,15 +530,24 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_prepare_inl_rdma_write
 	(void)qp;
 	uint8_t *base = (uint8_t *)wqe_ptr;
 	*(uint32_t *)(base + 32) = doca_gpu_dev_verbs_bswap32((uint32_t)sizeof(T) | DOCA_GPUNETIO_IB_MLX5_INLINE_SEG);
-	if (sizeof(T) == 1) {
-		*(uint8_t *)(base + 36) = *(uint8_t *)&data;
-	} else if (sizeof(T) == 2) {
-		*(uint16_t *)(base + 36) = *(uint16_t *)&data;
-	} else if (sizeof(T) == 4) {
-		*(uint32_t *)(base + 36) = *(uint32_t *)&data;
-	} else if (sizeof(T) == 8) {
-		*(uint32_t *)(base + 36) = ((uint32_t *)&data)[0];
-		*(uint32_t *)(base + 40) = ((uint32_t *)&data)[1];
+	/* memcpy reads the value's object representation without type punning (a register move). */
+	if constexpr (sizeof(T) == 1) {
+		uint8_t v;
+		memcpy(&v, &data, 1);
+		*(uint8_t *)(base + 36) = v;
+	} else if constexpr (sizeof(T) == 2) {
+		uint16_t v;
+		memcpy(&v, &data, 2);
+		*(uint16_t *)(base + 36) = v;
+	} else if constexpr (sizeof(T) == 4) {
+		uint32_t v;
+		memcpy(&v, &data, 4);
+		*(uint32_t *)(base + 36) = v;
+	} else if constexpr (sizeof(T) == 8) {
+		uint32_t v[2];
+		memcpy(v, &data, 8);
+		*(uint32_t *)(base + 36) = v[0];
+		*(uint32_t *)(base + 40) = v[1];
 	} else {
 		doca_gpu_dev_verbs_memcpy_data((void *)(base + 36), (void *)&data, sizeof(T));
 	}
