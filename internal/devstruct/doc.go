@@ -1,0 +1,19 @@
+// Package devstruct is the Go side of the device-visible structs that the
+// host exports to CUDA kernels: struct doca_gpu_dev_verbs_qp (296 bytes) and
+// its embedded struct doca_gpu_dev_verbs_cq (64 bytes).
+//
+// There is one definition of those structs: the C header
+// cuda/include/common/doca_gpunetio_verbs_dev.h, which kernels include. This
+// package includes the same header through cgo and takes every size and
+// field offset from the C compiler (sizeof / offsetof), so a change to the
+// header moves the Go encoder with it; the tests pin the layout to
+// device-api.md section 3 so such a change cannot go unnoticed.
+//
+// QP and CQ are plain Go values mirroring the fields. Encode/Put produce the
+// exact byte image (reserved bytes zero) to copy into GPU memory; DecodeQP
+// reads an image back (for example after a kernel ran) and refuses short or
+// corrupted images. Host and GPU are little-endian; fields the C header
+// declares __be32 hold already byte-swapped values (see BE32).
+//
+// The package has no state and every function is safe for concurrent use.
+package devstruct

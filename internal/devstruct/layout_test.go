@@ -1,0 +1,184 @@
+package devstruct
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The layout of device-api.md sections 3.4 and 3.5.
+func TestLayoutMatchesSpec(t *testing.T) {
+	assert.Equal(t, 296, QPSize)
+	assert.Equal(t, 64, CQSize)
+	assert.Equal(t, 8, QPAlign)
+	assert.Equal(t, 8, CQAlign)
+	assert.Equal(t, uint32(2), MemTypeGPU)
+	assert.Equal(t, uint32(1), MemTypeHost)
+
+	qp := []struct {
+		name      string
+		got, want int
+	}{
+		{"sq_rsvd_index", offSQRsvdIndex, 0},
+		{"sq_ready_index", offSQReadyIndex, 8},
+		{"sq_wqe_pi", offSQWQEPI, 16},
+		{"sq_num", offSQNum, 24},
+		{"sq_num_shift8", offSQNumShift8, 28},
+		{"sq_num_shift8_be", offSQNumShift8BE, 32},
+		{"sq_num_shift8_be_1ds", offSQNumBE1DS, 36},
+		{"sq_num_shift8_be_2ds", offSQNumBE2DS, 40},
+		{"sq_num_shift8_be_3ds", offSQNumBE3DS, 44},
+		{"sq_num_shift8_be_4ds", offSQNumBE4DS, 48},
+		{"sq_num_shift8_be_5ds", offSQNumBE5DS, 52},
+		{"sq_lock", offSQLock, 56},
+		{"sq_wqe_num", offSQWQENum, 60},
+		{"sq_wqe_mask", offSQWQEMask, 62},
+		{"sq_wqe_daddr", offSQWQEDAddr, 64},
+		{"sq_dbrec", offSQDBRec, 72},
+		{"sq_db", offSQDB, 80},
+		{"reserved1", offQPReserved1, 88},
+		{"reserved2", offQPReserved2, 96},
+		{"cq_sq", offCQSQ, 160},
+		{"reserved3", offQPReserved3, 224},
+		{"nic_handler", offNICHandler, 288},
+		{"mem_type", offQPMemType, 292},
+		{"cq.cqe_daddr", offCQEDAddr, 0},
+		{"cq.cq_num", offCQNum, 8},
+		{"cq.cqe_num", offCQENum, 12},
+		{"cq.dbrec", offCQDBRec, 16},
+		{"cq.cqe_ci", offCQECI, 24},
+		{"cq.cqe_mask", offCQEMask, 32},
+		{"cq.cqe_size", offCQESize, 36},
+		{"cq.reserved1", offCQReserved1, 37},
+		{"cq.cqe_rsvd", offCQERsvd, 40},
+		{"cq.mem_type", offCQMemType, 48},
+		{"cq.reserved2", offCQReserved2, 52},
+	}
+	for _, f := range qp {
+		assert.Equal(t, f.want, f.got, "offsetof %s", f.name)
+	}
+	assert.Equal(t, 16, OffsetSQWQEPI)
+	assert.Equal(t, 160, OffsetCQSQ)
+	assert.Equal(t, 288, OffsetNICHandler)
+}
+
+func sampleQP() QP {
+	q := QP{
+		SQRsvdIndex: 0x1111, SQReadyIndex: 0x2222, SQWQEPI: 0x3333, SQLock: -1,
+		SQWQENum: 256, SQWQEMask: 255, SQWQEDAddr: 0x7f0000001000, SQDBRec: 0x7f0000002004,
+		SQDB: 0x7f0000003800, NICHandler: 2, MemType: MemTypeGPU,
+		CQ: CQ{CQEDAddr: 0x7f0000004000, CQNum: 0x55, CQENum: 256, DBRec: 0x7f0000005000,
+			CQECI: 7, CQEMask: 255, CQESize: 64, CQERsvd: 9, MemType: MemTypeGPU},
+	}
+	q.SetQPN(0xabcdef)
+	return q
+}
+
+func TestEncodeFieldBytes(t *testing.T) {
+	q := sampleQP()
+	b := q.Encode()
+	require.Len(t, b, 296)
+	be := binary.BigEndian
+	tests := []struct {
+		name string
+		off  int
+		n    int
+		want uint64
+		big  bool
+	}{
+		{"sq_rsvd_index", 0, 8, 0x1111, false},
+		{"sq_ready_index", 8, 8, 0x2222, false},
+		{"sq_wqe_pi", 16, 8, 0x3333, false},
+		{"sq_num", 24, 4, 0xabcdef, false},
+		{"sq_num_shift8", 28, 4, 0xabcdef00, false},
+		{"sq_num_shift8_be", 32, 4, 0xabcdef00, true},
+		{"1ds", 36, 4, 0xabcdef01, true},
+		{"2ds", 40, 4, 0xabcdef02, true},
+		{"3ds", 44, 4, 0xabcdef03, true},
+		{"4ds", 48, 4, 0xabcdef04, true},
+		{"5ds", 52, 4, 0xabcdef05, true},
+		{"sq_lock", 56, 4, 0xffffffff, false},
+		{"sq_wqe_num", 60, 2, 256, false},
+		{"sq_wqe_mask", 62, 2, 255, false},
+		{"sq_wqe_daddr", 64, 8, 0x7f0000001000, false},
+		{"sq_dbrec", 72, 8, 0x7f0000002004, false},
+		{"sq_db", 80, 8, 0x7f0000003800, false},
+		{"cq.cqe_daddr", 160, 8, 0x7f0000004000, false},
+		{"cq.cq_num", 168, 4, 0x55, false},
+		{"cq.cqe_num", 172, 4, 256, false},
+		{"cq.dbrec", 176, 8, 0x7f0000005000, false},
+		{"cq.cqe_ci", 184, 8, 7, false},
+		{"cq.cqe_mask", 192, 4, 255, false},
+		{"cq.cqe_size", 196, 1, 64, false},
+		{"cq.cqe_rsvd", 200, 8, 9, false},
+		{"cq.mem_type", 208, 4, 2, false},
+		{"nic_handler", 288, 4, 2, false},
+		{"mem_type", 292, 4, 2, false},
+	}
+	for _, tc := range tests {
+		var got uint64
+		switch {
+		case tc.n == 8:
+			got = le.Uint64(b[tc.off:])
+		case tc.n == 4 && tc.big:
+			got = uint64(be.Uint32(b[tc.off:]))
+		case tc.n == 4:
+			got = uint64(le.Uint32(b[tc.off:]))
+		case tc.n == 2:
+			got = uint64(le.Uint16(b[tc.off:]))
+		default:
+			got = uint64(b[tc.off])
+		}
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+	for _, r := range [][2]int{{88, 160}, {197, 200}, {212, 224}, {224, 288}} {
+		assert.Equal(t, make([]byte, r[1]-r[0]), b[r[0]:r[1]], "reserved %d..%d", r[0], r[1])
+	}
+}
+
+func TestDecodeRoundTripAndRejects(t *testing.T) {
+	q := sampleQP()
+	b := q.Encode()
+	got, err := DecodeQP(b)
+	require.NoError(t, err)
+	assert.Equal(t, q, got)
+
+	_, err = DecodeQP(b[:295])
+	assert.ErrorContains(t, err, "295 bytes")
+	for _, off := range []int{88, 100, 159, 198, 215, 230, 287} {
+		c := append([]byte(nil), b...)
+		c[off] = 1
+		_, err := DecodeQP(c)
+		assert.ErrorContains(t, err, "reserved", "offset %d", off)
+	}
+	_, err = DecodeCQ(b[160:200])
+	assert.Error(t, err)
+}
+
+func TestBE32(t *testing.T) {
+	var b [4]byte
+	for _, v := range []uint32{0, 1, 0x12345678, 0xffffff00} {
+		le.PutUint32(b[:], BE32(v))
+		assert.Equal(t, v, binary.BigEndian.Uint32(b[:]))
+	}
+}
+
+func FuzzDecodeQP(f *testing.F) {
+	q := sampleQP()
+	f.Add(q.Encode())
+	f.Add(make([]byte, 296))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, err := DecodeQP(b)
+		if err != nil {
+			return
+		}
+		// A decodable image re-encodes to itself.
+		out := q.Encode()
+		if string(out) != string(b[:QPSize]) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
