@@ -116,7 +116,7 @@ const (
 // Offsets exported for code that touches one field of a device QP in place
 // (the CPU helper reads sq_wqe_pi; reset rewrites the indices).
 const (
-	OffsetSQWQEPI   = offSQWQEPI
-	OffsetCQSQ      = offCQSQ
+	OffsetSQWQEPI    = offSQWQEPI
+	OffsetCQSQ       = offCQSQ
 	OffsetNICHandler = offNICHandler
 )
