@@ -19,7 +19,7 @@ type cmdFixture struct {
 	eqn          uint32
 }
 
-func newCmdFixture(t *testing.T, model Model) *cmdFixture {
+func newCmdFixture(t testing.TB, model Model) *cmdFixture {
 	f := &cmdFixture{nic: newNIC(t, Config{Name: "emuC", Model: model})}
 	var err error
 	f.dev, err = f.nic.Open()

@@ -68,6 +68,7 @@ type qpOpts struct {
 	dataLen  int
 	share    *endpoint // use this endpoint's context, PD and UAR page
 	gpu      *fakeGPU  // rings, DBRs and data live in this fake GPU memory
+	iova     uint64    // the data MR's iova (default: its address)
 	mem      func(t testing.TB, n int) []byte
 }
 
@@ -190,7 +191,11 @@ func newEndpoint(t testing.TB, nic *NIC, o qpOpts) *endpoint {
 	e.qp, e.qpn = e.create(qin.Marshal())
 	if e.data = o.mem(t, o.dataLen); true {
 		acc := mlx5.AccessLocalWrite | mlx5.AccessRemoteWrite | mlx5.AccessRemoteRead | mlx5.AccessRemoteAtomic
-		e.mr, err = dev.RegMR(e.pd, e.addr(e.data), uint64(o.dataLen), uint64(e.addr(e.data)), acc)
+		iova := o.iova
+		if iova == 0 {
+			iova = uint64(e.addr(e.data))
+		}
+		e.mr, err = dev.RegMR(e.pd, e.addr(e.data), uint64(o.dataLen), iova, acc)
 		must(t, err)
 	}
 	t.Cleanup(e.close)
@@ -380,7 +385,7 @@ func (e *endpoint) queryQP() mlx5.QPContext {
 	return o.QPC
 }
 
-func (e *endpoint) va(off int) uint64 { return uint64(e.addr(e.data)) + uint64(off) }
+func (e *endpoint) va(off int) uint64 { return e.mr.IOVA() + uint64(off) }
 
 // addr is the address the NIC knows b by: its host address, or its fake
 // GPU virtual address.

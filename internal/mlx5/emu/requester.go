@@ -256,9 +256,9 @@ func (q *qp) transmit(now time.Time) bool {
 		w := &r.w
 		syn := q.readWQE(r.send, &r.buf, w)
 		if dist(r.send, r.pi) < w.bbs {
-			if syn == 0 {
-				break // the rest of the WQE is not posted yet
-			}
+			// The producer index ends inside the WQE: software published
+			// a partial WQE (rdma-core and gpunetio publish whole ones).
+			syn = mlx5.SyndromeLocalQPOpErr
 			w.bbs = dist(r.send, r.pi)
 		}
 		e := &r.ent[q.slot(r.send)]
