@@ -1,0 +1,174 @@
+// Package gdrcopy loads GDRCopy (libgdrapi.so.2) at run time and maps GPU
+// memory into the process through the gdrdrv kernel module (BAR1), which
+// gpunetio needs for its GPU_CPU memory type and for SW-emulated no-DBR QPs.
+//
+// Nothing is linked at build time: Open dlopens the library once per
+// process, resolves its entry points and calls gdr_open, which fails when
+// the gdrdrv module is not loaded. The environment variable
+// DOCA_GPUNETIO_DISABLE_GDRCOPY set to a non-zero integer disables GDRCopy.
+// The decision and the handle are cached for the life of the process (the
+// handle is never closed, as in DOCA). All functions are safe for concurrent
+// use.
+package gdrcopy
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef struct { unsigned long h; } gg_mh;
+typedef void *(*gg_open_fn)(void);
+typedef int (*gg_pin_fn)(void *, unsigned long, size_t, uint64_t, uint32_t, gg_mh *);
+typedef int (*gg_unpin_fn)(void *, gg_mh);
+typedef int (*gg_map_fn)(void *, gg_mh, void **, size_t);
+typedef int (*gg_unmap_fn)(void *, gg_mh, void *, size_t);
+
+static void *gg_lib;
+static void *gg_handle;
+static gg_pin_fn gg_pin;
+static gg_unpin_fn gg_unpin;
+static gg_map_fn gg_map;
+static gg_unmap_fn gg_unmap;
+
+// gg_load: 0 ok, 1 library missing, 2 symbol missing (*missing names it),
+// 3 gdr_open failed.
+static int gg_load(const char **missing) {
+	static const char *need[] = {"gdr_open", "gdr_close", "gdr_pin_buffer", "gdr_unpin_buffer",
+		"gdr_map", "gdr_unmap", "gdr_copy_from_mapping", "gdr_copy_to_mapping",
+		"gdr_runtime_get_version", "gdr_driver_get_version"};
+	gg_lib = dlopen("libgdrapi.so.2", RTLD_NOW);
+	if (!gg_lib)
+		return 1;
+	for (unsigned i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (!dlsym(gg_lib, need[i])) {
+			*missing = need[i];
+			return 2;
+		}
+	}
+	gg_pin = (gg_pin_fn)dlsym(gg_lib, "gdr_pin_buffer");
+	gg_unpin = (gg_unpin_fn)dlsym(gg_lib, "gdr_unpin_buffer");
+	gg_map = (gg_map_fn)dlsym(gg_lib, "gdr_map");
+	gg_unmap = (gg_unmap_fn)dlsym(gg_lib, "gdr_unmap");
+	gg_handle = ((gg_open_fn)dlsym(gg_lib, "gdr_open"))();
+	return gg_handle ? 0 : 3;
+}
+
+static int gg_pin_map(unsigned long addr, size_t size, unsigned long *mh, void **va) {
+	gg_mh h;
+	int r = gg_pin(gg_handle, addr, size, 0, 0, &h);
+	if (r)
+		return r;
+	r = gg_map(gg_handle, h, va, size);
+	if (r) {
+		gg_unpin(gg_handle, h);
+		return r;
+	}
+	*mh = h.h;
+	return 0;
+}
+
+static int gg_unmap_unpin(unsigned long mh, void *va, size_t size) {
+	gg_mh h = {mh};
+	int r = gg_unmap(gg_handle, h, va, size);
+	int r2 = gg_unpin(gg_handle, h);
+	return r ? r : r2;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// DisableEnv is the environment variable that turns GDRCopy off.
+const DisableEnv = "DOCA_GPUNETIO_DISABLE_GDRCOPY"
+
+// ErrUnavailable is matched (errors.Is) by every error that says GDRCopy
+// cannot be used in this process.
+var ErrUnavailable = errors.New("GDRCopy (libgdrapi.so.2 and the gdrdrv module) is required")
+
+var (
+	once    sync.Once
+	loadErr error
+)
+
+// disabled reports whether v asks to disable GDRCopy: a non-zero integer.
+func disabled(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && n != 0
+}
+
+// Open loads GDRCopy once per process; nil means Pin may be used.
+func Open() error {
+	once.Do(func() {
+		if disabled(os.Getenv(DisableEnv)) {
+			loadErr = fmt.Errorf("gdrcopy: disabled by %s=%s: %w", DisableEnv, os.Getenv(DisableEnv), ErrUnavailable)
+			return
+		}
+		var missing *C.char
+		switch C.gg_load(&missing) {
+		case 0:
+		case 1:
+			loadErr = fmt.Errorf("gdrcopy: dlopen libgdrapi.so.2: %s: %w", C.GoString(C.dlerror()), ErrUnavailable)
+		case 2:
+			loadErr = fmt.Errorf("gdrcopy: libgdrapi.so.2 lacks %s: %w", C.GoString(missing), ErrUnavailable)
+		default:
+			loadErr = fmt.Errorf("gdrcopy: gdr_open failed (is the gdrdrv module loaded?): %w", ErrUnavailable)
+		}
+	})
+	return loadErr
+}
+
+// Mapping is a pinned and CPU-mapped GPU range.
+type Mapping struct {
+	mu   sync.Mutex
+	mh   C.ulong
+	va   unsafe.Pointer
+	size uintptr
+}
+
+// Pin pins [devAddr, devAddr+size) (64 KiB aligned GPU memory) and maps it
+// into the process (gdr_pin_buffer + gdr_map). Use the mapping with aligned
+// word loads and stores only: it is uncached device memory.
+func Pin(devAddr, size uintptr) (*Mapping, error) {
+	if err := Open(); err != nil {
+		return nil, err
+	}
+	var mh C.ulong
+	var va unsafe.Pointer
+	if r := C.gg_pin_map(C.ulong(devAddr), C.size_t(size), &mh, &va); r != 0 {
+		return nil, fmt.Errorf("gdrcopy: pin/map %#x+%d: %w", devAddr, size, errnoOf(r))
+	}
+	return &Mapping{mh: mh, va: va, size: size}, nil
+}
+
+func errnoOf(r C.int) error {
+	if r < 0 {
+		r = -r
+	}
+	return syscall.Errno(r)
+}
+
+// Addr is the CPU address of the start of the range.
+func (m *Mapping) Addr() uintptr { return uintptr(m.va) }
+
+// Close unmaps and unpins (idempotent).
+func (m *Mapping) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.va == nil {
+		return nil
+	}
+	if r := C.gg_unmap_unpin(m.mh, m.va, C.size_t(m.size)); r != 0 {
+		return fmt.Errorf("gdrcopy: unmap/unpin %#x+%d: %w", uintptr(m.va), m.size, errnoOf(r))
+	}
+	m.va = nil
+	return nil
+}
