@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -97,3 +98,11 @@ func parseRows(t *testing.T, rows string) [64]byte {
 
 // key returns the verbatim key a caller passes so that the WQE holds BE32(k).
 func key(k uint32) uint32 { return bits.ReverseBytes32(k) }
+
+// cBytes copies data into C memory freed at the end of the test.
+func cBytes(t *testing.T, data []byte) unsafe.Pointer {
+	t.Helper()
+	b := NewCBuffer(data)
+	t.Cleanup(b.Free)
+	return b.Pointer()
+}
