@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"errors"
 	"net"
 	"strings"
 
@@ -45,7 +46,7 @@ func OpenDevice(name string) (*Context, error) {
 	d, err := mlx5.Open(name)
 	if err != nil {
 		code := ErrDriver
-		if strings.Contains(err.Error(), mlx5.ErrNoDevice.Error()) {
+		if errors.Is(err, mlx5.ErrNoDevice) {
 			code = ErrNotFound
 		}
 		return nil, wrapErr(op, code, err, "device %q", name)

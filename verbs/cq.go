@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -22,8 +23,9 @@ type CQConfig struct {
 	UMemOffset    uint64
 	DBRUMem       *UMem
 	DBRUMemOffset uint64
-	// UAR is the doorbell page for arming; without it the CQ allocates one
-	// (non-cached, falling back to BlueFlame).
+	// UAR is the doorbell page for arming; without it the CQ allocates one:
+	// a dedicated non-cached page, else (rdma-core before v45 answers
+	// EOPNOTSUPP) the context's shared non-cached page, else BlueFlame.
 	UAR *UAR
 	// Overrun sets overrun-ignore: the NIC never checks the consumer index
 	// (GPU-polled CQs).
@@ -57,6 +59,9 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 	const op = "doca_verbs_cq_create"
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	if err := c.use(op); err != nil {
+		return nil, err
 	}
 	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
 		return nil, newErr(op, ErrInvalidValue, "external ring UMEM and DBR UMEM must be given together")
@@ -130,7 +135,7 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 		}
 		q.uar = cfg.UAR
 	} else {
-		if q.uar, err = newUARFallback(c, UARNonCache, UARBlueFlame); err != nil {
+		if q.uar, err = newUARFallback(c, op, UARNonCacheDedicated, UARNonCache, UARBlueFlame); err != nil {
 			return nil, err
 		}
 		q.ownUAR = true
@@ -160,17 +165,20 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 
 const cqeInvalidOwned = 0xf1 // op_own: opcode INVALID (15), owner 1
 
-// newUARFallback allocates a UAR of the first type, then the second.
-func newUARFallback(c *Context, first, second UARAllocType) (*UAR, error) {
-	u, err := NewUAR(c, first)
-	if err == nil {
-		return u, nil
+// newUARFallback allocates a UAR of the first type that the device grants,
+// trying the types in order: an older rdma-core refuses NC_DEDICATED with
+// EOPNOTSUPP, and a device may run out of one kind of page. When every type
+// fails, the error names each attempt.
+func newUARFallback(c *Context, op string, types ...UARAllocType) (*UAR, error) {
+	var errs []error
+	for _, t := range types {
+		u, err := NewUAR(c, t)
+		if err == nil {
+			return u, nil
+		}
+		errs = append(errs, err)
 	}
-	u, err2 := NewUAR(c, second)
-	if err2 != nil {
-		return nil, err
-	}
-	return u, nil
+	return nil, wrapErr(op, ErrDriver, errors.Join(errs...), "no internal UAR of types %v could be allocated", types)
 }
 
 // teardown releases what NewCQ acquired, in reverse order; used on a failed

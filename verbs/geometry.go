@@ -56,13 +56,13 @@ func sizeSQ(op string, sqWR, sendSGEs, maxInline uint32, maxWQESz uint32, maxWQE
 	}
 	basic := uint64(octoword + octoword + octoword*uint64(sendSGEs))
 	if basic > uint64(maxWQESz) {
-		return g, newErr(op, ErrInvalidValue, "send WQE of %d SGEs is %d bytes, device max is %d", sendSGEs, basic, maxWQESz)
+		return g, newErr(op, ErrInvalidValue, "send_max_sges %d makes a %d-byte send WQE, the device max is %d", sendSGEs, basic, maxWQESz)
 	}
 	size := basic
 	if maxInline > 0 {
 		inl := uint64(octoword+octoword) + alignUp(4+uint64(maxInline), octoword)
 		if inl > uint64(maxWQESz) {
-			return g, newErr(op, ErrInvalidValue, "inline WQE for %d bytes is %d bytes, device max is %d", maxInline, inl, maxWQESz)
+			return g, newErr(op, ErrInvalidValue, "max_inline_data %d makes a %d-byte send WQE, the device max is %d", maxInline, inl, maxWQESz)
 		}
 		if inl > size {
 			size = inl
@@ -72,7 +72,7 @@ func sizeSQ(op string, sqWR, sendSGEs, maxInline uint32, maxWQESz uint32, maxWQE
 	bytes := nextPow2(g.wqeSize * uint64(sqWR))
 	g.wqebbs = bytes / wqebb
 	if g.wqebbs > maxWQEBBs {
-		return g, newErr(op, ErrInvalidValue, "send queue of %d WQEBBs exceeds the device's %d", g.wqebbs, maxWQEBBs)
+		return g, newErr(op, ErrInvalidValue, "sq_wr %d needs a send queue of %d WQEBBs, the device max is %d", sqWR, g.wqebbs, maxWQEBBs)
 	}
 	g.logSize = log2(g.wqebbs)
 	g.wrCap = uint32(bytes / g.wqeSize)
@@ -103,7 +103,7 @@ func sizeRQ(op string, rqWR, recvSGEs uint32, maxQPWR uint32, maxWQESzRQ uint32)
 	g.sges = uint32(nextPow2(uint64(recvSGEs)))
 	g.wqeSize = octoword * uint64(g.sges)
 	if g.wqeSize > uint64(maxWQESzRQ) {
-		return g, newErr(op, ErrInvalidValue, "receive WQE of %d SGEs is %d bytes, device max is %d", g.sges, g.wqeSize, maxWQESzRQ)
+		return g, newErr(op, ErrInvalidValue, "receive_max_sges %d (rounded up to %d) makes a %d-byte receive WQE, the device max is %d", recvSGEs, g.sges, g.wqeSize, maxWQESzRQ)
 	}
 	g.logStride = log2(g.wqeSize) - 4
 	g.bytes = nextPow2(uint64(rqWR) * g.wqeSize)

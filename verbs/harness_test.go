@@ -11,13 +11,13 @@ import (
 
 // end is one side of a connected pair on an emulated device.
 type end struct {
-	ctx  *Context
-	pd   *PD
-	cq   *CQ
-	qp   *QP
-	buf  []byte // mmap'd data buffer
-	mr   *MR
-	gid  GID
+	ctx *Context
+	pd  *PD
+	cq  *CQ
+	qp  *QP
+	buf []byte // mmap'd data buffer
+	mr  *MR
+	gid GID
 }
 
 func (e *end) addr(off int) uint64 { return uint64(uintptr(unsafe.Pointer(&e.buf[off]))) }
@@ -81,13 +81,20 @@ func newEnd(t testing.TB, dev string, o pairOpts) *end {
 // connect moves a QP RST -> INIT -> RTR -> RTS towards the peer.
 func connect(t testing.TB, e, peer *end, o pairOpts) {
 	t.Helper()
-	require.NoError(t, e.qp.Modify(&QPAttr{NextState: QPStateINIT, PKeyIndex: 0, PortNum: 1,
+	connectTo(t, e.qp, peer.qp.QPN(), peer.gid, o)
+}
+
+// connectTo moves qp RST -> INIT -> RTR -> RTS towards the QP numbered qpn
+// on the device with GID gid (in this process or another).
+func connectTo(t testing.TB, qp *QP, qpn uint32, gid GID, o pairOpts) {
+	t.Helper()
+	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateINIT, PKeyIndex: 0, PortNum: 1,
 		AllowRemoteWrite: o.rw, AllowRemoteRead: o.rr, RemoteAtomic: o.atomic},
 		QPAttrNextState|QPAttrPKeyIndex|QPAttrPortNum|QPAttrAllowRemoteWrite|QPAttrAllowRemoteRead))
-	require.NoError(t, e.qp.Modify(&QPAttr{NextState: QPStateRTR, PathMTU: MTU4096, RQPSN: 0x123, DestQPNum: peer.qp.QPN(),
-		AH: &AHAttr{GID: peer.gid, AddrType: AddrTypeIPv4, HopLimit: 64}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
+	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateRTR, PathMTU: MTU4096, RQPSN: 0x123, DestQPNum: qpn,
+		AH: &AHAttr{GID: gid, AddrType: AddrTypeIPv4, HopLimit: 64}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
 		QPAttrNextState|QPAttrPathMTU|QPAttrRQPSN|QPAttrDestQPNum|QPAttrAHAttr|QPAttrMinRNRTimer|QPAttrMaxDestRDAtomic))
-	require.NoError(t, e.qp.Modify(&QPAttr{NextState: QPStateRTS, SQPSN: 0x123, AckTimeout: o.ackTimeout, RetryCnt: o.retry, RNRRetry: 7, MaxRDAtomic: 16},
+	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateRTS, SQPSN: 0x123, AckTimeout: o.ackTimeout, RetryCnt: o.retry, RNRRetry: 7, MaxRDAtomic: 16},
 		QPAttrNextState|QPAttrSQPSN|QPAttrAckTimeout|QPAttrRetryCnt|QPAttrRNRRetry|QPAttrMaxQPRDAtomic))
 }
 

@@ -60,7 +60,7 @@ func (n *node) beginClose(op string) (done bool, err error) {
 	if n.children > 0 {
 		c := n.children
 		n.mu.Unlock()
-		return false, newErr(op, ErrInUse, "%s still has %d live dependent object(s); close them first", n.kind, c)
+		return false, newErr(op, ErrInUse, "%s is still referenced %d time(s) by open objects made on it; close them first", n.kind, c)
 	}
 	return false, nil
 }

@@ -82,6 +82,9 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
 	}
+	if err := c.use(op); err != nil {
+		return nil, err
+	}
 	if cfg.PD == nil {
 		return nil, newErr(op, ErrInvalidValue, "no PD")
 	}
@@ -217,7 +220,7 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 		held = append(held, &cfg.UAR.node)
 		q.uar = cfg.UAR
 	} else {
-		if q.uar, err = newUARFallback(c, UARBlueFlame, UARNonCache); err != nil {
+		if q.uar, err = newUARFallback(c, op, UARBlueFlame, UARNonCache); err != nil {
 			return nil, err
 		}
 		q.ownUAR = true

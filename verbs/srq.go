@@ -35,10 +35,13 @@ type SRQ struct {
 }
 
 // NewSRQ creates a shared receive queue (doca_verbs_srq_create).
-func NewSRQ(c *Context, cfg SRQConfig) (s *SRQ, err error) {
+func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	const op = "doca_verbs_srq_create"
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	if err := c.use(op); err != nil {
+		return nil, err
 	}
 	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
 		return nil, newErr(op, ErrInvalidValue, "SRQ type %v", cfg.Type)
@@ -69,7 +72,7 @@ func NewSRQ(c *Context, cfg SRQConfig) (s *SRQ, err error) {
 	if err := cfg.PD.acquire(op); err != nil {
 		return nil, err
 	}
-	s = &SRQ{ctx: c, cfg: cfg, pd: cfg.PD, geo: g}
+	s := &SRQ{ctx: c, cfg: cfg, pd: cfg.PD, geo: g}
 	defer func() {
 		if err != nil {
 			s.teardown()
