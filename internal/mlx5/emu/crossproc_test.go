@@ -62,7 +62,7 @@ func TestPeerProcess(t *testing.T) {
 		t.Skip("runs only as the peer process of the cross-process tests")
 	}
 	nic := newNIC(t, Config{Name: "emu-peer"})
-	e := newEndpoint(t, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20})
+	e := newEndpoint(t, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, ackTO: 16})
 	fill(e.data[1<<19:], 0x5a) // the parent READs this half
 	fmt.Printf("EMU HELLO %s\n", e.info())
 	in := bufio.NewScanner(os.Stdin)
@@ -172,7 +172,7 @@ func (c *child) expect(tb testing.TB, word string) []string {
 func connectChild(tb testing.TB) (*endpoint, *child) {
 	c := startPeer(tb)
 	nic := newNIC(tb, Config{Name: "emu-parent"})
-	e := newEndpoint(tb, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9})
+	e := newEndpoint(tb, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9, ackTO: 16})
 	fmt.Fprintf(c.stdin, "EMU PEER %s\n", e.info())
 	c.expect(tb, "READY")
 	e.connectRemote(c.info, 0x100, 0x300)

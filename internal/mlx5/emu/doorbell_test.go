@@ -52,16 +52,8 @@ func TestDoorbellStress(t *testing.T) {
 							if j == batch-1 {
 								h = signaled
 							}
-							w := mlx5.NewAtomicFA(h, p.raddr(0), 1, e.sge(64, 8))
-							w.Ctrl.WQEIndex, w.Ctrl.QPN = e.pi, e.qpn
-							n, err := w.Encode(e.sq)
-							if err != nil {
-								errs <- err
-								return
-							}
-							last = e.pi
-							e.pi += uint16(n)
-							e.ring(w.Ctrl) // one doorbell per WQE, all on the same page
+							last = e.postNoDB(mlx5.NewAtomicFA(h, p.raddr(0), 1, e.sge(64, 8)))
+							e.ring(mlx5.CtrlSeg{}) // one doorbell per WQE, all on the same page
 						}
 						c, err := e.poll(10e9)
 						if err != nil {

@@ -109,8 +109,10 @@ func (n *NIC) doorbell(u *uar, v uint64) {
 		q.advancePI(pi)
 		q.mu.Unlock()
 	}
+	now := int64(time.Since(epoch))
 	for _, q := range *n.qpSnap.Load() {
 		if q.uar == u && q.noDBR {
+			q.pageDB.Store(now)
 			q.kick.Store(true)
 		}
 	}

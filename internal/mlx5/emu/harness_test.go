@@ -86,7 +86,7 @@ func (o *qpOpts) defaults() {
 		o.retry = 3
 	}
 	if o.ackTO == 0 {
-		o.ackTO = 10 // ~4 ms
+		o.ackTO = 14 // ~67 ms
 	}
 	if o.atomic == 0 {
 		o.atomic = mlx5.AtomicMode8B
@@ -301,9 +301,25 @@ func (e *endpoint) postNoDB(w mlx5.WQE) uint16 {
 	e.lock()
 	defer e.unlock()
 	w.Ctrl.WQEIndex, w.Ctrl.QPN = e.pi, e.qpn
-	n, err := w.Encode(e.sq)
-	must(e.t, err)
 	idx := e.pi
+	if !e.o.noDBR {
+		n, err := w.Encode(e.sq)
+		must(e.t, err)
+		e.pi += uint16(n)
+		return idx
+	}
+	// DBR-less QPs may share a page whose doorbells overwrite each other:
+	// publish the WQE with its first 8 ctrl bytes stored last, the order
+	// the emulator's recovery scan relies on (doc.go).
+	scratch := make([]byte, len(e.sq))
+	n, err := w.Encode(scratch)
+	must(e.t, err)
+	start := int(idx) * 64 % len(e.sq)
+	for k := 8; k < n*64; k++ {
+		j := (start + k) % len(e.sq)
+		e.sq[j] = scratch[j]
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&e.sq[start])), *(*uint64)(unsafe.Pointer(&scratch[start])))
 	e.pi += uint16(n)
 	return idx
 }

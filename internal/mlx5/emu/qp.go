@@ -69,8 +69,9 @@ type qp struct {
 	cdM   bool
 	uidx  uint32
 
-	state atomic.Uint32 // QP state, written under mu and rmu together
-	kick  atomic.Bool   // a doorbell or response asks the engine to look
+	state  atomic.Uint32 // QP state, written under mu and rmu together
+	kick   atomic.Bool   // DBR-less: a doorbell on the QP's page asks for a recovery scan
+	pageDB atomic.Int64  // DBR-less: when a doorbell was last seen on the page (ns since epoch)
 
 	// mu guards the context bytes and the requester.
 	mu   sync.Mutex
@@ -89,6 +90,13 @@ type qp struct {
 	ackFreq    int
 
 	req requester
+
+	// Recovery scan snapshot (DBR-less QPs), guarded by mu.
+	scanIdx uint16
+	scanLen int
+	scanAt  time.Time
+	scanBuf [localBBs * wqebb]byte
+	scanTmp [localBBs * wqebb]byte
 
 	// rmu guards the responder.
 	rmu  sync.Mutex

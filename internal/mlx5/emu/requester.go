@@ -97,8 +97,10 @@ func (q *qp) poll(now time.Time) bool {
 				r.pi = pi
 			}
 		}
-	} else if q.kick.Swap(false) {
-		q.recoverDoorbells()
+	} else if q.kick.Load() && now.Sub(epoch.Add(time.Duration(q.pageDB.Load()))) >= recoverQuiet {
+		if q.recoverDoorbells(now) {
+			q.kick.Store(false)
+		}
 	}
 	switch q.state.Load() {
 	case stERR:
@@ -122,31 +124,52 @@ func (q *qp) advancePI(pi uint16) {
 	}
 }
 
+// recoverQuiet is how long a UAR page must have been silent, and a
+// candidate WQE unchanged, before a DBR-less QP takes a WQE whose doorbell it
+// never saw (see doc.go).
+const recoverQuiet = 500 * time.Microsecond
+
 // recoverDoorbells finds WQEs of a DBR-less QP whose doorbell was
-// overwritten on the shared UAR page by another QP's: starting at the known
-// producer index, every WQE whose ctrl segment names this QP and carries
-// the expected wqe_index is taken as posted (see doc.go).
-func (q *qp) recoverDoorbells() {
+// overwritten on the shared UAR page by another QP's. It runs once the page
+// has been quiet for recoverQuiet: starting at the known producer index, a
+// WQE whose ctrl segment names this QP with the expected wqe_index, and
+// whose bytes were identical in two scans at least recoverQuiet apart, is
+// taken as posted. It reports whether the scan is finished (no candidate
+// left); false asks to be called again.
+func (q *qp) recoverDoorbells(now time.Time) bool {
 	r := &q.req
 	size := 1 << q.sqLog
-	var b [8]byte
 	for dist(r.ci, r.pi) < size {
-		off := q.sqOff + uint64(q.slot(r.pi))*wqebb
-		if q.wq.mem.read(b[:], off) != nil {
-			return
+		first := q.scanTmp[:wqebb]
+		if q.wq.mem.read(first, q.sqOff+uint64(q.slot(r.pi))*wqebb) != nil {
+			return true
 		}
-		dw0 := binary.BigEndian.Uint32(b[0:4])
-		dw1 := binary.BigEndian.Uint32(b[4:8])
+		dw0 := binary.BigEndian.Uint32(first[0:4])
+		dw1 := binary.BigEndian.Uint32(first[4:8])
 		ds := int(dw1 & 0x3f)
-		if dw1>>8 != q.qpn || uint16(dw0>>8) != r.pi || ds == 0 {
-			return
+		bbs := (ds + 3) / 4
+		if dw1>>8 != q.qpn || uint16(dw0>>8) != r.pi || ds == 0 || dist(r.ci, r.pi)+bbs > size {
+			q.scanLen = 0
+			return true
 		}
-		next := r.pi + uint16((ds+3)/4)
-		if dist(r.ci, next) > size {
-			return
+		for i := 1; i < bbs; i++ {
+			if q.wq.mem.read(q.scanTmp[i*wqebb:(i+1)*wqebb], q.sqOff+uint64(q.slot(r.pi+uint16(i)))*wqebb) != nil {
+				return true
+			}
 		}
-		r.pi = next
+		n := bbs * wqebb
+		if q.scanLen != n || q.scanIdx != r.pi || string(q.scanBuf[:n]) != string(q.scanTmp[:n]) {
+			copy(q.scanBuf[:n], q.scanTmp[:n])
+			q.scanIdx, q.scanLen, q.scanAt = r.pi, n, now
+			return false
+		}
+		if now.Sub(q.scanAt) < recoverQuiet {
+			return false
+		}
+		q.scanLen = 0
+		r.pi += uint16(bbs)
 	}
+	return true
 }
 
 // flush completes every WQE from the consumer index to the producer index
