@@ -1,0 +1,55 @@
+package gpunetio
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// DevPtr is a GPU virtual address.
+type DevPtr uintptr
+
+// Host registration flags, with the values of CU_MEMHOSTREGISTER_*.
+const (
+	regPortable  uint32 = 0x1
+	regDeviceMap uint32 = 0x2
+	regIOMemory  uint32 = 0x4
+)
+
+// errAlreadyRegistered is what a backend returns (wrapped) when a host range
+// is already registered (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
+var errAlreadyRegistered = errors.New("host memory already registered")
+
+// backend is everything gpunetio asks of CUDA. The real one is internal/cuda
+// on the GPU's primary context; the host one (CI) fakes a GPU whose device
+// pointers are host pointers.
+type backend interface {
+	describe() string
+	allocDevice(size uintptr) (uintptr, error)
+	freeDevice(p uintptr) error
+	setSyncMemops(p uintptr) error
+	hostRegister(p, size uintptr, flags uint32) error
+	hostUnregister(p uintptr) error
+	hostDevicePointer(p uintptr) (uintptr, error)
+	memcpyHtoD(dst uintptr, src []byte) error
+	memcpyDtoH(dst []byte, src uintptr) error
+	memsetD8(dst uintptr, v byte, n uintptr) error
+	synchronize() error
+	dmabufSupported() bool
+	dmabufFD(p, size uintptr) (int, error)
+	// gdrMap maps device memory into the process; nil release and an error
+	// matching gdrcopy.ErrUnavailable when GDRCopy cannot be used.
+	gdrAvailable() error
+	gdrMap(dev, size uintptr) (cpu uintptr, release func() error, err error)
+	release() error
+}
+
+// hostSlice views n bytes of memory outside the Go heap.
+func hostSlice(addr uintptr, n uintptr) []byte {
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// hostPtr converts an address outside the Go heap to a pointer.
+func hostPtr(addr uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+}

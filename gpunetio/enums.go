@@ -1,0 +1,187 @@
+package gpunetio
+
+import "fmt"
+
+// MemType is where MemAlloc places memory (enum doca_gpu_mem_type).
+type MemType uint32
+
+const (
+	// MemGPU is device memory the CPU cannot access.
+	MemGPU MemType = 0
+	// MemGPUCPU is device memory with a CPU mapping through GDRCopy (BAR1).
+	MemGPUCPU MemType = 1
+	// MemCPUGPU is pinned host memory mapped into the GPU.
+	MemCPUGPU MemType = 2
+)
+
+func (t MemType) String() string {
+	switch t {
+	case MemGPU:
+		return "GPU"
+	case MemGPUCPU:
+		return "GPU_CPU"
+	case MemCPUGPU:
+		return "CPU_GPU"
+	}
+	return fmt.Sprintf("MemType(%d)", uint32(t))
+}
+
+// NICHandler says who rings a QP's doorbell (enum doca_gpu_dev_verbs_nic_handler).
+type NICHandler uint32
+
+const (
+	NICHandlerAuto       NICHandler = 0  // resolved at export: GPU_SM_DB if the GPU can map the UAR, else CPU_PROXY
+	NICHandlerCPUProxy   NICHandler = 1  // the GPU posts a producer index, a CPU thread rings
+	NICHandlerGPUSMDB    NICHandler = 2  // the GPU rings the doorbell (and writes the DBR)
+	NICHandlerGPUSMBF    NICHandler = 6  // GPU SM with a BlueFlame UAR
+	NICHandlerGPUSMNoDBR NICHandler = 10 // the GPU rings, no doorbell record
+	nicHandlerMax        NICHandler = 11
+)
+
+// NIC handler flag bits.
+const (
+	nicFlagCPUProxy = 1 << 0
+	nicFlagGPUSM    = 1 << 1
+	nicFlagBF       = 1 << 2
+	nicFlagNoDBR    = 1 << 3
+)
+
+func (h NICHandler) String() string {
+	switch h {
+	case NICHandlerAuto:
+		return "AUTO"
+	case NICHandlerCPUProxy:
+		return "CPU_PROXY"
+	case NICHandlerGPUSMDB:
+		return "GPU_SM_DB"
+	case NICHandlerGPUSMBF:
+		return "GPU_SM_BF"
+	case NICHandlerGPUSMNoDBR:
+		return "GPU_SM_NO_DBR"
+	}
+	return fmt.Sprintf("NICHandler(%d)", uint32(h))
+}
+
+// ParseNICHandler accepts the names String returns (any case) and the
+// numbers the reference examples take on their -p flag.
+func ParseNICHandler(s string) (NICHandler, error) {
+	for _, h := range []NICHandler{NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR} {
+		if equalFold(s, h.String()) || s == fmt.Sprint(uint32(h)) {
+			return h, nil
+		}
+	}
+	return 0, newErr("ParseNICHandler", ErrInvalidValue, "%q is not a NIC handler (AUTO, CPU_PROXY, GPU_SM_DB, GPU_SM_BF, GPU_SM_NO_DBR)", s)
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'a' <= x && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if 'a' <= y && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// SendDBRModeExt is how the doorbell record is kept (enum doca_gpu_verbs_send_dbr_mode_ext).
+type SendDBRModeExt uint32
+
+const (
+	SendDBRValid        SendDBRModeExt = 0 // DBR written on every submit
+	SendNoDBRHW         SendDBRModeExt = 1 // ConnectX-8 hardware no-DBR mode
+	SendNoDBRSWEmulated SendDBRModeExt = 2 // GPU skips the DBR, a CPU helper writes it (needs GDRCopy)
+)
+
+func (m SendDBRModeExt) String() string {
+	switch m {
+	case SendDBRValid:
+		return "VALID_DBR"
+	case SendNoDBRHW:
+		return "NO_DBR_HW"
+	case SendNoDBRSWEmulated:
+		return "NO_DBR_SW_EMULATED"
+	}
+	return fmt.Sprintf("SendDBRModeExt(%d)", uint32(m))
+}
+
+// MemRegType says how the high-level helpers register GPU UMEMs
+// (enum doca_gpu_verbs_mem_reg_type).
+type MemRegType uint32
+
+const (
+	MemRegDefault     MemRegType = 0 // dma-buf, falling back to nvidia-peermem
+	MemRegCUDADmabuf  MemRegType = 1 // dma-buf only
+	MemRegCUDAPeermem MemRegType = 2 // nvidia-peermem only
+)
+
+func (t MemRegType) String() string {
+	switch t {
+	case MemRegDefault:
+		return "DEFAULT"
+	case MemRegCUDADmabuf:
+		return "CUDA_DMABUF"
+	case MemRegCUDAPeermem:
+		return "CUDA_PEERMEM"
+	}
+	return fmt.Sprintf("MemRegType(%d)", uint32(t))
+}
+
+// Device-side enumerations, with their exact values, for kernel launch
+// parameters built from Go.
+
+// ExecScope is enum doca_gpu_dev_verbs_exec_scope.
+type ExecScope uint32
+
+const (
+	ExecScopeThread ExecScope = 0
+	ExecScopeWarp   ExecScope = 1
+)
+
+func (s ExecScope) String() string {
+	switch s {
+	case ExecScopeThread:
+		return "thread"
+	case ExecScopeWarp:
+		return "warp"
+	}
+	return fmt.Sprintf("ExecScope(%d)", uint32(s))
+}
+
+// SyncScope is enum doca_gpu_dev_verbs_sync_scope.
+type SyncScope uint32
+
+const (
+	SyncScopeSys    SyncScope = 0
+	SyncScopeGPU    SyncScope = 1
+	SyncScopeCTA    SyncScope = 2
+	SyncScopeThread SyncScope = 3
+)
+
+// SharingMode is enum doca_gpu_dev_verbs_resource_sharing_mode.
+type SharingMode uint32
+
+const (
+	SharingExclusive SharingMode = 0
+	SharingCTA       SharingMode = 1
+	SharingGPU       SharingMode = 2
+)
+
+// CodeOpt is the bit set enum doca_gpu_dev_verbs_gpu_code_opt.
+type CodeOpt uint32
+
+const (
+	CodeOptDefault               CodeOpt = 0
+	CodeOptAsyncStoreRelease     CodeOpt = 1 << 0
+	CodeOptSkipAvailabilityCheck CodeOpt = 1 << 1
+	CodeOptSkipDBRinging         CodeOpt = 1 << 2
+	CodeOptCPUProxyUpdatePI      CodeOpt = 1 << 3
+)

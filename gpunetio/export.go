@@ -1,0 +1,287 @@
+package gpunetio
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gdaki/gpunetio/internal/devstruct"
+	"github.com/gdaki/gpunetio/verbs"
+)
+
+// ExportConfig is what doca_gpu_verbs_export_qp takes besides the QP and CQ.
+type ExportConfig struct {
+	NICHandler     NICHandler
+	SendDBRModeExt SendDBRModeExt
+	// SQUMemDevPtr is accepted for parity with DOCA and ignored: the SQ
+	// address comes from the verbs QP.
+	SQUMemDevPtr DevPtr
+}
+
+// QP is a verbs QP exported to the GPU (struct doca_gpu_verbs_qp). It keeps
+// the host template of the device QP, the CPU-proxy state and, once
+// DeviceQP or GPU.ExportQPs ran, the device copy.
+type QP struct {
+	g       *GPU
+	qp      *verbs.QP
+	cq      *verbs.CQ
+	ext     SendDBRModeExt
+	handler NICHandler // resolved
+
+	mu      sync.Mutex
+	tmpl    devstruct.QP
+	closed  bool
+	proxy   *Mem   // CPU proxy mailbox (8 bytes, CPU_GPU)
+	uarDev  DevPtr // exported doorbell (GPU-SM handlers)
+	dev     *Mem   // device copy from DeviceQP
+	devPtr  DevPtr // the device copy in use (own or in an array)
+	arr     *DevQPArray
+	monitor int // services monitoring this QP
+
+	// CPU assistance (proxy or SW-emulated DBR), read by ProgressProxy.
+	cpuAssist bool
+	qpn       uint32
+	sqDB      uintptr // host doorbell register
+	sqDBRec   uintptr // host send DBR word
+	cpuDB     atomic.Uintptr
+	progMu    sync.Mutex
+	piLast    uint32
+}
+
+// ExportQP builds the exported handle and the host template of the device QP
+// for qp and its send CQ (doca_gpu_verbs_export_qp). Nothing is copied to
+// the GPU until DeviceQP (or GPU.ExportQPs).
+//
+// NIC handler resolution: for every handler but CPU_PROXY the QP's doorbell
+// register is exported to the GPU; if that fails an AUTO request falls back
+// to CPU_PROXY, any other request fails. CPU_PROXY gets an 8-byte mailbox in
+// CPU_GPU memory. AUTO then resolves to GPU_SM_NO_DBR for NO_DBR_EXT QPs or
+// SW-emulated no-DBR, else GPU_SM_DB.
+func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (q *QP, err error) {
+	const op = "doca_gpu_verbs_export_qp"
+	if err := g.use(op); err != nil {
+		return nil, err
+	}
+	if qp == nil || sqCQ == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil QP or CQ")
+	}
+	switch cfg.NICHandler {
+	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR:
+	default:
+		return nil, newErr(op, ErrInvalidValue, "unknown NIC handler %v", cfg.NICHandler)
+	}
+	switch cfg.SendDBRModeExt {
+	case SendDBRValid:
+		if cfg.NICHandler == NICHandlerGPUSMNoDBR {
+			return nil, newErr(op, ErrInvalidValue, "NIC handler GPU_SM_NO_DBR needs a no-DBR send mode, not VALID_DBR")
+		}
+		if qp.SendDBRMode() != verbs.SendDBRValid {
+			return nil, newErr(op, ErrInvalidValue, "send DBR mode ext VALID_DBR needs a DBR_VALID QP, QP is %v", qp.SendDBRMode())
+		}
+	case SendNoDBRHW:
+		if qp.SendDBRMode() != verbs.SendNoDBRExt {
+			return nil, newErr(op, ErrInvalidValue, "send DBR mode ext NO_DBR_HW needs a NO_DBR_EXT QP, QP is %v", qp.SendDBRMode())
+		}
+	case SendNoDBRSWEmulated:
+		if err := g.b.gdrAvailable(); err != nil {
+			return nil, wrapErr(op, ErrInvalidValue, err, "send DBR mode ext NO_DBR_SW_EMULATED needs GDRCopy")
+		}
+	default:
+		return nil, newErr(op, ErrInvalidValue, "unknown send DBR mode ext %v", cfg.SendDBRModeExt)
+	}
+	if qp.SendCQ() != sqCQ {
+		return nil, newErr(op, ErrInvalidValue, "CQ %d is not the send CQ of QP 0x%x", sqCQ.CQN(), qp.QPN())
+	}
+	wq := qp.WQ()
+	if wq.SQWQEBBs == 0 || wq.SQWQEBBs > 1<<15 {
+		return nil, newErr(op, ErrInvalidValue, "SQ of %d WQEBBs: the device QP holds 1..32768", wq.SQWQEBBs)
+	}
+	ring, entries, _ := sqCQ.Ring()
+	if entries < wq.SQWQEBBs {
+		logf(LogWarning, "%s: CQ %d has %d entries for %d SQ WQEBBs: GPU completion tracking needs one CQE per WQE", op, sqCQ.CQN(), entries, wq.SQWQEBBs)
+	}
+	_, ciDBR, _ := sqCQ.Doorbells()
+
+	q = &QP{g: g, qp: qp, cq: sqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
+	t := &q.tmpl
+	t.SetQPN(qp.QPN())
+	t.SQWQENum = uint16(wq.SQWQEBBs)
+	t.SQWQEMask = uint16(wq.SQWQEBBs - 1)
+	t.SQWQEDAddr = uint64(wq.SQAddr)
+	t.SQDBRec = uint64(qp.DBRAddr() + 4)
+	t.MemType = devstruct.MemTypeGPU
+	t.CQ = devstruct.CQ{CQEDAddr: uint64(ring), CQNum: sqCQ.CQN(), CQENum: entries, DBRec: uint64(ciDBR),
+		CQEMask: entries - 1, CQESize: 64, MemType: devstruct.MemTypeGPU}
+
+	defer func() {
+		if err != nil {
+			q.release()
+		}
+	}()
+	dbHost := qp.DoorbellAddr()
+	resolved := cfg.NICHandler
+	if cfg.NICHandler != NICHandlerCPUProxy {
+		d, uerr := g.ExportUAR(qp.UAR(), dbHost)
+		switch {
+		case uerr == nil:
+			q.uarDev = d
+			t.SQDB = uint64(d)
+		case cfg.NICHandler == NICHandlerAuto:
+			logf(LogWarning, "%s: QP 0x%x: GPU cannot map the doorbell, falling back to the CPU proxy: %v", op, qp.QPN(), uerr)
+			resolved = NICHandlerCPUProxy
+		default:
+			return nil, uerr
+		}
+	}
+	if resolved == NICHandlerCPUProxy {
+		m, merr := g.MemAlloc(8, 0, MemCPUGPU)
+		if merr != nil {
+			return nil, merr
+		}
+		q.proxy = m
+		hostSlice(m.Host, 8)[0] = 0
+		t.SQDB = uint64(m.Dev)
+		q.cpuAssist, q.sqDB, q.sqDBRec = true, dbHost, qp.DBRAddr()+4
+		q.cpuDB.Store(m.Host)
+	} else {
+		if cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+			// Fix of DOCA quirk 6: the helper also needs the QPN.
+			q.cpuAssist, q.sqDB, q.sqDBRec = true, dbHost, qp.DBRAddr()+4
+		}
+		if cfg.NICHandler == NICHandlerAuto {
+			resolved = NICHandlerGPUSMDB
+			if qp.SendDBRMode() == verbs.SendNoDBRExt || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+				resolved = NICHandlerGPUSMNoDBR
+			}
+		}
+	}
+	q.handler = resolved
+	t.NICHandler = uint32(resolved)
+	logf(LogDebug, "%s: QP 0x%x exported with %v, %v", op, qp.QPN(), resolved, cfg.SendDBRModeExt)
+	return q, nil
+}
+
+// release frees what the export made; mu need not be held (no sharing yet,
+// or called from Close with mu held).
+func (q *QP) release() error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if q.proxy != nil {
+		keep(q.proxy.Free())
+		q.proxy = nil
+	}
+	if q.uarDev != 0 {
+		keep(q.g.UnexportUAR(q.uarDev))
+		q.uarDev = 0
+	}
+	if q.dev != nil {
+		keep(q.dev.Free())
+		q.dev = nil
+	}
+	q.cpuDB.Store(0)
+	q.devPtr = 0
+	return first
+}
+
+// Close unexports the QP (doca_gpu_verbs_unexport_qp): frees the mailbox,
+// the device copy and the doorbell export. It refuses with ErrInUse while a
+// DevQPArray holding the QP is open or a Service monitors it. The verbs QP
+// and CQ are not touched. A second Close returns nil.
+func (q *QP) Close() error {
+	const op = "doca_gpu_verbs_unexport_qp"
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil
+	}
+	if q.arr != nil {
+		return newErr(op, ErrInUse, "QP 0x%x is in a multi-QP export: close the DevQPArray first", q.qpn)
+	}
+	if q.monitor > 0 {
+		return newErr(op, ErrInUse, "QP 0x%x is monitored by %d service(s)", q.qpn, q.monitor)
+	}
+	q.progMu.Lock()
+	defer q.progMu.Unlock()
+	if err := q.release(); err != nil {
+		return err
+	}
+	q.closed = true
+	return nil
+}
+
+// DeviceQP returns the GPU address of the device QP to pass to kernels
+// (doca_gpu_verbs_get_qp_dev). The first call allocates it (GPU memory, or
+// GPU_CPU memory for SW-emulated no-DBR, so the CPU helper can read
+// sq_wqe_pi) and copies the template; later calls return the same address.
+// After GPU.ExportQPs it returns the QP's element of the array.
+func (q *QP) DeviceQP() (DevPtr, error) {
+	const op = "doca_gpu_verbs_get_qp_dev"
+	if q == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0, newErr(op, ErrBadState, "QP is unexported")
+	}
+	if q.devPtr != 0 {
+		return q.devPtr, nil
+	}
+	t := MemGPU
+	if q.swEmulated() {
+		t = MemGPUCPU
+	}
+	m, err := q.g.MemAlloc(uintptr(devstruct.QPSize), 0, t)
+	if err != nil {
+		return 0, err
+	}
+	if err := q.g.b.memcpyHtoD(uintptr(m.Dev), q.tmpl.Encode()); err != nil {
+		m.Free()
+		return 0, wrapErr(op, ErrDriver, err, "copy the device QP to %#x", m.Dev)
+	}
+	q.dev, q.devPtr = m, m.Dev
+	if q.swEmulated() {
+		q.cpuDB.Store(m.Host + uintptr(devstruct.OffsetSQWQEPI))
+	}
+	return q.devPtr, nil
+}
+
+// swEmulated: the CPU helper runs mode B (GPU-SM handler with SW-emulated
+// no-DBR). With CPU_PROXY the mailbox protocol is used whatever the ext
+// mode (device-api.md decision D19).
+func (q *QP) swEmulated() bool {
+	return q.ext == SendNoDBRSWEmulated && q.handler != NICHandlerCPUProxy
+}
+
+// Template returns a copy of the host template of the device QP.
+func (q *QP) Template() devstruct.QP {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.tmpl
+}
+
+// NICHandler is the resolved handler (never AUTO).
+func (q *QP) NICHandler() NICHandler { return q.handler }
+
+// CPUAssisted reports whether a CPU must run ProgressProxy for this QP (CPU
+// proxy, or SW-emulated no-DBR): decide on this, not on the requested
+// handler.
+func (q *QP) CPUAssisted() bool { return q.cpuAssist }
+
+// SendDBRModeExt is the mode given at export.
+func (q *QP) SendDBRModeExt() SendDBRModeExt { return q.ext }
+
+// VerbsQP is the exported verbs QP.
+func (q *QP) VerbsQP() *verbs.QP { return q.qp }
+
+// CQ is the send CQ given at export.
+func (q *QP) CQ() *verbs.CQ { return q.cq }
+
+// GPU is the GPU the QP is exported to.
+func (q *QP) GPU() *GPU { return q.g }

@@ -1,0 +1,116 @@
+package gpunetio
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/gdaki/gpunetio/internal/cuda"
+)
+
+// GPU is a GPU opened by PCIe address (struct doca_gpu). It owns the table of
+// allocations made by MemAlloc (and internally by exports) and the UAR
+// export references. All methods are safe for concurrent use.
+type GPU struct {
+	b backend
+
+	mu     sync.Mutex
+	allocs map[DevPtr]*Mem
+	uars   map[uintptr]*uarRef // by host page address
+	uarDev map[DevPtr]uintptr  // device page -> host page
+	canReg map[bool]bool       // CanGPURegisterUAR answer, per "is MMIO"
+	closed bool
+}
+
+type uarRef struct {
+	refs int
+	dev  uintptr // device address of the page
+}
+
+// NewGPU opens the GPU at a PCIe address ("8A:00.0", "0000:8a:00.0", any
+// case) and retains its primary CUDA context (doca_gpu_create). It also
+// plugs CUDA memory into the emulated NIC (internal/emugpu), so QPs whose
+// rings live in this GPU's memory work on emu* devices; the hook is removed
+// when the GPU is closed.
+func NewGPU(pciBusID string) (*GPU, error) {
+	const op = "doca_gpu_create"
+	if pciBusID == "" {
+		return nil, newErr(op, ErrInvalidValue, "empty PCIe bus id")
+	}
+	if _, err := cuda.ParsePCIBusID(pciBusID); err != nil {
+		return nil, wrapErr(op, ErrInvalidValue, err, "PCIe bus id %q", pciBusID)
+	}
+	b, err := newCUDABackend(pciBusID)
+	if err != nil {
+		code := ErrInitialization
+		if errors.Is(err, cuda.ErrorInvalidDevice) || errors.Is(err, cuda.ErrorInvalidValue) {
+			code = ErrNotFound
+		}
+		return nil, wrapErr(op, code, err, "GPU %s", pciBusID)
+	}
+	g := newGPU(b)
+	logf(LogInfo, "opened %s (dmabuf %v, GDRCopy %v)", b.describe(), g.SupportsDmabuf(), g.SupportsGDRCopy())
+	return g, nil
+}
+
+func newGPU(b backend) *GPU {
+	return &GPU{b: b, allocs: map[DevPtr]*Mem{}, uars: map[uintptr]*uarRef{}, uarDev: map[DevPtr]uintptr{}, canReg: map[bool]bool{}}
+}
+
+// newHostGPU returns a GPU made of host memory (tests without a GPU).
+func newHostGPU() (*GPU, *hostBackend) {
+	b := newHostBackend()
+	return newGPU(b), b
+}
+
+// String names the GPU.
+func (g *GPU) String() string { return g.b.describe() }
+
+// SupportsDmabuf reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED.
+func (g *GPU) SupportsDmabuf() bool { return g.b.dmabufSupported() }
+
+// SupportsGDRCopy reports whether GDRCopy can be used (GPU_CPU memory,
+// SW-emulated no-DBR).
+func (g *GPU) SupportsGDRCopy() bool { return g.b.gdrAvailable() == nil }
+
+func (g *GPU) use(op string) error {
+	if g == nil {
+		return newErr(op, ErrInvalidValue, "nil GPU")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return newErr(op, ErrBadState, "GPU is closed")
+	}
+	return nil
+}
+
+// Live returns the number of live allocations (MemAlloc and internal).
+func (g *GPU) Live() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.allocs)
+}
+
+// Close releases the GPU (doca_gpu_destroy). Like DOCA it refuses with
+// ErrInvalidValue, keeping the GPU usable, while allocations (including
+// those made by exports) or UAR exports are live. A second Close returns nil.
+func (g *GPU) Close() error {
+	const op = "doca_gpu_destroy"
+	if g == nil {
+		return newErr(op, ErrInvalidValue, "nil GPU")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	if len(g.allocs) > 0 || len(g.uars) > 0 {
+		logf(LogErr, "%s: %d allocations and %d exported UAR pages still live", op, len(g.allocs), len(g.uars))
+		return newErr(op, ErrInvalidValue, "%d allocations and %d exported UAR pages still live", len(g.allocs), len(g.uars))
+	}
+	if err := g.b.release(); err != nil {
+		return wrapErr(op, ErrDriver, err, "release %s", g.b.describe())
+	}
+	g.closed = true
+	return nil
+}

@@ -1,0 +1,196 @@
+package gpunetio
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+
+	"github.com/gdaki/gpunetio/internal/gdrcopy"
+)
+
+// gpuPage is the GPU page size GDRCopy pins: GPU_CPU memory is aligned to it.
+const gpuPage = 64 << 10
+
+// Mem is one allocation of MemAlloc. Dev is the address GPU code uses; Host
+// the CPU address (0 for MemGPU: device memory the CPU cannot reach; the
+// BAR1 mapping for MemGPUCPU, to be used with aligned word accesses only).
+type Mem struct {
+	Dev  DevPtr
+	Host uintptr
+	Size uintptr
+	Type MemType
+
+	g       *GPU
+	mu      sync.Mutex
+	freed   bool
+	devBase uintptr      // MemGPU/MemGPUCPU: what cuMemAlloc returned
+	host    []byte       // MemCPUGPU: the whole mapping
+	hostReg uintptr      // MemCPUGPU: the registered (aligned) address
+	unmap   func() error // MemGPUCPU: GDRCopy unmap+unpin
+}
+
+// MemAlloc allocates size bytes of the given type aligned to alignment (0:
+// the host page size; otherwise a power of two), doca_gpu_mem_alloc:
+//
+//   - MemGPU: device memory with SYNC_MEMOPS set, not initialised.
+//   - MemGPUCPU: device memory aligned to 64 KiB and mapped for the CPU
+//     through GDRCopy, not initialised. Without GDRCopy it fails with
+//     ErrNotSupported (DOCA silently hands out host memory instead).
+//   - MemCPUGPU: zeroed host memory (mmap), registered with CUDA
+//     (portable, device-mapped); Dev is its GPU address.
+func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
+	const op = "doca_gpu_mem_alloc"
+	if err := g.use(op); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, newErr(op, ErrInvalidValue, "size 0")
+	}
+	if alignment == 0 {
+		alignment = hostPage
+	}
+	if !isPow2(alignment) {
+		return nil, newErr(op, ErrInvalidValue, "alignment %d is not a power of two", alignment)
+	}
+	m := &Mem{Size: size, Type: t, g: g}
+	switch t {
+	case MemGPU:
+		if err := g.allocDevice(op, m, size, alignment); err != nil {
+			return nil, err
+		}
+	case MemGPUCPU:
+		if err := g.b.gdrAvailable(); err != nil {
+			return nil, wrapErr(op, ErrNotSupported, err, "GPU_CPU memory needs GDRCopy (libgdrapi.so.2 and the gdrdrv module)")
+		}
+		if alignment < gpuPage {
+			alignment = gpuPage
+		}
+		if err := g.allocDevice(op, m, size, alignment); err != nil {
+			return nil, err
+		}
+		cpu, unmap, err := g.b.gdrMap(uintptr(m.Dev), alignUp(size, gpuPage))
+		if err != nil {
+			g.b.freeDevice(m.devBase)
+			code := ErrDriver
+			if errors.Is(err, gdrcopy.ErrUnavailable) {
+				code = ErrNotSupported
+			}
+			return nil, wrapErr(op, code, err, "GDRCopy map of %d bytes", size)
+		}
+		m.Host, m.unmap = cpu, unmap
+	case MemCPUGPU:
+		n := alignUp(size, hostPage)
+		extra := uintptr(0)
+		if alignment > hostPage {
+			extra = alignment
+		}
+		h, err := mmapHost(n + extra)
+		if err != nil {
+			return nil, wrapErr(op, ErrNoMemory, err, "mmap %d bytes", n+extra)
+		}
+		p := alignUp(uintptr(addrOf(h)), alignment)
+		if err := g.b.hostRegister(p, n, regPortable|regDeviceMap); err != nil {
+			syscall.Munmap(h)
+			return nil, wrapErr(op, ErrDriver, err, "register %d bytes of host memory", n)
+		}
+		d, err := g.b.hostDevicePointer(p)
+		if err != nil {
+			g.b.hostUnregister(p)
+			syscall.Munmap(h)
+			return nil, wrapErr(op, ErrDriver, err, "device pointer of host memory")
+		}
+		m.host, m.hostReg, m.Host, m.Dev = h, p, p, DevPtr(d)
+	default:
+		return nil, newErr(op, ErrInvalidValue, "unknown memory type %v", t)
+	}
+	g.mu.Lock()
+	g.allocs[m.Dev] = m
+	g.mu.Unlock()
+	logf(LogDebug, "%s: %v %d bytes at %#x (host %#x)", op, t, size, m.Dev, m.Host)
+	return m, nil
+}
+
+func (g *GPU) allocDevice(op string, m *Mem, size, alignment uintptr) error {
+	base, err := g.b.allocDevice(size + alignment)
+	if err != nil {
+		return wrapErr(op, ErrDriver, err, "cuMemAlloc %d bytes", size+alignment)
+	}
+	p := alignUp(base, alignment)
+	if err := g.b.setSyncMemops(p); err != nil {
+		g.b.freeDevice(base)
+		return wrapErr(op, ErrDriver, err, "SYNC_MEMOPS")
+	}
+	m.devBase, m.Dev = base, DevPtr(p)
+	return nil
+}
+
+// MemFree frees the allocation whose GPU address is p (doca_gpu_mem_free).
+func (g *GPU) MemFree(p DevPtr) error {
+	const op = "doca_gpu_mem_free"
+	if g == nil {
+		return newErr(op, ErrInvalidValue, "nil GPU")
+	}
+	g.mu.Lock()
+	m := g.allocs[p]
+	g.mu.Unlock()
+	if m == nil {
+		return newErr(op, ErrInvalidValue, "%#x is not an allocation of %s", p, g.b.describe())
+	}
+	return m.Free()
+}
+
+// Free releases the memory (idempotent).
+func (m *Mem) Free() error {
+	const op = "doca_gpu_mem_free"
+	if m == nil {
+		return newErr(op, ErrInvalidValue, "nil Mem")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.freed {
+		return nil
+	}
+	b := m.g.b
+	switch m.Type {
+	case MemGPU, MemGPUCPU:
+		if m.unmap != nil {
+			if err := m.unmap(); err != nil {
+				return wrapErr(op, ErrDriver, err, "GDRCopy unmap %#x", m.Dev)
+			}
+			m.unmap = nil
+		}
+		if err := b.freeDevice(m.devBase); err != nil {
+			return wrapErr(op, ErrDriver, err, "cuMemFree %#x", m.devBase)
+		}
+	case MemCPUGPU:
+		if err := b.hostUnregister(m.hostReg); err != nil {
+			logf(LogErr, "%s: unregister host memory %#x: %v", op, m.hostReg, err)
+		}
+		if err := syscall.Munmap(m.host); err != nil {
+			return wrapErr(op, ErrOperatingSystem, err, "munmap %#x", m.hostReg)
+		}
+	}
+	m.freed = true
+	m.g.mu.Lock()
+	delete(m.g.allocs, m.Dev)
+	m.g.mu.Unlock()
+	return nil
+}
+
+// DmabufFD exports [p, p+size) of device memory as a dma-buf file descriptor
+// (doca_gpu_dmabuf_fd); p and size must be host-page aligned. The caller
+// closes the fd. ErrNotSupported when the GPU or driver has no dma-buf.
+func (g *GPU) DmabufFD(p DevPtr, size uintptr) (int, error) {
+	const op = "doca_gpu_dmabuf_fd"
+	if err := g.use(op); err != nil {
+		return -1, err
+	}
+	if !g.b.dmabufSupported() {
+		return -1, newErr(op, ErrNotSupported, "%s does not support dma-buf", g.b.describe())
+	}
+	fd, err := g.b.dmabufFD(uintptr(p), size)
+	if err != nil {
+		return -1, wrapErr(op, ErrNotSupported, err, "range %#x+%d", p, size)
+	}
+	return fd, nil
+}
