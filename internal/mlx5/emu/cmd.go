@@ -39,6 +39,9 @@ var cmdSizes = map[uint16]cmdSize{
 	mlx5.OpQueryHCAVportContext: {16, 528},
 	mlx5.OpQueryNICVportContext: {16, 16 + 256},
 	mlx5.OpNOP:                  {16, 16},
+	mlx5.OpCreateRMP:            {mlx5.CreateRMPInLen, 16},
+	mlx5.OpQueryRMP:             {16, mlx5.QueryRMPOutLen},
+	mlx5.OpDestroyRMP:           {16, 16},
 }
 
 // generalWhitelist is the set of opcodes the kernel lets through
@@ -112,7 +115,7 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	}
 	code := uint16(mlx5.Get(b, fOpcode))
 	switch code {
-	case mlx5.OpCreateCQ, mlx5.OpCreateQP:
+	case mlx5.OpCreateCQ, mlx5.OpCreateQP, mlx5.OpCreateRMP:
 	default:
 		return nil, kernelErr(op, in, syscall.EINVAL)
 	}
@@ -132,6 +135,14 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 		e = c.createCQ(b, out)
 		if e == 0 {
 			obj = &object{ctx: c, id: mlx5.Get32(out, mlx5.ObjIDField), kind: objCQ}
+		}
+	case mlx5.OpCreateRMP:
+		rb := b[rmpcByte : rmpcByte+mlx5.RMPCLen]
+		mlx5.SetBool(rb, wqField(wqf.DBRUMEMValid), true)
+		mlx5.SetBool(rb, wqField(wqf.WQUMEMValid), true)
+		e = c.createRMP(b, out)
+		if e == 0 {
+			obj = &object{ctx: c, id: mlx5.Get32(out, mlx5.ObjIDField), kind: objRMP}
 		}
 	case mlx5.OpCreateQP:
 		mlx5.SetBool(b, fWQUMEMValid, true)
@@ -241,6 +252,7 @@ type objKind int
 const (
 	objCQ objKind = iota
 	objQP
+	objRMP
 )
 
 // object is a DevX object handle (mlx5.Obj).
@@ -265,7 +277,7 @@ func (o *object) Query(in, out []byte) error {
 		return err
 	}
 	code := uint16(mlx5.Get(b, fOpcode))
-	want := map[objKind]uint16{objCQ: mlx5.OpQueryCQ, objQP: mlx5.OpQueryQP}[o.kind]
+	want := map[objKind]uint16{objCQ: mlx5.OpQueryCQ, objQP: mlx5.OpQueryQP, objRMP: mlx5.OpQueryRMP}[o.kind]
 	if code != want {
 		return kernelErr(op, in, syscall.EINVAL)
 	}
@@ -289,6 +301,12 @@ func (o *object) Query(in, out []byte) error {
 			return finish(op, in, out, fwError(SynNoQP))
 		}
 		q.query(out)
+	case objRMP:
+		r := n.rmps[o.id]
+		if r == nil || r.ctx != o.ctx {
+			return finish(op, in, out, fwError(SynNoRMP))
+		}
+		r.query(out)
 	}
 	return finish(op, in, out, 0)
 }
@@ -304,6 +322,12 @@ func (o *object) Modify(in, out []byte) error {
 	}
 	code := uint16(mlx5.Get(b, fOpcode))
 	_, isQP := transitions[code]
+	if o.kind == objRMP && code == mlx5.OpModifyRMP {
+		// MODIFY_RMP passes the kernel; the emulated firmware does not
+		// implement it (BAD_OP).
+		n.mu.RUnlock()
+		return finish(op, in, out, fwError(SynBadOpcode))
+	}
 	if o.kind != objQP || !isQP {
 		n.mu.RUnlock()
 		return kernelErr(op, in, syscall.EINVAL)
@@ -369,6 +393,11 @@ func (o *object) Destroy() error {
 		mlx5.Set(in, fOpcode, uint64(mlx5.OpDestroyQP))
 		if q := n.qps[o.id]; q != nil {
 			e = o.ctx.destroyQP(q)
+		}
+	case objRMP:
+		mlx5.Set(in, fOpcode, uint64(mlx5.OpDestroyRMP))
+		if r := n.rmps[o.id]; r != nil {
+			e = o.ctx.destroyRMP(r)
 		}
 	}
 	mlx5.Set(in, mlx5.ObjIDField, uint64(o.id))

@@ -51,9 +51,11 @@
 // REMOTE_ATOMIC need LOCAL_WRITE; plain and dma-buf registration), UMEMs,
 // UAR pages, CQs (64-byte CQEs, owner bit per pass, byte 63 visible last,
 // overrun-ignore, collapsed), QPs (RC and UC; RST/INIT/RTR/RTS/ERR; regular
-// RQ or zero-size RQ). SRQ/RMP (rq_type 1) and cross-channel slaves
-// (cd_slave_*, SEND_EN) are not emulated and are refused with BAD_PARAM /
-// BAD_RES, or LOCAL_QP_OP_ERR for SEND_EN. A UMEM, PD or UAR in use refuses
+// RQ, zero-size RQ, or an SRQ made with CREATE_RMP: cyclic or linked-list
+// receive WQEs, shared by QPs of the context; QUERY_RMP reports its
+// counters; MODIFY_RMP answers BAD_OP). Cross-channel slaves (cd_slave_*,
+// SEND_EN) are not emulated: BAD_PARAM at CREATE_QP, LOCAL_QP_OP_ERR for
+// SEND_EN. A UMEM, PD or UAR in use refuses
 // to go (EBUSY), a CQ used by a QP refuses DESTROY_CQ (RES_BUSY), a device
 // with live objects refuses Close (EBUSY).
 //

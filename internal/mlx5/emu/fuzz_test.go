@@ -30,6 +30,9 @@ func FuzzCommand(f *testing.F) {
 	r2i.QPC.PrimaryAddressPath.VHCAPortNum = 1
 	f.Add(uint8(7), uint16(16), mb(r2i.Marshal()))
 	f.Add(uint8(7), uint16(16), mb(mlx5.NewModifyQPIn(mlx5.Op2RST, qp.ID()).Marshal()))
+	rmpIn := mlx5.CreateRMPIn{RMPC: mlx5.RMPContext{State: mlx5.RMPStateRDY, WQ: mlx5.WQContext{WQType: mlx5.WQTypeCyclic,
+		PD: fx.pd.PDN(), DBRAddr: offQPDBR + 128, LogWQStride: 6, LogWQSz: 4, DBRUMEMID: fx.um.ID(), WQUMEMID: fx.um.ID(), WQUMEMOffset: 2 << 20}}}
+	f.Add(uint8(0), uint16(16), mb(rmpIn.Marshal()))
 
 	f.Fuzz(func(t *testing.T, entry uint8, outLen uint16, in []byte) {
 		out := make([]byte, int(outLen)%5000)

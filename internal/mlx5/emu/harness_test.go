@@ -69,6 +69,7 @@ type qpOpts struct {
 	share    *endpoint // use this endpoint's context, PD and UAR page
 	gpu      *fakeGPU  // rings, DBRs and data live in this fake GPU memory
 	iova     uint64    // the data MR's iova (default: its address)
+	srqn     uint32    // receive from this RMP (rq_type SRQ); needs share
 	mem      func(t testing.TB, n int) []byte
 }
 
@@ -186,6 +187,9 @@ func newEndpoint(t testing.TB, nic *NIC, o qpOpts) *endpoint {
 	}
 	if o.noDBR {
 		qpc.SendDBRMode = mlx5.SendDBRNoDBRExt
+	}
+	if o.srqn != 0 {
+		qpc.RQType, qpc.SRQNRMPNXRQN = mlx5.RQTypeSRQ, o.srqn
 	}
 	qin := mlx5.CreateQPIn{QPC: qpc, WQUMEMID: e.um.ID(), WQUMEMValid: true}
 	e.qp, e.qpn = e.create(qin.Marshal())

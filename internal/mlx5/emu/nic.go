@@ -38,6 +38,7 @@ type NIC struct {
 	uars    map[uint32]*uar
 	cqs     map[uint32]*cq
 	qps     map[uint32]*qp
+	rmps    map[uint32]*rmp
 	nextUID uint16
 	nextPDN uint32
 	nextKey uint32
@@ -45,6 +46,7 @@ type NIC struct {
 	nextUAR uint32
 	nextCQN uint32
 	nextQPN uint32
+	nextRMP uint32
 
 	// Snapshots the data path reads without n.mu (republished under n.mu
 	// on every change), so no engine or responder path ever waits for the
@@ -81,6 +83,7 @@ func NewNIC(cfg Config) (*NIC, error) {
 		uars:    map[uint32]*uar{},
 		cqs:     map[uint32]*cq{},
 		qps:     map[uint32]*qp{},
+		rmps:    map[uint32]*rmp{},
 		nextUID: 1,
 		nextPDN: 1,
 		nextKey: 0x100,
@@ -88,6 +91,7 @@ func NewNIC(cfg Config) (*NIC, error) {
 		nextUAR: 0x10,
 		nextCQN: 0x400,
 		nextQPN: 0x100,
+		nextRMP: 0x80,
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),

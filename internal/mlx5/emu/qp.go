@@ -65,6 +65,7 @@ type qp struct {
 	rqLog uint8
 	rqStr uint8 // log2 of the RQ stride in bytes
 	rqT   uint8 // rq_type
+	srq   *rmp  // rq_type 1
 	noDBR bool
 	cdM   bool
 	uidx  uint32
@@ -145,6 +146,7 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	rqLog := uint8(mlx5.Get(qb, qf.LogRQSize))
 	rqStr := uint8(mlx5.Get(qb, qf.LogRQStride)) + 4
 	var rcq *cq
+	var srq *rmp
 	var rqBytes uint64
 	switch rqT {
 	case 0:
@@ -157,11 +159,14 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 			return fwError(SynQPRQSize)
 		}
 	case 1:
-		return fwError(SynQPSRQ)
+		srq = n.rmps[mlx5.Get32(qb, qf.SRQNRMPNXRQN)]
+		if srq == nil || srq.ctx != c || rqLog != 0 {
+			return fwError(SynQPSRQ)
+		}
 	default:
 		return fwError(SynQPRQType)
 	}
-	if cn := mlx5.Get32(qb, qf.CQNRcv); cn != 0 || rqT == 0 {
+	if cn := mlx5.Get32(qb, qf.CQNRcv); cn != 0 || rqT != 3 {
 		rcq = n.cqs[cn]
 		if rcq == nil || rcq.ctx != c {
 			return fwError(SynQPCQRcv)
@@ -208,7 +213,7 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	}
 	q := &qp{nic: n, ctx: c, qpn: n.nextQPN, uc: st == 1, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
 		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: rqT,
-		noDBR: mode == 1, cdM: mlx5.GetBool(qb, qf.CDMaster), uidx: mlx5.Get32(qb, qf.UserIndex)}
+		noDBR: mode == 1, cdM: mlx5.GetBool(qb, qf.CDMaster), uidx: mlx5.Get32(qb, qf.UserIndex), srq: srq}
 	for n.qps[q.qpn] != nil || q.qpn < 2 {
 		q.qpn = (q.qpn + 1) & 0xffffff
 	}
@@ -226,6 +231,9 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	}
 	if rcq != nil {
 		rcq.refs++
+	}
+	if srq != nil {
+		srq.refs++
 	}
 	c.live++
 	n.refreshQPs()
@@ -250,6 +258,9 @@ func (c *devCtx) destroyQP(q *qp) fwError {
 	}
 	if q.rcq != nil {
 		q.rcq.refs--
+	}
+	if q.srq != nil {
+		q.srq.refs--
 	}
 	c.live--
 	n.refreshQPs()

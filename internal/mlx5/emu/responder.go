@@ -211,40 +211,54 @@ func (q *qp) onWrite(f *wire.Frame) {
 // recvWQE is a receive WQE taken from the RQ.
 type recvWQE struct{ idx uint32 }
 
-// takeRecv reads the next receive WQE into the SEND cursor. A zero-size RQ
-// NAKs an invalid request, an empty RQ an RNR.
+// takeRecv reads the next receive WQE (of the QP's RQ or its SRQ) into the
+// SEND cursor. A zero-size RQ NAKs an invalid request, an empty RQ an RNR.
 func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 	r := &q.resp
-	if q.rqT != 0 {
+	if q.rqT == 3 {
 		q.nak(f, wire.NakInvalidRequest)
 		return recvWQE{}, false
 	}
-	head, err := q.dbr.mem.load32(q.doff)
-	if err != nil || head&0xffff == r.rqCI&0xffff {
-		if !q.uc {
-			q.nic.port.Send(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(r.minRNR)))
+	var idx uint32
+	var sg []byte
+	p := q.pd
+	if q.srq != nil {
+		p = q.srq.pd
+		buf := make([]byte, 1<<q.srq.stride)
+		var ok bool
+		var err error
+		if idx, sg, ok, err = q.srq.take(buf); err != nil {
+			q.nak(f, wire.NakRemoteOperation)
+			return recvWQE{}, false
+		} else if !ok {
+			q.rnr(f)
+			return recvWQE{}, false
 		}
-		return recvWQE{}, false
-	}
-	idx := r.rqCI
-	stride := uint64(1) << q.rqStr
-	off := q.rqOff + uint64(idx&(1<<q.rqLog-1))*stride
-	buf := make([]byte, stride)
-	if q.wq.mem.read(buf, off) != nil {
-		q.nak(f, wire.NakRemoteOperation)
-		return recvWQE{}, false
+	} else {
+		head, err := q.dbr.mem.load32(q.doff)
+		if err != nil || head&0xffff == r.rqCI&0xffff {
+			q.rnr(f)
+			return recvWQE{}, false
+		}
+		idx = r.rqCI
+		stride := uint64(1) << q.rqStr
+		sg = make([]byte, stride)
+		if q.wq.mem.read(sg, q.rqOff+uint64(idx&(1<<q.rqLog-1))*stride) != nil {
+			q.nak(f, wire.NakRemoteOperation)
+			return recvWQE{}, false
+		}
 	}
 	r.sN, r.sCap, r.sOff = 0, 0, 0
-	for b := buf; len(b) >= dsSize; b = b[dsSize:] {
+	for b := sg; len(b) >= dsSize; b = b[dsSize:] {
 		bc := binary.BigEndian.Uint32(b[0:4])
 		lkey := binary.BigEndian.Uint32(b[4:8])
-		if lkey == invalidLKey && bc == 0 {
+		if lkey == invalidLKey {
 			break
 		}
 		addr := binary.BigEndian.Uint64(b[8:16])
 		m := q.nic.lookupMR(lkey)
-		o, ok := m.check(q.pd, addr, uint64(bc), mlx5.AccessLocalWrite)
-		if !ok {
+		o, ok := m.check(p, addr, uint64(bc), mlx5.AccessLocalWrite)
+		if !ok || bc&0x80000000 != 0 {
 			q.respError(idx, mlx5.SyndromeLocalProtErr)
 			q.nak(f, wire.NakRemoteOperation)
 			return recvWQE{}, false
@@ -256,11 +270,22 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 	return recvWQE{idx: idx}, true
 }
 
-func (q *qp) consumeRecv(rw recvWQE) { q.resp.rqCI = rw.idx + 1 }
+// rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
+func (q *qp) rnr(f *wire.Frame) {
+	if !q.uc {
+		q.nic.port.Send(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(q.resp.minRNR)))
+	}
+}
+
+func (q *qp) consumeRecv(rw recvWQE) {
+	if q.srq == nil {
+		q.resp.rqCI = rw.idx + 1
+	}
+}
 
 // respError writes a responder error CQE for receive WQE idx.
 func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
-	q.resp.rqCI = idx + 1
+	q.consumeRecv(recvWQE{idx: idx})
 	q.rcq.push(&cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
 }
 

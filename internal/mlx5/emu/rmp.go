@@ -1,0 +1,145 @@
+package emu
+
+import (
+	"sync"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+var (
+	rmpf = mlx5.RMPCFields
+	wqf  = mlx5.WQCFields
+)
+
+const (
+	rmpcByte = mlx5.RMPCMailboxBit / 8 // rmpc in CREATE_RMP in and QUERY_RMP out
+	rmpWQBit = mlx5.RMPCWQBit          // wq context inside the rmpc
+)
+
+func wqField(f mlx5.Field) mlx5.Field { return f.At(rmpWQBit) }
+
+// rmp is a shared receive queue (SRQ) made with CREATE_RMP. Its receive
+// WQEs live in a UMEM; the DBR's first word is the software counter of
+// posted WQEs. A cyclic RMP consumes WQEs in index order; a linked-list RMP
+// follows each WQE's next segment (bytes 2..3, mlx5.SRQNextIndex), starting
+// at index 0.
+type rmp struct {
+	ctx    *devCtx
+	rmpn   uint32
+	pd     *pd
+	wq     *umem
+	woff   uint64
+	dbr    *umem
+	doff   uint64
+	log    uint8 // 2^log WQEs
+	stride uint8 // log2 of the WQE size in bytes
+	linked bool
+	rmpc   [mlx5.RMPCLen]byte
+	refs   int // QPs using it; n.mu
+
+	mu   sync.Mutex // taken inside a QP's rmu
+	hw   uint32     // WQEs consumed
+	head uint16     // linked list: next WQE to consume
+}
+
+// createRMP executes CREATE_RMP; n.mu held.
+func (c *devCtx) createRMP(in, out []byte) fwError {
+	n := c.nic
+	b := in[rmpcByte : rmpcByte+mlx5.RMPCLen]
+	if mlx5.RMPState(mlx5.Get(b, rmpf.State)) != mlx5.RMPStateRDY {
+		return fwError(SynRMPType)
+	}
+	wt := mlx5.WQType(mlx5.Get(b, wqField(wqf.WQType)))
+	if wt != mlx5.WQTypeLinkedList && wt != mlx5.WQTypeCyclic {
+		return fwError(SynRMPType)
+	}
+	if mlx5.Get(b, wqField(wqf.HWCounter)) != 0 || mlx5.Get(b, wqField(wqf.SWCounter)) != 0 {
+		return fwError(SynReserved)
+	}
+	p := n.pds[mlx5.Get32(b, wqField(wqf.PD))]
+	if p == nil || p.ctx != c {
+		return fwError(SynRMPPD)
+	}
+	log := uint8(mlx5.Get(b, wqField(wqf.LogWQSz)))
+	stride := uint8(mlx5.Get(b, wqField(wqf.LogWQStride)))
+	if log > capLogMaxSRQSz || stride < 4 || 1<<stride > capMaxWQESzRQ {
+		return fwError(SynRMPSize)
+	}
+	wq := c.umemOf(mlx5.Get32(b, wqField(wqf.WQUMEMID)))
+	woff := mlx5.Get(b, wqField(wqf.WQUMEMOffset))
+	if wq == nil || !wq.fits(woff, uint64(1)<<(log+stride), 1) {
+		return fwError(SynRMPUMEM)
+	}
+	dbr := c.umemOf(mlx5.Get32(b, wqField(wqf.DBRUMEMID)))
+	doff := mlx5.Get(b, wqField(wqf.DBRAddr))
+	if dbr == nil || !dbr.fits(doff, 4, 4) {
+		return fwError(SynRMPUMEM)
+	}
+	r := &rmp{ctx: c, rmpn: n.nextRMP, pd: p, wq: wq, woff: woff, dbr: dbr, doff: doff, log: log, stride: stride,
+		linked: wt == mlx5.WQTypeLinkedList && !mlx5.GetBool(b, rmpf.BasicCyclicRcvWQE)}
+	for n.rmps[r.rmpn] != nil || r.rmpn == 0 {
+		r.rmpn = (r.rmpn + 1) & mask24
+	}
+	n.nextRMP = (r.rmpn + 1) & mask24
+	copy(r.rmpc[:], b)
+	n.rmps[r.rmpn] = r
+	p.refs++
+	wq.refs++
+	dbr.refs++
+	c.live++
+	mlx5.Set(out, mlx5.ObjIDField, uint64(r.rmpn))
+	return 0
+}
+
+// destroyRMP executes DESTROY_RMP; n.mu held.
+func (c *devCtx) destroyRMP(r *rmp) fwError {
+	if r.refs > 0 {
+		return fwError(SynRMPBusy)
+	}
+	delete(c.nic.rmps, r.rmpn)
+	r.pd.refs--
+	r.wq.refs--
+	r.dbr.refs--
+	c.live--
+	return 0
+}
+
+// query fills QUERY_RMP's output with the live context.
+func (r *rmp) query(out []byte) {
+	b := out[rmpcByte : rmpcByte+mlx5.RMPCLen]
+	copy(b, r.rmpc[:])
+	r.mu.Lock()
+	mlx5.Set(b, wqField(wqf.HWCounter), uint64(r.hw))
+	r.mu.Unlock()
+	if v, err := r.dbr.mem.load32(r.doff); err == nil {
+		mlx5.Set(b, wqField(wqf.SWCounter), uint64(v))
+	}
+	mlx5.SetBool(b, wqField(wqf.DBRUMEMValid), true)
+	mlx5.SetBool(b, wqField(wqf.WQUMEMValid), true)
+}
+
+// take consumes the next posted receive WQE, reading it into buf (one
+// stride), and returns its index and its scatter list (after the next
+// segment of a linked-list WQE); ok is false when none is posted.
+func (r *rmp) take(buf []byte) (idx uint32, sg []byte, ok bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sw, err := r.dbr.mem.load32(r.doff)
+	if err != nil || sw == r.hw {
+		return 0, nil, false, err
+	}
+	slot := r.hw & (1<<r.log - 1)
+	if r.linked {
+		slot = uint32(r.head) & (1<<r.log - 1)
+	}
+	if err := r.wq.mem.read(buf, r.woff+uint64(slot)<<r.stride); err != nil {
+		return 0, nil, false, err
+	}
+	sg = buf
+	if r.linked {
+		r.head = mlx5.SRQNextIndex(buf)
+		sg = buf[mlx5.SRQNextSegSize:]
+	}
+	r.hw++
+	return slot, sg, true, nil
+}
