@@ -187,3 +187,11 @@ func DecodeDoorbell(v uint64) (piShift8, qpnDS uint32) {
 	binary.LittleEndian.PutUint64(b[:], v)
 	return binary.BigEndian.Uint32(b[0:4]), binary.BigEndian.Uint32(b[4:8])
 }
+
+// WriteCQERaw stores 64 raw bytes into CQ slot i (op_own last, with release order), as a NIC
+// or a fuzzer would.
+func (h *HostQP) WriteCQERaw(i uint32, b [64]byte) {
+	slot := unsafe.Add(h.cqes, uintptr(i&(h.cfg.CQEs-1))*64)
+	copy(unsafe.Slice((*byte)(slot), 63), b[:63])
+	atomic.StoreUint32((*uint32)(unsafe.Add(slot, 60)), binary.LittleEndian.Uint32(b[60:64]))
+}
