@@ -56,7 +56,7 @@ type QP struct {
 // to CPU_PROXY, any other request fails. CPU_PROXY gets an 8-byte mailbox in
 // CPU_GPU memory. AUTO then resolves to GPU_SM_NO_DBR for NO_DBR_EXT QPs or
 // SW-emulated no-DBR, else GPU_SM_DB.
-func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (q *QP, err error) {
+func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, err error) {
 	const op = "doca_gpu_verbs_export_qp"
 	if err := g.use(op); err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (q *QP, e
 	}
 	_, ciDBR, _ := sqCQ.Doorbells()
 
-	q = &QP{g: g, qp: qp, cq: sqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
+	q := &QP{g: g, qp: qp, cq: sqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
 	t := &q.tmpl
 	t.SetQPN(qp.QPN())
 	t.SQWQENum = uint16(wq.SQWQEBBs)

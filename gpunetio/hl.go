@@ -1,0 +1,460 @@
+package gpunetio
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/gdaki/gpunetio/internal/devstruct"
+	"github.com/gdaki/gpunetio/verbs"
+)
+
+// QPHLConfig is struct doca_gpu_verbs_qp_init_attr_hl.
+type QPHLConfig struct {
+	GPU *GPU
+	PD  *verbs.PD
+	// SQWQEs is rounded up to a power of two (at most 32768); the QPHL
+	// reports the result (SQWQEs) instead of rewriting the config.
+	SQWQEs         uint16
+	NICHandler     NICHandler // AUTO, CPU_PROXY, GPU_SM_DB or GPU_SM_BF
+	MemRegType     MemRegType
+	SendDBRModeExt SendDBRModeExt
+	CQCollapsed    bool
+}
+
+// QPHL is a high-level GPU QP (struct doca_gpu_verbs_qp_hl): a CQ and an
+// RC QP whose rings and doorbell records live in GPU memory (the DBR in host
+// memory when a CPU helper writes it), exported to the GPU. The QP is left in
+// RST: connect it with verbs Modify, then pass GPUQP().DeviceQP() to kernels.
+type QPHL struct {
+	g       *GPU
+	n       uint32
+	handler NICHandler
+	ext     SendDBRModeExt
+
+	cqRing, cqDBR   *Mem
+	cqRingU, cqDBRU *verbs.UMem
+	cq              *verbs.CQ
+	sqRing, sqDBR   *Mem
+	sqDBRHost       []byte // CPU-written DBR page
+	sqRingU, sqDBRU *verbs.UMem
+	qp              *verbs.QP
+	uar             *verbs.UAR
+	ownUAR          bool
+	exp             *QP
+	closed          bool
+}
+
+// NewQPHL creates a high-level QP (doca_gpu_verbs_create_qp_hl).
+func NewQPHL(cfg QPHLConfig) (*QPHL, error) {
+	const op = "doca_gpu_verbs_create_qp_hl"
+	if err := checkHL(op, cfg, true); err != nil {
+		return nil, err
+	}
+	uar, err := newHLUAR(op, cfg.PD.Context(), cfg.NICHandler)
+	if err != nil {
+		return nil, err
+	}
+	q, err := newQPHL(op, cfg, uar, false, false)
+	if err != nil {
+		uar.Close()
+		return nil, err
+	}
+	q.ownUAR = true
+	return q, nil
+}
+
+func checkHL(op string, cfg QPHLConfig, allowBF bool) error {
+	if cfg.GPU == nil || cfg.PD == nil {
+		return newErr(op, ErrInvalidValue, "GPU and PD are required")
+	}
+	if err := cfg.GPU.use(op); err != nil {
+		return err
+	}
+	if cfg.SQWQEs == 0 || cfg.SQWQEs > 1<<15 {
+		return newErr(op, ErrInvalidValue, "SQWQEs %d: want 1..32768", cfg.SQWQEs)
+	}
+	switch cfg.NICHandler {
+	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB:
+	case NICHandlerGPUSMBF:
+		if !allowBF {
+			return newErr(op, ErrInvalidValue, "QP groups do not support GPU_SM_BF")
+		}
+	default:
+		return newErr(op, ErrInvalidValue, "NIC handler %v: want AUTO, CPU_PROXY, GPU_SM_DB or GPU_SM_BF (GPU_SM_NO_DBR comes from SendDBRModeExt)", cfg.NICHandler)
+	}
+	switch cfg.MemRegType {
+	case MemRegDefault, MemRegCUDADmabuf, MemRegCUDAPeermem:
+	default:
+		return newErr(op, ErrInvalidValue, "unknown memory registration type %v", cfg.MemRegType)
+	}
+	switch cfg.SendDBRModeExt {
+	case SendDBRValid, SendNoDBRHW:
+	case SendNoDBRSWEmulated:
+		if err := cfg.GPU.b.gdrAvailable(); err != nil {
+			return wrapErr(op, ErrInvalidValue, err, "NO_DBR_SW_EMULATED needs GDRCopy")
+		}
+	default:
+		return newErr(op, ErrInvalidValue, "unknown send DBR mode ext %v", cfg.SendDBRModeExt)
+	}
+	return nil
+}
+
+// newHLUAR: BlueFlame for GPU_SM_BF, else non-cached dedicated falling back
+// to non-cached; the error of the last try is returned (DOCA reports success).
+func newHLUAR(op string, c *verbs.Context, h NICHandler) (*verbs.UAR, error) {
+	if h == NICHandlerGPUSMBF {
+		return verbs.NewUAR(c, verbs.UARBlueFlame)
+	}
+	u, err := verbs.NewUAR(c, verbs.UARNonCacheDedicated)
+	if err == nil {
+		return u, nil
+	}
+	logf(LogInfo, "%s: no dedicated non-cached UAR (%v), using a shared one", op, err)
+	return verbs.NewUAR(c, verbs.UARNonCache)
+}
+
+func nextPow2(v uint32) uint32 {
+	n := uint32(1)
+	for n < v {
+		n <<= 1
+	}
+	return n
+}
+
+func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bool) (q *QPHL, err error) {
+	g := cfg.GPU
+	ctx := cfg.PD.Context()
+	q = &QPHL{g: g, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
+	defer func() {
+		if err != nil {
+			if cerr := q.teardown(); cerr != nil {
+				logf(LogErr, "%s: clean-up after failure: %v", op, cerr)
+			}
+		}
+	}()
+	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
+
+	// CQ: ring initialised to "not yet written" (op_own 0xF1), zeroed DBR.
+	if q.cqRing, err = g.MemAlloc(ringBytes, hostPage, MemGPU); err != nil {
+		return nil, err
+	}
+	init := make([]byte, ringBytes)
+	for i := 63; i < len(init); i += 64 {
+		init[i] = 0xf1
+	}
+	if err = g.b.memcpyHtoD(uintptr(q.cqRing.Dev), init); err != nil {
+		return nil, wrapErr(op, ErrDriver, err, "initialise the CQ ring")
+	}
+	if q.cqRingU, err = q.regUMem(op, ctx, q.cqRing, cfg.MemRegType); err != nil {
+		return nil, err
+	}
+	if q.cqDBR, err = g.MemAlloc(hostPage, hostPage, MemGPU); err != nil {
+		return nil, err
+	}
+	if err = g.b.memsetD8(uintptr(q.cqDBR.Dev), 0, hostPage); err != nil {
+		return nil, wrapErr(op, ErrDriver, err, "clear the CQ DBR")
+	}
+	if q.cqDBRU, err = q.regUMem(op, ctx, q.cqDBR, cfg.MemRegType); err != nil {
+		return nil, err
+	}
+	cqCfg := verbs.CQConfig{Size: q.n, UMem: q.cqRingU, DBRUMem: q.cqDBRU, Overrun: true, Collapsed: cfg.CQCollapsed}
+	if cqUAR {
+		cqCfg.UAR = uar
+	}
+	if q.cq, err = verbs.NewCQ(ctx, cqCfg); err != nil {
+		return nil, err
+	}
+
+	// Handler resolution.
+	h := cfg.NICHandler
+	if h == NICHandlerAuto {
+		ok, cerr := g.CanGPURegisterUAR(uar)
+		if cerr != nil {
+			return nil, cerr
+		}
+		h = NICHandlerCPUProxy
+		if ok {
+			h = NICHandlerGPUSMDB
+		}
+	}
+	if cfg.SendDBRModeExt != SendDBRValid && h == NICHandlerGPUSMDB {
+		h = NICHandlerGPUSMNoDBR
+	}
+
+	// SQ ring (zeroed) and DBR (host page when the CPU writes it).
+	if q.sqRing, err = g.MemAlloc(ringBytes, hostPage, MemGPU); err != nil {
+		return nil, err
+	}
+	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
+		return nil, wrapErr(op, ErrDriver, err, "clear the SQ ring")
+	}
+	if q.sqRingU, err = q.regUMem(op, ctx, q.sqRing, cfg.MemRegType); err != nil {
+		return nil, err
+	}
+	if h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+		if q.sqDBRHost, err = mmapHost(hostPage); err != nil {
+			return nil, wrapErr(op, ErrNoMemory, err, "DBR page")
+		}
+		if q.sqDBRU, err = verbs.NewUMem(ctx, uintptr(addrOf(q.sqDBRHost)), uint64(hostPage), verbs.AccessLocalWrite, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		if q.sqDBR, err = g.MemAlloc(hostPage, hostPage, MemGPU); err != nil {
+			return nil, err
+		}
+		if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
+			return nil, wrapErr(op, ErrDriver, err, "clear the QP DBR")
+		}
+		if q.sqDBRU, err = q.regUMem(op, ctx, q.sqDBR, cfg.MemRegType); err != nil {
+			return nil, err
+		}
+	}
+	qpCfg := verbs.QPConfig{PD: cfg.PD, SendCQ: q.cq, SQWR: q.n, SendMaxSGE: 1, RecvMaxSGE: 1,
+		UMem: q.sqRingU, DBRUMem: q.sqDBRU, UAR: uar, CoreDirectMaster: companion}
+	if cfg.SendDBRModeExt == SendNoDBRHW {
+		qpCfg.SendDBRMode = verbs.SendNoDBRExt
+	}
+	if q.qp, err = verbs.NewQP(ctx, qpCfg); err != nil {
+		return nil, err
+	}
+	if got := q.qp.WQ().SQWQEBBs; got != q.n {
+		return nil, newErr(op, ErrUnexpected, "SQ has %d WQEBBs for %d WQEs: the device QP needs one WQEBB per WQE", got, q.n)
+	}
+	if q.exp, err = g.ExportQP(q.qp, q.cq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}); err != nil {
+		return nil, err
+	}
+	q.handler = q.exp.NICHandler()
+	return q, nil
+}
+
+// regUMem registers a GPU buffer per the memory registration type (section 7.4).
+func (q *QPHL) regUMem(op string, ctx *verbs.Context, m *Mem, t MemRegType) (*verbs.UMem, error) {
+	addr, size := uintptr(m.Dev), uint64(alignUp(m.Size, hostPage))
+	if t == MemRegCUDAPeermem {
+		return verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, nil)
+	}
+	fd, err := q.g.DmabufFD(m.Dev, uintptr(size))
+	if err != nil {
+		if t == MemRegCUDADmabuf {
+			return nil, err
+		}
+		logf(LogWarning, "%s: no dma-buf for %#x (%v): registering through nvidia-peermem", op, m.Dev, err)
+		return verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, nil)
+	}
+	defer syscall.Close(fd)
+	u, err := verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, &verbs.Dmabuf{FD: fd})
+	if err != nil && t == MemRegDefault {
+		logf(LogWarning, "%s: dma-buf registration of %#x failed (%v): retrying through nvidia-peermem", op, m.Dev, err)
+		return verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, nil)
+	}
+	return u, err
+}
+
+// teardown destroys in DOCA's order (section 7.2), continuing past errors
+// and returning the first; the UAR is closed by the owner.
+func (q *QPHL) teardown() error {
+	var errs []error
+	step := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if q.exp != nil {
+		step(q.exp.Close())
+		q.exp = nil
+	}
+	if q.qp != nil {
+		step(q.qp.Close())
+		q.qp = nil
+	}
+	for _, u := range []**verbs.UMem{&q.sqRingU, &q.sqDBRU} {
+		if *u != nil {
+			step((*u).Close())
+			*u = nil
+		}
+	}
+	for _, m := range []**Mem{&q.sqRing, &q.sqDBR} {
+		if *m != nil {
+			step((*m).Free())
+			*m = nil
+		}
+	}
+	if q.sqDBRHost != nil {
+		step(syscall.Munmap(q.sqDBRHost))
+		q.sqDBRHost = nil
+	}
+	if q.cq != nil {
+		step(q.cq.Close())
+		q.cq = nil
+	}
+	for _, u := range []**verbs.UMem{&q.cqRingU, &q.cqDBRU} {
+		if *u != nil {
+			step((*u).Close())
+			*u = nil
+		}
+	}
+	for _, m := range []**Mem{&q.cqRing, &q.cqDBR} {
+		if *m != nil {
+			step((*m).Free())
+			*m = nil
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return nil
+}
+
+// Close destroys everything NewQPHL made (doca_gpu_verbs_destroy_qp_hl).
+// The verbs QP must be idle and no kernel may use it. A second Close returns
+// nil.
+func (q *QPHL) Close() error {
+	if q == nil {
+		return newErr("doca_gpu_verbs_destroy_qp_hl", ErrInvalidValue, "nil QP")
+	}
+	if q.closed {
+		return nil
+	}
+	err := q.teardown()
+	if q.ownUAR && q.uar != nil && err == nil {
+		err = q.uar.Close()
+		if err == nil {
+			q.uar = nil
+		}
+	}
+	if err == nil {
+		q.closed = true
+	}
+	return err
+}
+
+// QP is the verbs QP.
+func (q *QPHL) QP() *verbs.QP { return q.qp }
+
+// CQ is its send CQ.
+func (q *QPHL) CQ() *verbs.CQ { return q.cq }
+
+// UAR is the doorbell page.
+func (q *QPHL) UAR() *verbs.UAR { return q.uar }
+
+// GPUQP is the exported QP (DeviceQP, ProgressProxy, ...).
+func (q *QPHL) GPUQP() *QP { return q.exp }
+
+// NICHandler is the resolved handler.
+func (q *QPHL) NICHandler() NICHandler { return q.handler }
+
+// SQWQEs is the SQ (and CQ) depth after rounding up.
+func (q *QPHL) SQWQEs() uint32 { return q.n }
+
+// SQRing is the GPU memory of the SQ ring.
+func (q *QPHL) SQRing() *Mem { return q.sqRing }
+
+// CQRing is the GPU memory of the CQ ring.
+func (q *QPHL) CQRing() *Mem { return q.cqRing }
+
+// QPGroupHL is a main QP plus a companion QP (core-direct master, for the
+// device counter API), sharing one UAR (struct doca_gpu_verbs_qp_group_hl).
+type QPGroupHL struct {
+	Main, Companion *QPHL
+	uar             *verbs.UAR
+	closed          bool
+}
+
+// NewQPGroupHL creates the two QPs (doca_gpu_verbs_create_qp_group_hl). The
+// handler must be AUTO, CPU_PROXY or GPU_SM_DB.
+func NewQPGroupHL(cfg QPHLConfig) (*QPGroupHL, error) {
+	const op = "doca_gpu_verbs_create_qp_group_hl"
+	if err := checkHL(op, cfg, false); err != nil {
+		return nil, err
+	}
+	uar, err := newHLUAR(op, cfg.PD.Context(), NICHandlerAuto)
+	if err != nil {
+		return nil, err
+	}
+	grp := &QPGroupHL{uar: uar}
+	if grp.Main, err = newQPHL(op, cfg, uar, true, false); err != nil {
+		uar.Close()
+		return nil, err
+	}
+	if grp.Companion, err = newQPHL(op, cfg, uar, true, true); err != nil {
+		grp.Main.Close()
+		uar.Close()
+		return nil, err
+	}
+	return grp, nil
+}
+
+// Close destroys the companion, then the main QP, then the shared UAR
+// (DOCA frees the UAR before the companion).
+func (g *QPGroupHL) Close() error {
+	if g == nil {
+		return newErr("doca_gpu_verbs_destroy_qp_group_hl", ErrInvalidValue, "nil group")
+	}
+	if g.closed {
+		return nil
+	}
+	for _, q := range []*QPHL{g.Companion, g.Main} {
+		if err := q.Close(); err != nil {
+			return err
+		}
+	}
+	if err := g.uar.Close(); err != nil {
+		return err
+	}
+	g.closed = true
+	return nil
+}
+
+// FlatList is a contiguous GPU array of the host templates of high-level
+// QPs (doca_gpu_verbs_qp_flat_list_create_hl). It is an independent copy:
+// do not mix it with the per-QP device QP of the same QP in kernels.
+type FlatList struct {
+	mem *Mem
+	n   int
+}
+
+// NewQPFlatList copies the templates of qps (all on one GPU) into one GPU
+// allocation, counted in the GPU's allocation table.
+func NewQPFlatList(qps []*QPHL) (*FlatList, error) {
+	const op = "doca_gpu_verbs_qp_flat_list_create_hl"
+	if len(qps) == 0 {
+		return nil, newErr(op, ErrInvalidValue, "no QPs")
+	}
+	var g *GPU
+	img := make([]byte, devstruct.QPSize*len(qps))
+	for i, q := range qps {
+		if q == nil || q.exp == nil {
+			return nil, newErr(op, ErrInvalidValue, "QP %d is nil or closed", i)
+		}
+		if g == nil {
+			g = q.g
+		} else if q.g != g {
+			return nil, newErr(op, ErrInvalidValue, "QP %d is on another GPU", i)
+		}
+		t := q.exp.Template()
+		t.Put(img[i*devstruct.QPSize:])
+	}
+	m, err := g.MemAlloc(uintptr(len(img)), 0, MemGPU)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.b.memcpyHtoD(uintptr(m.Dev), img); err != nil {
+		m.Free()
+		return nil, wrapErr(op, ErrDriver, err, "copy %d device QPs", len(qps))
+	}
+	return &FlatList{mem: m, n: len(qps)}, nil
+}
+
+// Ptr is the GPU address of element 0.
+func (f *FlatList) Ptr() DevPtr { return f.mem.Dev }
+
+// Len is the number of QPs.
+func (f *FlatList) Len() int { return f.n }
+
+// Close frees the array (doca_gpu_verbs_qp_flat_list_destroy_hl).
+func (f *FlatList) Close() error {
+	if f == nil {
+		return newErr("doca_gpu_verbs_qp_flat_list_destroy_hl", ErrInvalidValue, "nil list")
+	}
+	return f.mem.Free()
+}
