@@ -155,7 +155,7 @@ func TestCloseWithLiveChildren(t *testing.T) {
 			require.NoError(t, err)
 			keep(t, cq)
 			s := newSRQOrSkip(t, c, SRQConfig{PD: pd, WR: 8, MaxRecvSGE: 1})
-			qp, err := NewQP(c, QPConfig{PD: pd, RecvCQ: cq, SRQ: s})
+			qp, err := NewQP(c, QPConfig{PD: pd, SendCQ: cq, RecvCQ: cq, SRQ: s, SQWR: 4, SendMaxSGE: 1})
 			require.NoError(t, err)
 			return made{s, qp, "doca_verbs_srq_destroy", "SRQ", 1}
 		}},

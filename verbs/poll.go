@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -194,7 +195,10 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 }
 
 // PollWait polls until at least min completions have been read into wcs or
-// the timeout expires (ErrTimeOut, with the completions read so far).
+// the timeout expires (ErrTimeOut, with the completions read so far). It
+// spins, then yields the processor between polls (so a thread that
+// completes the work, such as the emulator's engine, can run), then sleeps
+// 20 us between polls.
 func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 	if min > len(wcs) {
 		return 0, newErr("doca_verbs_poll_cq", ErrInvalidValue, "waiting for %d completions with room for %d", min, len(wcs))
@@ -210,8 +214,12 @@ func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 		if time.Now().After(deadline) {
 			return got, newErr("doca_verbs_poll_cq", ErrTimeOut, "%d of %d completions on CQ 0x%x after %v", got, min, q.cqn, timeout)
 		}
-		if spins > 64 {
-			time.Sleep(time.Microsecond * 20)
+		switch {
+		case spins < 64:
+		case spins < 4096:
+			runtime.Gosched() // let the thread that completes the work run
+		default:
+			time.Sleep(20 * time.Microsecond)
 		}
 	}
 }

@@ -1,0 +1,278 @@
+package verbs
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The cross-process test re-executes the test binary as the peer (env
+// envVerbsPeer=1, running only TestVerbsPeerProcess). Each process opens
+// its own emulated emu0 (each process's emulated NICs have their own
+// loopback address, hence their own GID) and the two QPs meet over the
+// emulator's TCP wire. The processes exchange GID, QPN, buffer address and
+// rkey as "VERBS ..." lines: the parent writes to the child's stdin and
+// reads the child's stdout.
+const envVerbsPeer = "GDAKI_VERBS_TEST_PEER"
+
+// Offsets in the 1 MiB buffers of both sides.
+const (
+	xpWriteOff   = 1000   // the parent WRITEs 200000 bytes here in the child
+	xpWriteLen   = 200000 //
+	xpReadOff    = 1 << 19
+	xpReadLen    = 4096
+	xpWordOff    = 900000 // the word atomics work on, on both sides
+	xpResultOff  = 950000 // where atomics return the original value
+	xpBackOff    = 0      // the child WRITEs 4096 bytes here in the parent
+	xpBackReadTo = 600000 // where the child READs the parent's read region to
+)
+
+type peerEnd struct {
+	gid  GID
+	qpn  uint32
+	addr uint64
+	rkey uint32
+}
+
+func (p peerEnd) String() string {
+	return fmt.Sprintf("%s %d %d %d", hex.EncodeToString(p.gid[:]), p.qpn, p.addr, p.rkey)
+}
+
+func parsePeerEnd(f []string) (peerEnd, error) {
+	var p peerEnd
+	if len(f) != 4 {
+		return p, fmt.Errorf("peer line has %d fields, want 4", len(f))
+	}
+	g, err := hex.DecodeString(f[0])
+	if err != nil || len(g) != len(p.gid) {
+		return p, fmt.Errorf("bad GID %q", f[0])
+	}
+	copy(p.gid[:], g)
+	_, err = fmt.Sscan(strings.Join(f[1:], " "), &p.qpn, &p.addr, &p.rkey)
+	return p, err
+}
+
+func (e *end) info() peerEnd {
+	return peerEnd{gid: e.gid, qpn: e.qp.QPN(), addr: e.addr(0), rkey: e.mr.RKey()}
+}
+
+func xpOpts() pairOpts {
+	o := defaultPairOpts()
+	o.bufSize = 1 << 20
+	return o
+}
+
+func pattern(b []byte, seed byte) {
+	for i := range b {
+		b[i] = seed + byte(i*31)
+	}
+}
+
+func hasPattern(b []byte, seed byte) bool {
+	for i := range b {
+		if b[i] != seed+byte(i*31) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestVerbsPeerProcess is the child's side; it is skipped in a normal run.
+func TestVerbsPeerProcess(t *testing.T) {
+	if os.Getenv(envVerbsPeer) != "1" {
+		t.Skip("runs only as the peer process of TestCrossProcessRC")
+	}
+	o := xpOpts()
+	e := newEnd(t, "emu0", o)
+	pattern(e.buf[xpReadOff:xpReadOff+xpReadLen], 0x5a)
+	binary.LittleEndian.PutUint64(e.buf[xpWordOff:], 41)
+	fmt.Printf("VERBS HELLO %s\n", e.info())
+	var parent peerEnd
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) < 2 || f[0] != "VERBS" {
+			continue
+		}
+		switch f[1] {
+		case "PEER":
+			p, err := parsePeerEnd(f[2:])
+			require.NoError(t, err)
+			parent = p
+			connectTo(t, e.qp, p.qpn, p.gid, o)
+			fmt.Println("VERBS READY")
+		case "CHECK": // did the parent's WRITE land?
+			fmt.Printf("VERBS CHECKED %v\n", hasPattern(e.buf[xpWriteOff:xpWriteOff+xpWriteLen], 7))
+		case "WORD": // what the parent's atomics left
+			fmt.Printf("VERBS WORD %d\n", binary.LittleEndian.Uint64(e.buf[xpWordOff:]))
+		case "DO": // the child's turn: WRITE, READ and fetch-add on the parent
+			fmt.Printf("VERBS DONE %s\n", childOps(t, e, parent))
+		case "QUIT":
+			return
+		}
+	}
+}
+
+// childOps runs the child's operations on the parent and reports "ok" or
+// what went wrong (a single word-free-of-spaces token list).
+func childOps(t *testing.T, e *end, p peerEnd) string {
+	lkey := e.mr.LKey()
+	pattern(e.buf[0:4096], 0x3c)
+	err := e.qp.PostSend(
+		SendWR{WRID: 1, Opcode: WRRDMAWrite, SGL: []SGE{{Addr: e.addr(0), Length: 4096, LKey: lkey}},
+			RemoteAddr: p.addr + xpBackOff, RKey: p.rkey},
+		SendWR{WRID: 2, Opcode: WRRDMARead, SGL: []SGE{{Addr: e.addr(xpBackReadTo), Length: xpReadLen, LKey: lkey}},
+			RemoteAddr: p.addr + xpReadOff, RKey: p.rkey, Signaled: true},
+		SendWR{WRID: 3, Opcode: WRAtomicFetchAdd, Compare: 5, SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}},
+			RemoteAddr: p.addr + xpWordOff, RKey: p.rkey, Signaled: true, Fence: true})
+	if err != nil {
+		return "post:" + strings.ReplaceAll(err.Error(), " ", "_")
+	}
+	wcs := make([]WC, 2)
+	n, err := e.cq.PollWait(wcs, 2, 10*time.Second)
+	if err != nil {
+		return "poll:" + strings.ReplaceAll(err.Error(), " ", "_")
+	}
+	for _, wc := range wcs[:n] {
+		if wc.Status != WCSuccess {
+			return fmt.Sprintf("wr%d:%v", wc.WRID, wc.Status)
+		}
+	}
+	if !hasPattern(e.buf[xpBackReadTo:xpBackReadTo+xpReadLen], 0x77) {
+		return "read:data"
+	}
+	if v := binary.LittleEndian.Uint64(e.buf[xpResultOff:]); v != 100 {
+		return fmt.Sprintf("fetchadd:original=%d", v)
+	}
+	return "ok"
+}
+
+// peerProc is the running child.
+type peerProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan []string
+}
+
+func startPeerProc(t *testing.T) *peerProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVerbsPeerProcess$", "-test.count=1", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), envVerbsPeer+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	p := &peerProc{cmd: cmd, stdin: stdin, lines: make(chan []string, 16)}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "VERBS" {
+				p.lines <- f[1:]
+			} else if len(f) > 0 && f[0] != "PASS" {
+				fmt.Fprintln(os.Stderr, "peer:", s.Text()) // test failures of the child
+			}
+		}
+		close(p.lines)
+	}()
+	t.Cleanup(func() {
+		fmt.Fprintln(p.stdin, "VERBS QUIT")
+		p.stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			assert.NoError(t, err, "peer process")
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Error("peer process did not exit")
+		}
+	})
+	return p
+}
+
+func (p *peerProc) send(format string, args ...any) {
+	fmt.Fprintf(p.stdin, "VERBS "+format+"\n", args...)
+}
+
+func (p *peerProc) expect(t *testing.T, word string) []string {
+	t.Helper()
+	select {
+	case f, ok := <-p.lines:
+		require.True(t, ok, "peer exited before saying %s", word)
+		require.Equal(t, word, f[0], "peer said %v", f)
+		return f[1:]
+	case <-time.After(20 * time.Second):
+		t.Fatalf("peer did not say %s", word)
+	}
+	return nil
+}
+
+// TestCrossProcessRC connects RC QPs of two processes and moves data both
+// ways with WRITE, READ and atomics; each side verifies what it received.
+func TestCrossProcessRC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second process")
+	}
+	p := startPeerProc(t)
+	child, err := parsePeerEnd(p.expect(t, "HELLO"))
+	require.NoError(t, err)
+	o := xpOpts()
+	e := newEnd(t, "emu0", o)
+	require.NotEqual(t, e.gid, child.gid, "each process's emu0 has its own address")
+	pattern(e.buf[xpReadOff:xpReadOff+xpReadLen], 0x77)
+	binary.LittleEndian.PutUint64(e.buf[xpWordOff:], 100)
+	p.send("PEER %s", e.info())
+	connectTo(t, e.qp, child.qpn, child.gid, o)
+	p.expect(t, "READY")
+	lkey := e.mr.LKey()
+
+	// WRITE 200000 bytes (many MTU packets); the child checks them.
+	pattern(e.buf[0:xpWriteLen], 7)
+	require.NoError(t, e.qp.PostSend(SendWR{WRID: 1, Opcode: WRRDMAWrite, Signaled: true,
+		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: lkey}}, RemoteAddr: child.addr + xpWriteOff, RKey: child.rkey}))
+	wc := waitWC(t, e.cq, 1)[0]
+	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
+	p.send("CHECK")
+	assert.Equal(t, []string{"true"}, p.expect(t, "CHECKED"), "the child's buffer holds what the parent wrote")
+
+	// READ the child's pattern.
+	require.NoError(t, e.qp.PostSend(SendWR{WRID: 2, Opcode: WRRDMARead, Signaled: true,
+		SGL: []SGE{{Addr: e.addr(300000), Length: xpReadLen, LKey: lkey}}, RemoteAddr: child.addr + xpReadOff, RKey: child.rkey}))
+	wc = waitWC(t, e.cq, 1)[0]
+	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
+	assert.Equal(t, WCRDMARead, wc.Opcode)
+	assert.True(t, hasPattern(e.buf[300000:300000+xpReadLen], 0x5a), "READ brought the child's pattern")
+
+	// Fetch-and-add then compare-and-swap on the child's word (41).
+	require.NoError(t, e.qp.PostSend(
+		SendWR{WRID: 3, Opcode: WRAtomicFetchAdd, Compare: 1, Signaled: true,
+			SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}}, RemoteAddr: child.addr + xpWordOff, RKey: child.rkey},
+		SendWR{WRID: 4, Opcode: WRAtomicCmpSwp, Compare: 42, Swap: 1000, Signaled: true,
+			SGL: []SGE{{Addr: e.addr(xpResultOff + 8), Length: 8, LKey: lkey}}, RemoteAddr: child.addr + xpWordOff, RKey: child.rkey}))
+	for _, wc := range waitWC(t, e.cq, 2) {
+		require.Equal(t, WCSuccess, wc.Status, "WR %d: %v", wc.WRID, wc.Status)
+	}
+	assert.Equal(t, uint64(41), binary.LittleEndian.Uint64(e.buf[xpResultOff:]), "fetch-add returns the original")
+	assert.Equal(t, uint64(42), binary.LittleEndian.Uint64(e.buf[xpResultOff+8:]), "compare-swap returns the original")
+	p.send("WORD")
+	assert.Equal(t, []string{"1000"}, p.expect(t, "WORD"), "the child's word after add 1 and swap 42->1000")
+
+	// The child's turn: WRITE into the parent, READ from it, fetch-add on it.
+	p.send("DO")
+	assert.Equal(t, []string{"ok"}, p.expect(t, "DONE"), "the child's view of its own operations")
+	assert.True(t, hasPattern(e.buf[xpBackOff:xpBackOff+4096], 0x3c), "the child's WRITE landed here")
+	assert.Equal(t, uint64(105), binary.LittleEndian.Uint64(e.buf[xpWordOff:]), "the child added 5")
+}
