@@ -175,7 +175,7 @@ type cqe struct {
 // It returns false when the CQ is in error (overflow with oi = 0, or a
 // write to its ring failed): the CQE is lost and the caller moves its QP to
 // ERR.
-func (q *cq) push(e *cqe) bool {
+func (q *cq) push(e cqe) bool {
 	var b [64]byte
 	binary.BigEndian.PutUint32(b[32:], e.uidx&0xffffff)
 	b[36], b[37], b[38], b[39] = e.imm[0], e.imm[1], e.imm[2], e.imm[3]

@@ -50,9 +50,21 @@ func (n *NIC) engine() {
 			runtime.Gosched()
 			continue
 		}
+		// Announce the sleep, then look once more: a producer that queued a
+		// response before seeing the flag is caught here, one after it
+		// sends on wake (seq-cst atomics, inbox under its mutex).
+		n.sleeping.Store(true)
+		n.inboxMu.Lock()
+		pending := len(n.inbox) > 0
+		n.inboxMu.Unlock()
+		if pending {
+			n.sleeping.Store(false)
+			continue
+		}
 		timer.Reset(sleep)
 		select {
 		case <-n.stop:
+			n.sleeping.Store(false)
 			return
 		case <-n.wake:
 			if !timer.Stop() {
@@ -64,6 +76,7 @@ func (n *NIC) engine() {
 				sleep = maxSleep
 			}
 		}
+		n.sleeping.Store(false)
 	}
 }
 

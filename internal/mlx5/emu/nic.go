@@ -59,11 +59,12 @@ type NIC struct {
 
 	uarPollMu sync.Mutex // held by the engine while it reads UAR pages
 
-	inboxMu sync.Mutex
-	inbox   []response
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	inboxMu  sync.Mutex
+	inbox    []response
+	wake     chan struct{}
+	sleeping atomic.Bool // the engine is (about to be) blocked on wake
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // NewNIC creates an emulated NIC with an explicit configuration (tests use
@@ -194,6 +195,9 @@ func (n *NIC) cqByNum(cqn uint32) *cq { return (*n.cqMap.Load())[cqn] }
 
 // kick wakes the engine goroutine if it sleeps.
 func (n *NIC) kick() {
+	if !n.sleeping.Load() {
+		return
+	}
 	select {
 	case n.wake <- struct{}{}:
 	default:

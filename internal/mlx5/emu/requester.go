@@ -194,7 +194,7 @@ func (q *qp) flush() bool {
 		if dist(r.ci, r.pi) < bbs {
 			bbs = dist(r.ci, r.pi)
 		}
-		q.scq.push(&cqe{opcode: cqeReqErr, wqeOp: op, qpn: q.qpn, wqeCount: r.ci, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeWRFlushErr)})
+		q.scq.push(cqe{opcode: cqeReqErr, wqeOp: op, qpn: q.qpn, wqeCount: r.ci, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeWRFlushErr)})
 		r.ci += uint16(bbs)
 	}
 	r.send = r.ci
@@ -219,14 +219,14 @@ func (q *qp) complete(now time.Time) {
 			break
 		}
 		if e.syn != 0 {
-			q.scq.push(&cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn)})
+			q.scq.push(cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn)})
 			r.ci += e.bbs
 			q.toError()
 			q.flush()
 			return
 		}
 		if e.signaled {
-			if !q.scq.push(&cqe{opcode: cqeReq, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, byteCnt: e.byteCnt, uidx: q.uidx}) {
+			if !q.scq.push(cqe{opcode: cqeReq, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, byteCnt: e.byteCnt, uidx: q.uidx}) {
 				q.toError()
 			}
 		}
@@ -250,8 +250,8 @@ func (q *qp) goBack() {
 // timers checks the ACK timeout of the oldest outstanding WQE.
 func (q *qp) timers(now time.Time) bool {
 	r := &q.req
-	if r.ci == r.send {
-		r.lastProgress = now
+	if r.ci == r.send || now.Before(r.rnrUntil) {
+		r.lastProgress = now // nothing outstanding, or waiting out an RNR NAK
 		return false
 	}
 	if q.ackTimeout == 0 || now.Sub(r.lastProgress) < q.ackTimeout {

@@ -201,7 +201,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 	r.msn++
 	if imm {
 		q.consumeRecv(rw)
-		q.rcq.push(&cqe{opcode: cqeRespWrImm, qpn: q.qpn, wqeCount: uint16(rw.idx), byteCnt: uint32(r.wTotal), imm: f.Imm, uidx: q.uidx, se: f.SE})
+		q.rcq.push(cqe{opcode: cqeRespWrImm, qpn: q.qpn, wqeCount: uint16(rw.idx), byteCnt: uint32(r.wTotal), imm: f.Imm, uidx: q.uidx, se: f.SE})
 	}
 	if f.AckReq {
 		q.ack(f, f.PSN)
@@ -286,7 +286,7 @@ func (q *qp) consumeRecv(rw recvWQE) {
 // respError writes a responder error CQE for receive WQE idx.
 func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
 	q.consumeRecv(recvWQE{idx: idx})
-	q.rcq.push(&cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
+	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
 }
 
 func (q *qp) onSend(f *wire.Frame) {
@@ -319,7 +319,7 @@ func (q *qp) onSend(f *wire.Frame) {
 	r.sActive = false
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})
-	c := &cqe{opcode: cqeRespSend, qpn: q.qpn, wqeCount: uint16(r.sIdx), byteCnt: uint32(r.sOff), uidx: q.uidx, se: f.SE}
+	c := cqe{opcode: cqeRespSend, qpn: q.qpn, wqeCount: uint16(r.sIdx), byteCnt: uint32(r.sOff), uidx: q.uidx, se: f.SE}
 	if op == wire.OpSendOnlyImm || op == wire.OpSendLastImm {
 		c.opcode, c.imm = cqeRespSendImm, f.Imm
 	}
