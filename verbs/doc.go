@@ -1,4 +1,172 @@
 // Package verbs is the DOCA Verbs host API in idiomatic Go: RDMA devices,
-// protection domains, memory regions, UMEMs, UARs, CQs and RC/UC QPs driven by
-// PRM commands over DevX, on real mlx5 devices and on the emulated ones.
+// protection domains, memory regions, UMEMs, UARs, completion queues, shared
+// receive queues and RC (and UC) queue pairs, created and driven with PRM
+// commands over DevX. The same code runs on real mlx5 devices (through
+// rdma-core, driver "devx") and on the emulated ConnectX devices emu0, emu1,
+// ... (driver "emu"): both sit behind one driver boundary and receive the
+// very same command bytes, so everything this package does is tested
+// without hardware.
+//
+// DOCAFunctions maps every function of doca_verbs.h to its Go counterpart
+// (attribute objects become plain configuration structs: CQConfig,
+// QPConfig, SRQConfig, QPAttr, AHAttr; their setters and getters become
+// fields). Calls are named after the DOCA or ibverbs function they mirror in
+// every error they return.
+//
+// # Objects and creation order
+//
+// OpenDevice opens a device by its exact name (OpenDevicePrefix keeps the
+// DOCA examples' prefix match). On the Context: AllocPD, NewUMem (memory for
+// rings, in host or GPU memory), NewUAR (a doorbell page), NewCQ, then, on a
+// PD, RegMR (data buffers), NewSRQ and NewQP. A QP starts in RST and is
+// moved to RTS with Modify after the peers exchange QPN, GID, addresses and
+// rkeys out of band. CQs, QPs and SRQs created without external UMEMs or UAR
+// allocate their own: rings and doorbell records in mmap'd host memory
+// registered as an internal UMEM, and an internal UAR (CQs: a dedicated
+// non-cached page, falling back to the shared non-cached page when the
+// library answers EOPNOTSUPP as rdma-core before v45 does, then BlueFlame;
+// QPs: BlueFlame, then non-cached).
+//
+// # Lifetime
+//
+// Close is explicit, idempotent (a second Close returns nil) and ordered:
+// every object holds a reference on the objects it was made from (a QP on
+// its PD, CQs, SRQ, external UMEMs and UAR; a CQ on its UMEMs and UAR; every
+// object on its Context), and an object that is still referenced refuses to
+// close with ErrInUse, saying how many references remain, and stays fully
+// usable. So teardown runs children first: QPs, then SRQs and CQs, then
+// MRs, UMEMs and UARs, then PDs, then the Context. Internal rings, UMEMs and
+// UARs are released by the object that made them. A call on a closed object
+// (and a create on a closed parent) fails with ErrBadState naming the call
+// and the closed object.
+//
+// No finalizer is set anywhere: resources are released only by Close. The
+// memory under a UMEM or MR belongs to the caller and must outlive it.
+// LiveObjects counts the open objects of each kind and LeakReport describes
+// them; this package's tests fail when any object is left open.
+//
+// # Threading
+//
+// Different objects may be used from different goroutines freely; the
+// drivers are safe for concurrent use. On one object:
+//
+//   - Getters (QPN, CQN, WQ, Ring, DBRAddr, DoorbellAddr, Config, ...)
+//     return values fixed at creation and are safe at any time.
+//   - QP.Modify and QP.Query may be called concurrently: Modify serializes
+//     on the QP (DOCA leaves concurrent modify calls unsafe), and the state
+//     used as the current state is the one cached by the last successful
+//     Modify, as in DOCA.
+//   - QP.PostSend, QP.PostRecv, SRQ.PostRecv and CQ.Poll each serialize on
+//     their queue, so several goroutines may post to one QP or poll one CQ
+//     (each completion is returned to one of the pollers).
+//   - Close must not race with other calls on the same object, or with
+//     creates that name it: close an object when nothing uses it any more.
+//     Close of a parent racing with creates of children is safe (one of
+//     them fails cleanly).
+//
+// # The host data path and its memory requirement
+//
+// PostSend, PostRecv and Poll are the host-side data path (what DOCA's
+// bridge post and poll do): they encode WQEs with the same PRM encoders the
+// emulator decodes, write the doorbell record, ring the doorbell with one
+// 64-bit store, and poll CQEs by owner bit. They read and write the rings
+// from the CPU, so they require the rings in host memory: CQs, QPs and SRQs
+// created without external UMEMs, or with UMEMs over host memory. Rings in
+// GPU memory are posted to and polled by GPU code instead (package
+// gpunetio); calling the host data path on them is not supported. A
+// collapsed CQ (every CQE written to entry 0) cannot be polled with Poll
+// (ErrNotSupported); read its entry 0 directly. Data buffers given to RegMR
+// must not be Go heap memory: use mmap, C or CUDA allocations (the NIC, or
+// the emulator, reads and writes them behind the Go runtime's back).
+// PollWait is the host wait: it always takes a timeout and fails with
+// ErrTimeOut instead of blocking forever.
+//
+// # QP transitions
+//
+// Modify applies the QPAttr fields named in the mask. The transitions that
+// exist, and the mask bits each requires and allows besides
+// QPAttrCurrentState and QPAttrNextState (anything else is refused with
+// ErrInvalidValue naming the missing or extra bits):
+//
+//	transition    required                                      also allowed
+//	any -> RST    -                                             -
+//	any -> ERR    -                                             -
+//	RST -> INIT   PKEY_INDEX, PORT_NUM,                         -
+//	              ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ
+//	INIT -> INIT  -                                             PKEY_INDEX, PORT_NUM,
+//	                                                            ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ
+//	INIT -> RTR   RQ_PSN, DEST_QP_NUM, PATH_MTU, AH_ATTR,       PKEY_INDEX, ALLOW_REMOTE_WRITE,
+//	              MIN_RNR_TIMER                                 ALLOW_REMOTE_READ, MAX_DEST_RD_ATOMIC
+//	RTR -> RTS    SQ_PSN, ACK_TIMEOUT, RETRY_CNT, RNR_RETRY     MIN_RNR_TIMER, ALLOW_REMOTE_WRITE,
+//	                                                            MAX_QP_RD_ATOMIC
+//	RTS -> RTS    -                                             ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ,
+//	                                                            MIN_RNR_TIMER, AH_ATTR
+//
+// The remote atomic mode has no mask bit: it is applied whenever it is not
+// AtomicNone. Values are checked for the fields in the mask: path MTU
+// 256..4096, ack timeout 0..31, retry count 0..7, RNR retry 0..7, min RNR
+// timer 0..31, port 1..the device's port count, pkey index up to the
+// device's, sgid index below the GID table size, MaxRDAtomic and
+// MaxDestRDAtomic powers of two up to the device limits. PSNs are masked to
+// 24 bits in a copy (the caller's QPAttr is never written).
+//
+// # Differences from DOCA Verbs
+//
+// Behaviour DOCA gets wrong and this package fixes:
+//
+//   - A CQ with internal memory programs its doorbell-record UMEM id (DOCA
+//     leaves it 0 although the DBR lives in the ring's UMEM).
+//   - Internal CQ rings start with every CQE invalid and owned by hardware
+//     (op_own 0xF1), so owner-bit pollers, host or GPU, work from the first
+//     completion (DOCA leaves them zeroed).
+//   - Non-zero external ring offsets of CQs and QPs are refused with
+//     ErrInvalidValue (DOCA ignores the CQ's and does not give the QP's to
+//     firmware, so host and NIC disagree about where the ring is).
+//   - Query maps a path MTU of 0 (never programmed) to the zero value
+//     instead of failing.
+//   - OpenDevice matches the exact name (DOCA matches a prefix, so mlx5_1
+//     can open mlx5_10); OpenDevicePrefix keeps the old behaviour.
+//   - RoCE MAC resolution uses the port cached from RST -> INIT (DOCA always
+//     uses port 1); the RoCE v2 UDP source port comes from a generator
+//     seeded once (DOCA reseeds rand from the time on every INIT -> RTR).
+//   - MaxRDAtomic and MaxDestRDAtomic must be powers of two within the
+//     device limits (DOCA only rejects 0), and ack timeout, retry counts and
+//     the min RNR timer are range-checked (DOCA truncates them silently to
+//     the PRM field widths).
+//   - Modify checks a nil AH before using it (DOCA dereferences it first).
+//   - Close of an object that is still in use returns ErrInUse and keeps
+//     the object (DOCA would destroy it under its users).
+//   - A CQ's internal UAR tries a dedicated non-cached page first (DOCA asks
+//     for the shared non-cached page, then BlueFlame).
+//
+// Extensions: UC queue pairs can be created (QPTypeUC; DOCA creates RC only,
+// and DeviceAttr.QPTypeSupported still reports DOCA's answer), and the host
+// data path (PostSend, PostRecv, Poll) is part of the package.
+//
+// # Completion channels and asynchronous events
+//
+// There are none. The driver boundary (internal/mlx5.Device) carries PRM
+// commands, memory registrations and UAR pages only: it has no completion
+// channel (ibv_comp_channel), no DevX event subscription and no
+// asynchronous event file descriptor, and the emulated device raises no
+// events that user space could receive. CQs are therefore polled (Poll and
+// PollWait on the host, or GPU code), and failures surface as error
+// completions (a WC with a non-zero Status) and as the QP state Query
+// reports, not as events. DOCA Verbs has no event API either: its CQs are
+// meant to be polled by the GPU.
+//
+// # Errors
+//
+// Every failing call returns a *Error carrying the operation (the DOCA or
+// ibverbs call it mirrors), a DOCA error code (Code, with the values of
+// doca_error_t), a message naming the field or object at fault and the
+// underlying cause: a syscall.Errno from the kernel or library, or a
+// *mlx5.CmdError with the PRM status and syndrome when firmware refused a
+// command. errors.Is matches the DOCA code (errors.Is(err,
+// verbs.ErrInvalidValue)) as well as the cause (errors.Is(err,
+// syscall.EOPNOTSUPP)). The codes follow DOCA for the same condition:
+// ErrInvalidValue for bad arguments, sizes and transitions, ErrNotSupported
+// for capabilities the device lacks, ErrDriver for failures of the driver
+// or firmware; ErrInUse and ErrBadState report the lifetime mistakes DOCA
+// does not detect, and ErrNotFound a device name that does not exist.
 package verbs
