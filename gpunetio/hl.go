@@ -121,10 +121,10 @@ func nextPow2(v uint32) uint32 {
 	return n
 }
 
-func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bool) (q *QPHL, err error) {
+func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
 	g := cfg.GPU
 	ctx := cfg.PD.Context()
-	q = &QPHL{g: g, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
+	q := &QPHL{g: g, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
 	defer func() {
 		if err != nil {
 			if cerr := q.teardown(); cerr != nil {
@@ -260,7 +260,10 @@ func (q *QPHL) teardown() error {
 		}
 	}
 	if q.exp != nil {
-		step(q.exp.Close())
+		// An export still in use (array, service) keeps everything alive.
+		if err := q.exp.Close(); err != nil {
+			return err
+		}
 		q.exp = nil
 	}
 	if q.qp != nil {
