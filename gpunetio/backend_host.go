@@ -39,10 +39,6 @@ func (b *hostBackend) allocDevice(size uintptr) (uintptr, error) {
 	if err != nil {
 		return 0, fmt.Errorf("host test GPU: mmap %d bytes: %w", size, err)
 	}
-	// Device memory is not initialised: make that visible.
-	for i := range m {
-		m[i] = 0xa5
-	}
 	p := uintptr(addrOf(m))
 	b.mu.Lock()
 	b.allocs[p] = m

@@ -1,4 +1,85 @@
 // Package gpunetio is the DOCA GPUNetIO host API in idiomatic Go: GPU handles
 // and memory, export of verbs QPs, CQs and UARs to CUDA kernels, the CPU
 // proxy and its service, and the high-level QP helpers.
+//
+// # Objects and lifetime
+//
+// NewGPU opens a GPU by PCIe address ("8A:00.0", "0000:8a:00.0", any case)
+// and retains its primary CUDA context; every CUDA call runs with that
+// context current on the calling OS thread (internal/cuda), so callers never
+// manage CUDA contexts. GPU.MemAlloc returns a *Mem (Dev, Host, Size, Type)
+// recorded in the GPU's allocation table; GPU.Close refuses with
+// ErrInvalidValue while anything is live, exactly like doca_gpu_destroy.
+//
+// GPU.ExportQP builds the exported QP (*QP) and its host template of struct
+// doca_gpu_dev_verbs_qp; QP.DeviceQP copies it to GPU memory once and
+// returns the address kernels take. GPU.ExportQPs puts several device QPs in
+// one array (*DevQPArray). Tear down in reverse: kernels, services
+// (Service.Close or Unmonitor), DevQPArray.Close, QP.Close, then the verbs
+// QP, CQ, UMEMs, memory, UAR, GPU. Close is idempotent everywhere and
+// refuses (ErrInUse) where DOCA would leave dangling pointers: a QP in a live
+// array or monitored by a service cannot be unexported.
+//
+// The device structs have one definition, the C header
+// cuda/include/common/doca_gpunetio_verbs_dev.h; internal/devstruct takes
+// their layout from it through cgo.
+//
+// # NIC handlers and the CPU proxy
+//
+// Export resolves AUTO to GPU_SM_DB when the QP's doorbell page can be
+// mapped into the GPU (GPU.ExportUAR: registered once per 4 KiB page,
+// refcounted by host page; with CU_MEMHOSTREGISTER_IOMEMORY only for a real
+// NIC's MMIO page, an emulated UAR being host memory), else to CPU_PROXY;
+// NO_DBR_EXT QPs and SW-emulated no-DBR make it GPU_SM_NO_DBR. QP.CPUAssisted
+// tells whether a CPU thread must call QP.ProgressProxy (or a Service must
+// monitor the QP). ProgressProxy implements host-api.md section 5 exactly,
+// with single 64-bit MMIO stores and a device write barrier (internal/mmio).
+// Calls on one QP are serialised internally.
+//
+// The Service runs one goroutine locked to its OS thread. It progresses all
+// monitored QPs until none progressed, then spins briefly and sleeps with a
+// back-off from 50 us to 1 ms, so an idle service does not hold a core.
+//
+// # Memory types
+//
+// MemGPU is device memory with SYNC_MEMOPS. MemCPUGPU is mmap'd host memory
+// registered with CUDA. MemGPUCPU needs GDRCopy, loaded at run time
+// (internal/gdrcopy; DOCA_GPUNETIO_DISABLE_GDRCOPY=1 turns it off); without
+// it MemAlloc fails with ErrNotSupported saying "GDRCopy (libgdrapi.so.2 and
+// the gdrdrv module) is required" instead of DOCA's silent fallback to host
+// memory. NewGPU also plugs the GPU's memory into the emulated NIC
+// (internal/emugpu), so QPs whose rings live in GPU memory work on emu*
+// devices; the hook is process-wide and removed when the last GPU closes.
+//
+// # Differences from DOCA (host-api.md section 11 fixes that apply here)
+//
+//   - 4: export works with the QP's internal or external UAR (DOCA crashes
+//     on an internal one).
+//   - 5: export uses the QP's cached send DBR mode instead of a hardware query.
+//   - 6: the SW-emulated helper of a GPU-SM QP gets the QPN for its doorbell.
+//   - 7, 26: ProgressProxy returns ErrBadState when the watched device QP does
+//     not exist (before DeviceQP, after DevQPArray.Close); ExportQPs frees an
+//     earlier DeviceQP copy instead of leaking it.
+//   - 8, 25: UAR exports are keyed by host page; the proxy mailbox is freed
+//     through its Mem.
+//   - 9: CPU_GPU memory is page-rounded, zeroed and honours alignment.
+//   - 10: GPU_CPU without GDRCopy is an error, not host memory.
+//   - 11: a failed high-level create cleans up everything; a UAR that cannot
+//     be created is an error.
+//   - 12: group Close destroys the companion, then the main QP, then the UAR.
+//   - 13: a flat-list copy failure frees the array and returns ErrDriver.
+//   - 18: the service flag is atomic; Service.Unmonitor exists.
+//   - 21: high-level SQ rings and DBRs are zeroed.
+//   - 27 / D19: CPU_PROXY with SW-emulated no-DBR runs the full proxy
+//     sequence on the mailbox.
+//   - CanGPURegisterUAR, ExportUAR and UnexportUAR are GPU methods (the CUDA
+//     context is explicit in Go); the probe answer is cached per GPU.
+//   - CPU-proxy QPs whose send CQ is not the given CQ, or whose SQ exceeds
+//     32768 WQEBBs, are rejected with ErrInvalidValue.
+//
+// # Threading
+//
+// Every exported function and method is safe for concurrent use, except
+// that QPHL, QPGroupHL and FlatList must not be closed concurrently with
+// their own use. Nothing blocks without bound.
 package gpunetio
