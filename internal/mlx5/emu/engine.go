@@ -7,12 +7,13 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// Engine pacing: spin this many idle rounds, then sleep, doubling from
-// minSleep up to maxSleep.
+// Engine pacing: keep polling (yielding the processor between rounds) for
+// spinFor after the last work, then sleep, doubling from minSleep up to
+// maxSleep.
 const (
-	spinRounds = 64
-	minSleep   = 5 * time.Microsecond
-	maxSleep   = time.Millisecond
+	spinFor  = 100 * time.Microsecond
+	minSleep = 5 * time.Microsecond
+	maxSleep = time.Millisecond
 )
 
 // engine is the NIC's goroutine: it drains responses, watches the UAR pages
@@ -22,7 +23,7 @@ func (n *NIC) engine() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var spare []response
-	idle := 0
+	lastWork := time.Now()
 	sleep := minSleep
 	for {
 		select {
@@ -42,11 +43,10 @@ func (n *NIC) engine() {
 			}
 		}
 		if work {
-			idle, sleep = 0, minSleep
+			lastWork, sleep = now, minSleep
 			continue
 		}
-		idle++
-		if idle < spinRounds {
+		if now.Sub(lastWork) < spinFor {
 			runtime.Gosched()
 			continue
 		}
@@ -70,7 +70,7 @@ func (n *NIC) engine() {
 			if !timer.Stop() {
 				<-timer.C
 			}
-			idle, sleep = 0, minSleep
+			lastWork, sleep = time.Now(), minSleep
 		case <-timer.C:
 			if sleep *= 2; sleep > maxSleep {
 				sleep = maxSleep
