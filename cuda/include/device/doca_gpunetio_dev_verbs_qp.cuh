@@ -317,7 +317,23 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_
 {
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
 		return;
-	doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
+	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
+		doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
+	} else {
+		/* Same as lock(), except that a submitter whose PI another thread has already announced
+		 * gives up waiting: the atomic_max under the lock would find nothing to ring anyway.
+		 * Under contention this leaves one doorbell triple per batch of submits. */
+		for (;;) {
+			if (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&qp->sq_wqe_pi) >= prod_index)
+				return;
+			if (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1) == 0)
+				break;
+		}
+		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
+			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
+		else
+			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+	}
 	const uint64_t old =
 		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
 	if (old < prod_index) {

@@ -1,0 +1,428 @@
+/*
+ * Posting-rate benchmark of the GPUNetIO device headers (see shared/reference/post-rate-anchor.md).
+ *
+ * GPU threads post 64-byte RDMA-write WQEs as fast as they can, with no NIC: QP structs, SQ rings
+ * and doorbell records in GPU memory, one 4 KiB pinned host page per QP standing in for the UAR
+ * (doorbell at 0x800), NIC handler GPU_SM_DB, availability check skipped. Every variant and the
+ * plain references (not library code) run in the same process at three geometries; each figure
+ * is the median of 5 runs of at least 10 ms. The ratio to the matching raw reference is compared
+ * with the reference implementation's ratio from the anchor table.
+ *
+ * Build: nvcc -O3 -std=c++17 -arch=sm_90a -Icuda/include bench/postrate/post_rate.cu -o post_rate
+ * Usage: post_rate [--runs N] [--min-ms MS] [--geom BxT]...
+ */
+#include <doca_gpunetio_device.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define CK(call)                                                                                         \
+	do {                                                                                             \
+		cudaError_t e_ = (call);                                                                 \
+		if (e_ != cudaSuccess) {                                                                 \
+			fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_), \
+				cudaGetErrorString(e_));                                                 \
+			exit(1);                                                                         \
+		}                                                                                        \
+	} while (0)
+
+#define OPT_SKIP ((uint32_t)DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK)
+#define RSM_GPU DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU
+#define RSM_EXCL DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE
+#define NIC_AUTO DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO
+#define SCOPE_THREAD DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD
+#define SCOPE_WARP DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP
+#define SIG_ADD DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD
+
+/* ---- Library variants ----------------------------------------------------------------------- */
+
+enum op_kind { OP_PUT, OP_P, OP_PUT_SIGNAL };
+
+/* qp_div: threads per QP (0 = one QP for the whole grid). */
+template <op_kind OP, enum doca_gpu_dev_verbs_exec_scope SCOPE, enum doca_gpu_dev_verbs_resource_sharing_mode RSM>
+__global__ void k_lib(struct doca_gpu_dev_verbs_qp *qps, int qp_div, int iters)
+{
+	const unsigned int gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	struct doca_gpu_dev_verbs_qp *qp = qp_div == 0 ? qps : qps + gtid / qp_div;
+	const struct doca_gpu_dev_verbs_addr raddr = {0x7f0000000000ull + gtid * 64ull, 0x11223344};
+	const struct doca_gpu_dev_verbs_addr laddr = {0x7f2000000000ull + gtid * 64ull, 0x55667788};
+	const struct doca_gpu_dev_verbs_addr saddr = {0x7f4000000000ull, 0x99aabbcc};
+	doca_gpu_dev_verbs_ticket_t t = 0, acc = 0;
+	for (int i = 0; i < iters; i++) {
+		if (OP == OP_PUT)
+			doca_gpu_dev_verbs_put<RSM, NIC_AUTO, SCOPE>(qp, raddr, laddr, 64, &t, OPT_SKIP);
+		else if (OP == OP_P)
+			doca_gpu_dev_verbs_p<uint64_t, RSM, NIC_AUTO, SCOPE>(qp, raddr, (uint64_t)i, &t, OPT_SKIP);
+		else
+			doca_gpu_dev_verbs_put_signal<SIG_ADD, RSM, NIC_AUTO, SCOPE>(qp, raddr, laddr, 64, saddr, laddr, 1, &t,
+										     OPT_SKIP);
+		acc += t;
+	}
+	if (acc == 0xffffffffffffffffull)
+		printf("unreachable %llu\n", (unsigned long long)acc);
+}
+
+/* Low-level: one QP per thread, a doorbell per B WQEs. */
+template <int B>
+__global__ void k_ll_thread(struct doca_gpu_dev_verbs_qp *qps, int iters)
+{
+	const unsigned int gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	struct doca_gpu_dev_verbs_qp *qp = qps + gtid;
+	uint64_t idx = doca_gpu_dev_verbs_atomic_read<uint64_t, RSM_EXCL>(&qp->sq_wqe_pi);
+	for (int i = 0; i < iters; i += B) {
+		for (int k = 0; k < B; k++, idx++) {
+			struct doca_gpu_dev_verbs_wqe *w = doca_gpu_dev_verbs_get_wqe_ptr(qp, idx);
+			doca_gpu_dev_verbs_wqe_prepare_write(qp, w, idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE,
+							     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0, 0x7f0000000000ull,
+							     0x11223344, 0x7f2000000000ull, 0x55667788, 64);
+		}
+		doca_gpu_dev_verbs_submit<RSM_EXCL>(qp, idx);
+	}
+}
+
+/* Low-level: one QP per block; every thread writes a WQE, one thread submits. */
+__global__ void k_ll_block(struct doca_gpu_dev_verbs_qp *qps, int iters)
+{
+	struct doca_gpu_dev_verbs_qp *qp = qps + blockIdx.x;
+	uint64_t base = doca_gpu_dev_verbs_atomic_read<uint64_t, RSM_EXCL>(&qp->sq_wqe_pi);
+	for (int i = 0; i < iters; i++) {
+		const uint64_t idx = base + threadIdx.x;
+		struct doca_gpu_dev_verbs_wqe *w = doca_gpu_dev_verbs_get_wqe_ptr(qp, idx);
+		doca_gpu_dev_verbs_wqe_prepare_write(qp, w, idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE,
+						     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0, 0x7f0000000000ull,
+						     0x11223344, 0x7f2000000000ull, 0x55667788, 64);
+		__syncthreads();
+		if (threadIdx.x == 0)
+			doca_gpu_dev_verbs_submit<RSM_EXCL>(qp, base + blockDim.x);
+		__syncthreads();
+		base += blockDim.x;
+	}
+}
+
+/* ---- Plain references (not library code) ---------------------------------------------------- */
+
+enum raw_db { DB_NONE, DB_GPU, DB_SYS };
+
+__device__ __forceinline__ void raw_write_wqe(uint8_t *slot, uint64_t v)
+{
+	uint4 *p = (uint4 *)slot;
+	p[0] = make_uint4((uint32_t)v, 1, 2, 3);
+	p[1] = make_uint4(4, 5, 6, 7);
+	p[2] = make_uint4(8, 9, 10, 11);
+}
+
+__device__ __forceinline__ void raw_ring(uint64_t *db, uint64_t v, raw_db mode)
+{
+	if (mode == DB_GPU)
+		__threadfence();
+	else if (mode == DB_SYS)
+		__threadfence_system();
+	if (mode != DB_NONE)
+		*(volatile uint64_t *)db = v;
+}
+
+/* One shared counter and ring for the whole grid. */
+template <raw_db MODE>
+__global__ void k_raw_shared(unsigned long long *ctr, uint8_t *ring, uint32_t mask, uint64_t *db, int iters)
+{
+	for (int i = 0; i < iters; i++) {
+		const unsigned long long idx = atomicAdd(ctr, 1ull);
+		raw_write_wqe(ring + (idx & mask) * 64, idx);
+		raw_ring(db, idx, MODE);
+	}
+}
+
+/* A ring and a doorbell per thread. */
+template <raw_db MODE>
+__global__ void k_raw_thread(uint8_t *rings, uint32_t mask, uint64_t *dbs, int iters)
+{
+	const unsigned int gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	uint8_t *ring = rings + (size_t)gtid * (mask + 1) * 64;
+	uint64_t *db = (uint64_t *)((uint8_t *)dbs + (size_t)gtid * 4096 + 0x800);
+	for (int i = 0; i < iters; i++) {
+		raw_write_wqe(ring + ((uint32_t)i & mask) * 64, (uint64_t)i);
+		raw_ring(db, (uint64_t)i, MODE);
+	}
+}
+
+/* ---- Host side --------------------------------------------------------------------------------- */
+
+struct qp_set {
+	int n = 0;
+	uint16_t wqes = 0;
+	struct doca_gpu_dev_verbs_qp *d_qps = nullptr;
+	uint8_t *d_rings = nullptr;
+	uint8_t *d_dbr = nullptr;
+	uint8_t *d_cqes = nullptr;
+	uint8_t *h_uar = nullptr;
+};
+
+static uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
+
+static qp_set make_qps(int n, uint16_t wqes, uint8_t *h_uar_pages)
+{
+	qp_set s;
+	s.n = n;
+	s.wqes = wqes;
+	CK(cudaMalloc(&s.d_qps, sizeof(struct doca_gpu_dev_verbs_qp) * n));
+	CK(cudaMalloc(&s.d_rings, (size_t)n * wqes * 64));
+	CK(cudaMalloc(&s.d_dbr, (size_t)n * 8));
+	CK(cudaMalloc(&s.d_cqes, 64 * 64));
+	CK(cudaMemset(s.d_rings, 0, (size_t)n * wqes * 64));
+	CK(cudaMemset(s.d_dbr, 0, (size_t)n * 8));
+	CK(cudaMemset(s.d_cqes, 0xff, 64 * 64));
+	s.h_uar = h_uar_pages;
+	uint8_t *d_uar = nullptr;
+	CK(cudaHostGetDevicePointer((void **)&d_uar, h_uar_pages, 0));
+	std::vector<struct doca_gpu_dev_verbs_qp> img(n);
+	for (int i = 0; i < n; i++) {
+		struct doca_gpu_dev_verbs_qp &q = img[i];
+		memset(&q, 0, sizeof(q));
+		const uint32_t qpn = 0x100 + i;
+		q.sq_num = qpn;
+		q.sq_num_shift8 = qpn << 8;
+		q.sq_num_shift8_be = be32(qpn << 8);
+		q.sq_num_shift8_be_1ds = be32((qpn << 8) | 1);
+		q.sq_num_shift8_be_2ds = be32((qpn << 8) | 2);
+		q.sq_num_shift8_be_3ds = be32((qpn << 8) | 3);
+		q.sq_num_shift8_be_4ds = be32((qpn << 8) | 4);
+		q.sq_num_shift8_be_5ds = be32((qpn << 8) | 5);
+		q.sq_wqe_num = wqes;
+		q.sq_wqe_mask = (uint16_t)(wqes - 1);
+		q.sq_wqe_daddr = s.d_rings + (size_t)i * wqes * 64;
+		q.sq_dbrec = (__be32 *)(s.d_dbr + (size_t)i * 8 + 4);
+		q.sq_db = (uint64_t *)(d_uar + (size_t)i * 4096 + 0x800);
+		q.nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB;
+		q.mem_type = DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU;
+		q.cq_sq.cqe_daddr = s.d_cqes;
+		q.cq_sq.cqe_num = 64;
+		q.cq_sq.cqe_mask = 63;
+		q.cq_sq.cqe_size = 64;
+		q.cq_sq.mem_type = DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU;
+	}
+	CK(cudaMemcpy(s.d_qps, img.data(), sizeof(img[0]) * n, cudaMemcpyHostToDevice));
+	return s;
+}
+
+static void free_qps(qp_set &s)
+{
+	cudaFree(s.d_qps);
+	cudaFree(s.d_rings);
+	cudaFree(s.d_dbr);
+	cudaFree(s.d_cqes);
+	s = qp_set();
+}
+
+struct geom {
+	int blocks, threads;
+};
+
+/* Reference implementation's Mops/s from post-rate-anchor.md, per geometry (1x32, 1x256, 132x256). */
+struct anchor_row {
+	const char *name;
+	double v[3];
+};
+static const anchor_row anchor[] = {
+	{"put.thread.gpu", {0.362, 0.771, 0.029}},   {"put.warp.gpu", {10.92, 24.91, 15.30}},
+	{"put.thread.excl", {20.26, 74.48, 217.6}},  {"put.warp.excl", {37.32, 169.96, 11874}},
+	{"ll.thread.b1", {23.57, 90.51, 286}},       {"ll.thread.b32", {234.3, 300.9, 6377}},
+	{"ll.block", {38.06, 191.0, 10221}},         {"raw.shared", {117.6, 462.2, 25409}},
+	{"raw.shared+db.gpu", {48.5, 226.1, 332.5}}, {"raw.shared+db.sys", {32.2, 155.1, 332.1}},
+	{"raw.thread", {75.5, 263.7, 7329}},         {"raw.thread+db.gpu", {39.4, 169.7, 618}},
+};
+
+static int anchor_col(const geom &g)
+{
+	if (g.blocks == 1 && g.threads == 32)
+		return 0;
+	if (g.blocks == 1 && g.threads == 256)
+		return 1;
+	if (g.blocks == 132 && g.threads == 256)
+		return 2;
+	return -1;
+}
+
+static double anchor_value(const char *name, int col)
+{
+	if (col < 0)
+		return 0;
+	for (const anchor_row &r : anchor)
+		if (strcmp(r.name, name) == 0)
+			return r.v[col];
+	return 0;
+}
+
+struct result {
+	std::string name, ref;
+	double mops;
+};
+
+struct runner {
+	int runs = 5;
+	double min_ms = 10.0;
+	cudaEvent_t a, b;
+
+	/* launch(iters) runs one kernel; ops_per_iter counts operations per loop iteration. */
+	template <typename L>
+	double measure(L launch, double ops_per_iter)
+	{
+		int iters = 1;
+		float ms = 0;
+		for (;;) {
+			CK(cudaEventRecord(a));
+			launch(iters);
+			CK(cudaEventRecord(b));
+			CK(cudaEventSynchronize(b));
+			CK(cudaGetLastError());
+			CK(cudaEventElapsedTime(&ms, a, b));
+			if (ms >= min_ms || iters >= (1 << 24))
+				break;
+			int next = ms > 0.05 ? (int)(iters * (min_ms * 1.3 / ms)) + 1 : iters * 8;
+			iters = std::max(iters * 2, std::min(next, iters * 64));
+		}
+		std::vector<double> rates;
+		for (int r = 0; r < runs; r++) {
+			CK(cudaEventRecord(a));
+			launch(iters);
+			CK(cudaEventRecord(b));
+			CK(cudaEventSynchronize(b));
+			CK(cudaGetLastError());
+			CK(cudaEventElapsedTime(&ms, a, b));
+			rates.push_back(ops_per_iter * iters / (ms * 1e3));
+		}
+		std::sort(rates.begin(), rates.end());
+		return rates[rates.size() / 2];
+	}
+};
+
+static void run_geom(runner &R, const geom &g)
+{
+	const int T = g.blocks * g.threads;
+	const int col = anchor_col(g);
+	uint8_t *h_uar = nullptr;
+	CK(cudaHostAlloc((void **)&h_uar, (size_t)(T + 1) * 4096, cudaHostAllocMapped | cudaHostAllocPortable));
+	memset(h_uar, 0, (size_t)(T + 1) * 4096);
+	std::vector<result> res;
+	const dim3 grid(g.blocks), block(g.threads);
+
+	/* Shared QP (whole grid). */
+	{
+		qp_set s = make_qps(1, 32768, h_uar);
+		auto run = [&](const char *name, auto kern) {
+			res.push_back({name, "raw.shared+db.gpu",
+				       R.measure([&](int it) { kern<<<grid, block>>>(s.d_qps, 0, it); }, T)});
+		};
+		run("put.thread.gpu", k_lib<OP_PUT, SCOPE_THREAD, RSM_GPU>);
+		run("put.warp.gpu", k_lib<OP_PUT, SCOPE_WARP, RSM_GPU>);
+		run("p.thread.gpu", k_lib<OP_P, SCOPE_THREAD, RSM_GPU>);
+		run("p.warp.gpu", k_lib<OP_P, SCOPE_WARP, RSM_GPU>);
+		run("put_signal.thread.gpu", k_lib<OP_PUT_SIGNAL, SCOPE_THREAD, RSM_GPU>);
+		run("put_signal.warp.gpu", k_lib<OP_PUT_SIGNAL, SCOPE_WARP, RSM_GPU>);
+		free_qps(s);
+	}
+	/* One QP per thread (exclusive), one per warp (warp scope), batched low level, per block. */
+	{
+		qp_set s = make_qps(T, 256, h_uar);
+		auto run = [&](const char *name, const char *ref, int div, auto kern) {
+			res.push_back({name, ref, R.measure([&](int it) { kern<<<grid, block>>>(s.d_qps, div, it); }, T)});
+		};
+		run("put.thread.excl", "raw.thread+db.gpu", 1, k_lib<OP_PUT, SCOPE_THREAD, RSM_EXCL>);
+		run("p.thread.excl", "raw.thread+db.gpu", 1, k_lib<OP_P, SCOPE_THREAD, RSM_EXCL>);
+		run("put_signal.thread.excl", "raw.thread+db.gpu", 1, k_lib<OP_PUT_SIGNAL, SCOPE_THREAD, RSM_EXCL>);
+		run("put.warp.excl", "raw.thread", 32, k_lib<OP_PUT, SCOPE_WARP, RSM_EXCL>);
+		run("p.warp.excl", "raw.thread", 32, k_lib<OP_P, SCOPE_WARP, RSM_EXCL>);
+		run("put_signal.warp.excl", "raw.thread", 32, k_lib<OP_PUT_SIGNAL, SCOPE_WARP, RSM_EXCL>);
+		res.push_back({"ll.thread.b1", "raw.thread+db.gpu",
+			       R.measure([&](int it) { k_ll_thread<1><<<grid, block>>>(s.d_qps, it); }, T)});
+		res.push_back({"ll.thread.b32", "raw.thread",
+			       R.measure([&](int it) { k_ll_thread<32><<<grid, block>>>(s.d_qps, it * 32); }, T * 32.0)});
+		res.push_back({"ll.block", "raw.thread",
+			       R.measure([&](int it) { k_ll_block<<<grid, block>>>(s.d_qps, it); }, T)});
+		free_qps(s);
+	}
+	/* Plain references. */
+	{
+		unsigned long long *ctr;
+		uint8_t *ring, *rings;
+		CK(cudaMalloc(&ctr, 8));
+		CK(cudaMemset(ctr, 0, 8));
+		CK(cudaMalloc(&ring, 32768 * 64));
+		CK(cudaMalloc(&rings, (size_t)T * 256 * 64));
+		uint64_t *d_uar;
+		CK(cudaHostGetDevicePointer((void **)&d_uar, h_uar, 0));
+		uint64_t *db = (uint64_t *)((uint8_t *)d_uar + (size_t)T * 4096 + 0x800);
+		res.push_back({"raw.shared", "", R.measure([&](int it) { k_raw_shared<DB_NONE><<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
+		res.push_back({"raw.shared+db.gpu", "", R.measure([&](int it) { k_raw_shared<DB_GPU><<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
+		res.push_back({"raw.shared+db.sys", "", R.measure([&](int it) { k_raw_shared<DB_SYS><<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
+		res.push_back({"raw.thread", "", R.measure([&](int it) { k_raw_thread<DB_NONE><<<grid, block>>>(rings, 255, d_uar, it); }, T)});
+		res.push_back({"raw.thread+db.gpu", "", R.measure([&](int it) { k_raw_thread<DB_GPU><<<grid, block>>>(rings, 255, d_uar, it); }, T)});
+		cudaFree(ctr);
+		cudaFree(ring);
+		cudaFree(rings);
+	}
+	CK(cudaFreeHost(h_uar));
+
+	printf("\n== geometry %d block(s) x %d threads ==\n", g.blocks, g.threads);
+	printf("%-24s %12s %9s %11s %-18s %9s %9s %8s\n", "variant", "Mops/s", "ns/op", "ns/op/thr", "raw ref", "ratio",
+	       "ref ratio", "our/ref");
+	for (const result &r : res) {
+		double raw = 0;
+		for (const result &x : res)
+			if (!r.ref.empty() && x.name == r.ref)
+				raw = x.mops;
+		const double ratio = raw > 0 ? r.mops / raw : 0;
+		const double av = anchor_value(r.name.c_str(), col);
+		const double araw = r.ref.empty() ? 0 : anchor_value(r.ref.c_str(), col);
+		const double aratio = (av > 0 && araw > 0) ? av / araw : 0;
+		char rs[32] = "-", ars[32] = "-", ors[32] = "-";
+		if (ratio > 0)
+			snprintf(rs, sizeof(rs), "%.4f", ratio);
+		if (aratio > 0)
+			snprintf(ars, sizeof(ars), "%.4f", aratio);
+		if (ratio > 0 && aratio > 0)
+			snprintf(ors, sizeof(ors), "%.2fx", ratio / aratio);
+		/* ns/op: aggregate (1 / rate); ns/op/thr: as seen by one posting thread (threads / rate). */
+		printf("%-24s %12.3f %9.3f %11.1f %-18s %9s %9s %8s\n", r.name.c_str(), r.mops, 1e3 / r.mops,
+		       1e3 * T / r.mops, r.ref.empty() ? "-" : r.ref.c_str(), rs, ars, ors);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	runner R;
+	std::vector<geom> geoms;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+			R.runs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--min-ms") && i + 1 < argc)
+			R.min_ms = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--geom") && i + 1 < argc) {
+			geom g;
+			if (sscanf(argv[++i], "%dx%d", &g.blocks, &g.threads) != 2 || g.threads % 32 != 0) {
+				fprintf(stderr, "bad --geom %s (BLOCKSxTHREADS, threads a multiple of 32)\n", argv[i]);
+				return 2;
+			}
+			geoms.push_back(g);
+		} else {
+			fprintf(stderr, "usage: %s [--runs N] [--min-ms MS] [--geom BxT]...\n", argv[0]);
+			return 2;
+		}
+	}
+	if (geoms.empty())
+		geoms = {{1, 32}, {1, 256}, {132, 256}};
+	int dev = 0;
+	cudaDeviceProp prop;
+	CK(cudaGetDevice(&dev));
+	CK(cudaGetDeviceProperties(&prop, dev));
+	printf("post_rate: %s, CUDA runtime %d, median of %d runs >= %.1f ms; ops = calls (put_signal = 2 WQEs)\n",
+	       prop.name, CUDART_VERSION, R.runs, R.min_ms);
+	CK(cudaEventCreate(&R.a));
+	CK(cudaEventCreate(&R.b));
+	for (const geom &g : geoms)
+		run_geom(R, g);
+	return 0;
+}
