@@ -74,8 +74,8 @@
 //     sequence on the mailbox.
 //   - CanGPURegisterUAR, ExportUAR and UnexportUAR are GPU methods (the CUDA
 //     context is explicit in Go); the probe answer is cached per GPU.
-//   - CPU-proxy QPs whose send CQ is not the given CQ, or whose SQ exceeds
-//     32768 WQEBBs, are rejected with ErrInvalidValue.
+//   - Export rejects (ErrInvalidValue) a CQ that is not the QP's send CQ and
+//     an SQ of more than 32768 WQEBBs (sq_wqe_num is 16 bits).
 //
 // # Threading
 //
