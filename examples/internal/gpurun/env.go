@@ -1,0 +1,200 @@
+package gpurun
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gdaki/gpunetio/examples/internal/common"
+	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/verbs"
+)
+
+// ErrNoGPU matches the failure of Open on a machine without a usable GPU or
+// CUDA driver.
+var ErrNoGPU = errors.New("this example needs an NVIDIA GPU and the CUDA driver (libcuda.so.1); on a machine without one run `make test`")
+
+// QPOptions are the high-level QP settings of one role.
+type QPOptions struct {
+	Handler     gpunetio.NICHandler
+	DBRMode     gpunetio.SendDBRModeExt
+	CQCollapsed bool
+	// NoKernel skips loading the kernel image (the BW servers launch none).
+	NoKernel bool
+}
+
+// Env is everything one example process holds.
+type Env struct {
+	BusID  string
+	GPU    *gpunetio.GPU
+	Ctx    *cuda.Context
+	Dev    *verbs.Context
+	PD     *verbs.PD
+	Local  common.LocalPort
+	QP     *gpunetio.QPHL
+	DevQP  cuda.DevPtr // the device QP to pass to kernels
+	Module *cuda.Module
+
+	service *gpunetio.Service
+	bufs    []*Buffer
+	closers []func() error // in creation order
+	closed  bool
+	// abandoned is set when a wait for a kernel gave up: the kernel may
+	// still use the QP and the buffers, so nothing is released.
+	abandoned bool
+}
+
+// Open creates the resources of one role in the reference order: GPU, RDMA
+// device, PD, local address, high-level QP (left in RST), kernel module.
+// Progress messages go to log.
+func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) (env *Env, err error) {
+	if err := cuda.Init(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
+	}
+	e := &Env{}
+	defer func() {
+		if err != nil {
+			if cerr := e.Close(); cerr != nil {
+				err = fmt.Errorf("%w (cleanup: %v)", err, cerr)
+			}
+		}
+	}()
+
+	e.BusID = cfg.GPU
+	if e.BusID == "" {
+		d, err := cuda.DeviceGet(0)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CUDA device 0: %v", ErrNoGPU, err)
+		}
+		if e.BusID, err = d.PCIBusID(); err != nil {
+			return nil, fmt.Errorf("PCIe address of CUDA device 0: %w", err)
+		}
+	}
+	dev, err := cuda.DeviceByPCIBusID(e.BusID)
+	if err != nil {
+		return nil, fmt.Errorf("invalid GPU bus id provided (-g %s): %w", e.BusID, err)
+	}
+	if e.GPU, err = gpunetio.NewGPU(e.BusID); err != nil {
+		return nil, fmt.Errorf("open GPU %s: %w", e.BusID, err)
+	}
+	e.closers = append(e.closers, e.GPU.Close)
+	if e.Ctx, err = dev.PrimaryContext(); err != nil {
+		return nil, fmt.Errorf("CUDA context of GPU %s: %w", e.BusID, err)
+	}
+	e.closers = append(e.closers, e.Ctx.Release)
+
+	if e.Dev, err = verbs.OpenDevicePrefix(cfg.Device); err != nil {
+		return nil, fmt.Errorf("open RDMA device %q: %w", cfg.Device, err)
+	}
+	e.closers = append(e.closers, e.Dev.Close)
+	if e.PD, err = e.Dev.AllocPD(); err != nil {
+		return nil, fmt.Errorf("allocate PD on %s: %w", e.Dev.Name(), err)
+	}
+	e.closers = append(e.closers, e.PD.Close)
+	if e.Local, err = common.QueryLocal(e.Dev, cfg.GIDIndex); err != nil {
+		return nil, err
+	}
+
+	e.QP, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{
+		GPU: e.GPU, PD: e.PD, SQWQEs: common.SQWQEs,
+		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
+		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create high-level QP (NIC handler %s, DBR mode %s): %w", opt.Handler, opt.DBRMode, err)
+	}
+	e.closers = append(e.closers, e.QP.Close)
+	p, err := e.QP.GPUQP().DeviceQP()
+	if err != nil {
+		return nil, fmt.Errorf("device QP: %w", err)
+	}
+	e.DevQP = cuda.DevPtr(p)
+	fmt.Fprintf(log, "%s: GPU %s, RDMA device %s (%s), QP 0x%x, NIC handler %s (requested %s)\n",
+		prog.Name, e.BusID, e.Dev.Name(), e.Dev.Driver(), e.QP.QP().QPN(), e.QP.NICHandler(), opt.Handler)
+
+	if !opt.NoKernel {
+		path, err := common.FindKernel(cfg.Kernel, prog.Kernel)
+		if err != nil {
+			return nil, err
+		}
+		img, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read kernel image: %w", err)
+		}
+		if e.Module, err = e.Ctx.ModuleLoadData(img); err != nil {
+			return nil, fmt.Errorf("load kernel image %s: %w", path, err)
+		}
+		e.closers = append(e.closers, e.Module.Unload)
+	}
+	return e, nil
+}
+
+// Endpoint is this side's out-of-band record with the given buffers.
+func (e *Env) Endpoint(bufs []common.RemoteBuf) common.Endpoint {
+	return common.Endpoint{Bufs: bufs, QPN: e.QP.QP().QPN(), GID: e.Local.GID, LID: e.Local.LID}
+}
+
+// Connect moves the QP to RTS towards remote.
+func (e *Env) Connect(remote common.Endpoint) error {
+	return common.ConnectRC(e.QP.QP(), e.Local, remote)
+}
+
+// StartProxy starts the CPU-proxy service when the resolved NIC handler needs
+// the CPU (also when AUTO resolved to CPU_PROXY) and reports whether it did.
+func (e *Env) StartProxy(log io.Writer) (bool, error) {
+	q := e.QP.GPUQP()
+	if !q.CPUAssisted() || e.service != nil {
+		return e.service != nil, nil
+	}
+	s, err := gpunetio.NewService()
+	if err != nil {
+		return false, fmt.Errorf("start CPU proxy service: %w", err)
+	}
+	if err := s.Monitor(q); err != nil {
+		_ = s.Close()
+		return false, fmt.Errorf("CPU proxy service: monitor QP 0x%x: %w", e.QP.QP().QPN(), err)
+	}
+	e.service = s
+	fmt.Fprintf(log, "CPU proxy progress is running (NIC handler %s)\n", q.NICHandler())
+	return true, nil
+}
+
+// Function returns a kernel entry point of the loaded module.
+func (e *Env) Function(name string) (*cuda.Function, error) {
+	if e.Module == nil {
+		return nil, fmt.Errorf("kernel %s: no kernel image loaded", name)
+	}
+	f, err := e.Module.Function(name)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// ErrAbandoned is returned by Close when a kernel may still be running.
+var ErrAbandoned = errors.New("a kernel may still be running: GPU and NIC resources are left to the process exit")
+
+// Close releases everything (see the package doc). After a kernel wait gave
+// up it releases nothing and returns ErrAbandoned: the process should exit.
+func (e *Env) Close() error {
+	if e == nil || e.closed {
+		return nil
+	}
+	if e.abandoned {
+		return ErrAbandoned
+	}
+	e.closed = true
+	var errs []error
+	if e.service != nil {
+		errs = append(errs, e.service.Close())
+	}
+	for i := len(e.bufs) - 1; i >= 0; i-- {
+		errs = append(errs, e.bufs[i].close())
+	}
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		errs = append(errs, e.closers[i]())
+	}
+	return errors.Join(errs...)
+}
