@@ -10,10 +10,10 @@ import (
 
 // Header fields of every input mailbox (mlx5-prm.md 2.1).
 var (
-	fOpcode = mlx5.F(0x00, 16)
-	fUID    = mlx5.F(0x10, 16)
-	fTunnel = mlx5.F(0x20, 16)
-	fOpMod  = mlx5.F(0x30, 16)
+	fOpcode = mlx5.CmdHeaderFields.Opcode
+	fUID    = mlx5.CmdHeaderFields.UID
+	fTunnel = mlx5.CmdHeaderFields.VHCATunnelID
+	fOpMod  = mlx5.CmdHeaderFields.OpMod
 )
 
 // cmdSize is the input and output mailbox length firmware requires.
@@ -188,7 +188,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		}
 		return 0
 	case mlx5.OpQueryHCACap:
-		if mlx5.GetBool(in, mlx5.F(0x40, 1)) || mlx5.Get(in, mlx5.F(0x50, 16)) != 0 {
+		if mlx5.GetBool(in, mlx5.QueryHCACapInFields.OtherFunction) || mlx5.Get(in, mlx5.QueryHCACapInFields.FunctionID) != 0 {
 			return fwError(SynOtherFunction)
 		}
 		t := mlx5.CapType(opmod >> 1)
@@ -203,10 +203,10 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if opmod != 0 {
 			return fwError(SynBadOpMod)
 		}
-		if p := mlx5.Get(in, mlx5.F(0x5c, 4)); p > 1 {
+		if p := mlx5.Get(in, mlx5.QueryRoCEAddressInFields.VHCAPortNum); p > 1 {
 			return fwError(SynBadPort)
 		}
-		if mlx5.Get(in, mlx5.F(0x40, 16)) != 0 {
+		if mlx5.Get(in, mlx5.QueryRoCEAddressInFields.RoCEAddressIndex) != 0 {
 			return fwError(SynGIDIndex)
 		}
 		a := out[16:48]
@@ -219,10 +219,11 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if opmod != 0 {
 			return fwError(SynBadOpMod)
 		}
-		if mlx5.GetBool(in, mlx5.F(0x40, 1)) || mlx5.Get(in, mlx5.F(0x50, 16)) != 0 {
+		vf := mlx5.QueryHCAVportContextInFields
+		if mlx5.GetBool(in, vf.OtherVport) || mlx5.Get(in, vf.VportNumber) != 0 {
 			return fwError(SynOtherFunction)
 		}
-		if p := mlx5.Get(in, mlx5.F(0x4c, 4)); p > 1 {
+		if p := mlx5.Get(in, vf.PortNum); p > 1 {
 			return fwError(SynBadPort)
 		}
 		v := out[16:528]

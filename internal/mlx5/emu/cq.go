@@ -12,9 +12,9 @@ var cqf = mlx5.CQCFields
 
 // CREATE_CQ input fields beyond the cqc (mlx5-prm.md 2.6.1).
 var (
-	fCQUMEMOffset = mlx5.F(0x280, 64)
-	fCQUMEMID     = mlx5.F(0x2c0, 32)
-	fCQUMEMValid  = mlx5.F(0x2e0, 1)
+	fCQUMEMOffset = mlx5.CreateCQInFields.CQUMEMOffset
+	fCQUMEMID     = mlx5.CreateCQInFields.CQUMEMID
+	fCQUMEMValid  = mlx5.CreateCQInFields.CQUMEMValid
 )
 
 const cqcBase = 0x80 // cqc bit address in CREATE_CQ in and QUERY_CQ out

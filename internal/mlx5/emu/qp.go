@@ -15,11 +15,11 @@ var (
 
 // CREATE_QP input fields beyond the qpc (mlx5-prm.md 2.7.1).
 var (
-	fQPOptMask    = mlx5.F(0x80, 32)
-	fWQUMEMOffset = mlx5.F(0x800, 64)
-	fWQUMEMID     = mlx5.F(0x840, 32)
-	fWQUMEMValid  = mlx5.F(0x860, 1)
-	fQPCExt       = mlx5.F(0x40, 1)
+	fQPOptMask    = mlx5.CreateQPInFields.OptParamMask
+	fWQUMEMOffset = mlx5.CreateQPInFields.WQUMEMOffset
+	fWQUMEMID     = mlx5.CreateQPInFields.WQUMEMID
+	fWQUMEMValid  = mlx5.CreateQPInFields.WQUMEMValid
+	fQPCExt       = mlx5.CreateQPInFields.QPCExt
 )
 
 const (

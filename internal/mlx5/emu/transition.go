@@ -31,7 +31,7 @@ const (
 	optExtUDPSport = 1 << 2 // opt_param_mask_95_32: udp_sport on RTS2RTS
 )
 
-var fOptMaskExt = mlx5.F(0x840, 64)
+var fOptMaskExt = mlx5.ModifyQPInFields.OptParamMask95_32
 
 // adsAll is every primary-path field a path change writes (pkey_index and
 // ack_timeout have their own mask bits / transitions).
