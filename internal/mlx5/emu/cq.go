@@ -176,20 +176,16 @@ type cqe struct {
 // write to its ring failed): the CQE is lost and the caller moves its QP to
 // ERR.
 func (q *cq) push(e cqe) bool {
-	var b [64]byte
-	binary.BigEndian.PutUint32(b[32:], e.uidx&0xffffff)
-	b[36], b[37], b[38], b[39] = e.imm[0], e.imm[1], e.imm[2], e.imm[3]
-	binary.BigEndian.PutUint32(b[44:], e.byteCnt)
-	binary.BigEndian.PutUint64(b[48:], uint64(time.Since(epoch)))
-	if e.opcode == cqeReqErr || e.opcode == cqeRespErr {
-		b[44], b[45], b[46], b[47] = 0, 0, 0, 0
-		b[48], b[49], b[50], b[51] = 0, 0, 0, 0
-		b[52], b[53] = 0, 0
-		b[54] = e.vendor
-		b[55] = e.syndrome
+	c := mlx5.CQE{
+		Opcode: mlx5.CQEOpcode(e.opcode), Solicited: e.se, SRQNUIdx: e.uidx & mask24,
+		ImmInvalPKey: binary.BigEndian.Uint32(e.imm[:]), ByteCnt: e.byteCnt,
+		Timestamp: uint64(time.Since(epoch)), WQEOpcode: mlx5.WQEOpcode(e.wqeOp), QPN: e.qpn, WQECounter: e.wqeCount,
 	}
-	binary.BigEndian.PutUint32(b[56:], uint32(e.wqeOp)<<24|e.qpn&0xffffff)
-	binary.BigEndian.PutUint16(b[60:], e.wqeCount)
+	if e.opcode == cqeReqErr || e.opcode == cqeRespErr {
+		c.ByteCnt, c.Timestamp = 0, 0
+		c.VendorSyndrome, c.Syndrome = e.vendor, mlx5.Syndrome(e.syndrome)
+	}
+	var b [mlx5.CQESize]byte
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.errored {
@@ -211,11 +207,8 @@ func (q *cq) push(e cqe) bool {
 	if q.cc {
 		slot = 0
 	}
-	own := uint8(q.pc>>q.log) & 1
-	b[63] = e.opcode<<4 | own
-	if e.se {
-		b[63] |= 2
-	}
+	c.Owner = mlx5.CQEOwnerBit(q.pc, uint(q.log))
+	c.Encode(b[:])
 	if err := q.ring.mem.storeLast(q.roff+uint64(slot)*64, b[:]); err != nil {
 		q.status, q.errored = cqStatusWriteErr, true
 		return false
