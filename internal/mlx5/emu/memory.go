@@ -2,7 +2,6 @@ package emu
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -151,7 +150,3 @@ func bswap32(v uint32) uint32 {
 	// The host is little-endian (amd64, arm64); PRM words are big-endian.
 	return v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24
 }
-
-// scratchPool holds MTU-sized buffers for payloads that pass through a copy
-// (GPU memory, READ responses kept past the handler call).
-var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
