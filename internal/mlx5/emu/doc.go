@@ -116,7 +116,11 @@
 // (+imm), RDMA READ, ATOMIC CS/FA, masked CS/FA (4 and 8 bytes), WAIT
 // (opmod 0: the SQ stalls until the named CQ has produced CQE max_index,
 // inclusive; the QP must be cd_master) and DUMP. WQEs are decoded by
-// mlx5.WQE.Decode. Messages are split at the path MTU; the requester keeps
+// mlx5.WQE.Decode. Messages are split into path-MTU packets for PSNs,
+// limits, ACKs and retransmission; on the emulated wire one frame carries up
+// to 1 MiB of consecutive whole packets of a message (and uses their PSNs),
+// so a large transfer costs one copy, not one call per packet. The
+// requester keeps
 // at most 2^log_sra_max READs/atomics outstanding, honours fences (fm 2, 3,
 // 4 wait for earlier READs/atomics) and writes CQEs in posting order, one per
 // WQE with ce = 2 or 3 (CQE and error CQE timestamps are nanoseconds since

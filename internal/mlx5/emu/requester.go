@@ -436,16 +436,30 @@ func (q *qp) frame(op wire.Opcode) *wire.Frame {
 	return f
 }
 
-// sendMessage sends a WRITE or SEND message, split at the path MTU.
+// Frames and packets. A wire frame stands for one or more consecutive
+// packets of a message: all but the last of a message carry a whole number
+// of path-MTU packets (up to frameChunk bytes), and a frame of k packets
+// uses k PSNs (the first is the frame's PSN). The PSN accounting, the
+// message limits, ACKs and retransmission are those of MTU packets; only
+// the number of frames on the emulated wire is smaller.
+const maxFrameBytes = 1 << 20
+
+// frameChunk is the largest multiple of the MTU that fits in a frame.
+func frameChunk(mtu int) int { return maxFrameBytes / mtu * mtu }
+
+// sendMessage sends a WRITE or SEND message in frames of whole MTU packets.
 func (q *qp) sendMessage(w *wqe, e *outEntry) {
 	r := &q.req
 	op := mlx5.WQEOpcode(w.opcode)
 	write := op == mlx5.WQEOpRDMAWrite || op == mlx5.WQEOpRDMAWriteImm
 	imm := op == mlx5.WQEOpRDMAWriteImm || op == mlx5.WQEOpSendImm
-	n := packets(w.length, q.mtu)
-	var off uint64
-	for i := 0; i < n; i++ {
-		first, last := i == 0, i == n-1
+	chunk := uint64(frameChunk(q.mtu))
+	for off := uint64(0); off < w.length || off == 0; {
+		size := w.length - off
+		if size > chunk {
+			size = chunk
+		}
+		first, last := off == 0, off+size == w.length
 		var code wire.Opcode
 		switch {
 		case write && first && last && imm:
@@ -484,15 +498,15 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) {
 			f.SE = w.se && code.AllowsSE()
 			f.AckReq = !q.uc
 		}
-		size := w.length - off
-		if size > uint64(q.mtu) {
-			size = uint64(q.mtu)
-		}
 		f.Payload = q.gather(w, off, size)
-		e.last = r.npsn
-		r.npsn = (r.npsn + 1) & mask24
-		off += size
+		k := uint32(packets(size, q.mtu))
+		e.last = (r.npsn + k - 1) & mask24
+		r.npsn = (r.npsn + k) & mask24
 		q.nic.port.Send(f)
+		off += size
+		if last {
+			break
+		}
 	}
 }
 

@@ -173,7 +173,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		return
 	}
 	p := uint64(len(f.Payload))
-	if p > r.wLeft || (!last && p != uint64(q.mtu)) || (last && p != r.wLeft) {
+	if p > r.wLeft || (!last && !wholePackets(p, q.mtu)) || (last && p != r.wLeft) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
@@ -193,7 +193,8 @@ func (q *qp) onWrite(f *wire.Frame) {
 	}
 	r.wOff += p
 	r.wLeft -= p
-	r.epsn = (r.epsn + 1) & mask24
+	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
+	r.epsn = (lastPSN + 1) & mask24
 	if !last {
 		return
 	}
@@ -204,7 +205,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		q.rcq.push(cqe{opcode: cqeRespWrImm, qpn: q.qpn, wqeCount: uint16(rw.idx), byteCnt: uint32(r.wTotal), imm: f.Imm, uidx: q.uidx, se: f.SE})
 	}
 	if f.AckReq {
-		q.ack(f, f.PSN)
+		q.ack(f, lastPSN)
 	}
 }
 
@@ -305,14 +306,15 @@ func (q *qp) onSend(f *wire.Frame) {
 		return
 	}
 	p := uint64(len(f.Payload))
-	if r.sOff+p > r.sCap || (!last && p != uint64(q.mtu)) {
+	if r.sOff+p > r.sCap || (!last && !wholePackets(p, q.mtu)) {
 		q.respError(r.sIdx, mlx5.SyndromeLocalLengthErr)
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
 	scatter(r.sSG[:r.sN], r.sOff, f.Payload)
 	r.sOff += p
-	r.epsn = (r.epsn + 1) & mask24
+	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
+	r.epsn = (lastPSN + 1) & mask24
 	if !last {
 		return
 	}
@@ -325,7 +327,7 @@ func (q *qp) onSend(f *wire.Frame) {
 	}
 	q.rcq.push(c)
 	if f.AckReq {
-		q.ack(f, f.PSN)
+		q.ack(f, lastPSN)
 	}
 }
 
@@ -346,32 +348,32 @@ func (q *qp) onRead(f *wire.Frame) bool {
 		q.nak(f, wire.NakRemoteAccess)
 		return false
 	}
-	k := packets(n, q.mtu)
+	chunk := uint64(frameChunk(q.mtu))
 	var scratch []byte
-	for i := 0; i < k; i++ {
+	for lo := uint64(0); lo < n || lo == 0; lo += chunk {
+		hi := lo + chunk
+		if hi > n {
+			hi = n
+		}
+		first, last := lo == 0, hi == n
 		var op wire.Opcode
 		switch {
-		case k == 1:
+		case first && last:
 			op = wire.OpReadResponseOnly
-		case i == 0:
+		case first:
 			op = wire.OpReadResponseFirst
-		case i == k-1:
+		case last:
 			op = wire.OpReadResponseLast
 		default:
 			op = wire.OpReadResponseMiddle
 		}
-		lo := uint64(i) * uint64(q.mtu)
-		hi := lo + uint64(q.mtu)
-		if hi > n {
-			hi = n
-		}
-		rsp := q.reply(f, op, f.PSN+uint32(i), wire.AckSyndrome(31))
+		rsp := q.reply(f, op, f.PSN+uint32(lo/uint64(q.mtu)), wire.AckSyndrome(31))
 		if hi > lo {
 			if m.mem.gpu == nil {
 				rsp.Payload = m.mem.host[off+lo : off+hi]
 			} else {
 				if scratch == nil {
-					scratch = make([]byte, q.mtu)
+					scratch = make([]byte, chunk)
 				}
 				if m.mem.read(scratch[:hi-lo], off+lo) != nil {
 					q.nak(f, wire.NakRemoteOperation)
@@ -381,6 +383,9 @@ func (q *qp) onRead(f *wire.Frame) bool {
 			}
 		}
 		q.nic.port.Send(rsp)
+		if last {
+			break
+		}
 	}
 	return true
 }
@@ -517,3 +522,7 @@ func fieldAdd(a, b, boundary uint64, bits int) uint64 {
 func bswap64(v uint64) uint64 {
 	return uint64(bswap32(uint32(v)))<<32 | uint64(bswap32(uint32(v>>32)))
 }
+
+// wholePackets reports whether a non-final frame of p bytes stands for a
+// whole number of path-MTU packets.
+func wholePackets(p uint64, mtu int) bool { return p > 0 && p%uint64(mtu) == 0 }
