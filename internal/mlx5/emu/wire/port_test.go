@@ -294,7 +294,10 @@ func TestStalledPeerWriteDeadline(t *testing.T) {
 
 func TestPeerClosedThenBack(t *testing.T) {
 	noLeak(t)
-	a := listen(t, Config{ForceTCP: true, DialTimeout: 20 * time.Millisecond})
+	// The dial bound is generous: on a loaded CI machine a loopback dial can
+	// take tens of milliseconds; the test is about the bound holding.
+	const dial = 300 * time.Millisecond
+	a := listen(t, Config{ForceTCP: true, DialTimeout: dial})
 	got := make(collector, 16)
 	b, err := Listen(Config{ForceTCP: true, Handler: got.handle})
 	require.NoError(t, err)
@@ -309,7 +312,7 @@ func TestPeerClosedThenBack(t *testing.T) {
 	for {
 		start := time.Now()
 		err = a.Send(&f)
-		require.Less(t, time.Since(start), 20*time.Millisecond+schedSlack)
+		require.Less(t, time.Since(start), dial+schedSlack)
 		if err != nil {
 			break
 		}
