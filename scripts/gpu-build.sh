@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tests build/bin
-pkgs=(./internal/cuda ./internal/emugpu ./gpunetio ./internal/devhost ./internal/mlx5/emu ./verbs)
+pkgs=(./internal/cuda ./internal/emugpu ./gpunetio ./internal/gputest ./internal/integration ./internal/devhost ./internal/mlx5/emu ./verbs)
 for p in "${pkgs[@]}"; do
   [ -d "$p" ] || continue
   name=$(echo "${p#./}" | tr / _)
