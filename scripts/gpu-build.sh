@@ -10,11 +10,11 @@ pkgs=(./internal/cuda ./internal/emugpu ./gpunetio ./internal/gputest ./internal
 for p in "${pkgs[@]}"; do
   [ -d "$p" ] || continue
   name=$(echo "${p#./}" | tr / _)
-  go test -c -o "build/tests/$name.test" "$p"
+  go test -c -ldflags="-s -w" -o "build/tests/$name.test" "$p"
 done
 for d in examples/*/; do
   [ -f "$d/main.go" ] || continue
-  go build -o "build/bin/$(basename "$d")" "./$d"
+  go build -ldflags="-s -w" -o "build/bin/$(basename "$d")" "./$d"
 done
-go build -o build/bin/gpunetio ./cmd/gpunetio
+go build -ldflags="-s -w" -o build/bin/gpunetio ./cmd/gpunetio
 echo "gpu-build: $(ls build/tests | wc -l) test binaries, $(ls build/bin | wc -l) programs"
