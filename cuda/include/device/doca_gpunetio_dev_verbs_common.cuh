@@ -23,6 +23,7 @@
 #include <cuda/atomic>
 #else
 #include <atomic>
+#include <sched.h>
 #include <time.h>
 #endif
 #include <math.h>
@@ -90,6 +91,15 @@
 #endif
 
 /* ---- Internal helpers ------------------------------------------------------------------------ */
+
+/* Called in every spin-wait iteration. On the GPU it does nothing; in a host compile CPU threads
+ * may outnumber cores, so a spinning thread gives its core to the one it waits for. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_spin_hint()
+{
+#if !defined(__CUDACC__)
+	sched_yield();
+#endif
+}
 
 /* A compiler barrier: no memory access moves across it. */
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_compiler_barrier()
@@ -482,7 +492,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_lock(int *lock)
 		*lock = 1;
 	} else {
 		while (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(lock, 0, 1) != 0)
-			;
+			doca_priv_gpu_dev_verbs_spin_hint();
 		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
 		else

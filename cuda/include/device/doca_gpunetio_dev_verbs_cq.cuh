@@ -125,10 +125,10 @@ __device__ static __forceinline__ int doca_priv_gpu_dev_verbs_poll_cq_at(struct 
 		if (cons_index < cqe_ci)
 			return 0;
 		const bool observed = doca_priv_gpu_dev_verbs_cqe_observed(cqe, x, cqe_num, cons_index, &op_own);
-		if (cons_index >= cqe_ci + cqe_num)
+		if (cons_index >= cqe_ci + cqe_num || !observed) {
+			doca_priv_gpu_dev_verbs_spin_hint();
 			continue;
-		if (!observed)
-			continue;
+		}
 		break;
 	}
 	return doca_priv_gpu_dev_verbs_cqe_result(cqe, op_own);
@@ -163,7 +163,7 @@ __device__ static __forceinline__ int doca_priv_gpu_dev_verbs_poll_cq_collapsed_
 	uint8_t op_own;
 
 	while (doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_wqe_pi) < cons_index)
-		;
+		doca_priv_gpu_dev_verbs_spin_hint();
 	doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 
 	for (;;) {
@@ -174,10 +174,11 @@ __device__ static __forceinline__ int doca_priv_gpu_dev_verbs_poll_cq_collapsed_
 			doca_gpu_dev_verbs_bswap32(doca_gpu_dev_verbs_load_relaxed_sys_global((uint32_t *)(cqe + 60)));
 		w = (uint16_t)(word >> 16);
 		op_own = (uint8_t)(word & 0xff);
-		if ((op_own >> DOCA_GPUNETIO_VERBS_MLX5_CQE_OPCODE_SHIFT) == DOCA_GPUNETIO_IB_MLX5_CQE_INVALID)
+		if ((op_own >> DOCA_GPUNETIO_VERBS_MLX5_CQE_OPCODE_SHIFT) == DOCA_GPUNETIO_IB_MLX5_CQE_INVALID ||
+		    (cqe_ci <= cons_index && (uint16_t)((uint16_t)cons_index - w - 2) < cqe_num)) {
+			doca_priv_gpu_dev_verbs_spin_hint();
 			continue;
-		if (cqe_ci <= cons_index && (uint16_t)((uint16_t)cons_index - w - 2) < cqe_num)
-			continue;
+		}
 		break;
 	}
 	const uint16_t c = (uint16_t)(w + 1);

@@ -90,6 +90,9 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_warp(str
 {
 	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
 		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
+#if !defined(__CUDACC__)
+	doca_priv_gpu_dev_verbs_warp_unsupported(); /* before anything is reserved */
+#endif
 	const uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE * per_lane;
 	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	unsigned long long base = 0;
@@ -501,6 +504,9 @@ __device__ static inline void doca_gpu_dev_verbs_get_warp(struct doca_gpu_dev_ve
 	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
 		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
 	const bool mcst = mcst_mode == DOCA_GPUNETIO_VERBS_MCST_ENABLED;
+#if !defined(__CUDACC__)
+	doca_priv_gpu_dev_verbs_warp_unsupported(); /* before anything is reserved */
+#endif
 	const uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE + (mcst ? 1 : 0);
 	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);

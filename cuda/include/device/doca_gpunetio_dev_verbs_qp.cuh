@@ -93,14 +93,14 @@ __device__ static __forceinline__ void doca_gpu_dev_common_mark_wqes_ready(uint6
 	if (use_cas) {
 		while (doca_priv_gpu_dev_verbs_cas64<resource_sharing_mode>(&ready_index, from_wqe_idx, to_wqe_idx + 1) !=
 		       from_wqe_idx)
-			;
+			doca_priv_gpu_dev_verbs_spin_hint();
 		if (cta)
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
 		else
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 	} else {
 		while (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&ready_index) != from_wqe_idx)
-			;
+			doca_priv_gpu_dev_verbs_spin_hint();
 		if (cta)
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
 		else
@@ -328,6 +328,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_
 				return;
 			if (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1) == 0)
 				break;
+			doca_priv_gpu_dev_verbs_spin_hint();
 		}
 		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
