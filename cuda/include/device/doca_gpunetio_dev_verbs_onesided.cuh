@@ -31,6 +31,59 @@ struct doca_priv_gpu_dev_verbs_submit_scope {
 											: DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
 };
 
+/* Internal: mark_wqes_ready + submit for the high-level API. On the DB path in CTA/GPU sharing
+ * mode the three acquire operations of the plain sequence (after the readiness CAS, after the
+ * lock CAS, and the acquire atomic_max under the lock) collapse into the lock's acquire fence,
+ * which already orders the readiness CAS before the doorbell stores. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode,
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope, enum doca_gpu_dev_verbs_nic_handler nic_handler>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_publish_submit(struct doca_gpu_dev_verbs_qp *qp,
+									       uint64_t from, uint64_t to,
+									       uint32_t code_opt)
+{
+	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA ||
+		      resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU) {
+		bool db_path = nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB ||
+			       nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF;
+		if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO) {
+			const int h = doca_priv_gpu_dev_verbs_ldg_int((const int *)&qp->nic_handler);
+			db_path = h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB || h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF;
+		}
+		if (db_path && !(code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)) {
+			constexpr enum doca_gpu_dev_verbs_sync_scope fscope =
+				resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA
+					? DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA
+					: DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
+			/* Readiness: release fence, then the in-order CAS (no acquire yet). */
+			doca_gpu_dev_verbs_fence_release<fscope>();
+			while (doca_priv_gpu_dev_verbs_cas64<resource_sharing_mode>(&qp->sq_ready_index, from, to + 1) != from)
+				doca_priv_gpu_dev_verbs_spin_hint();
+			/* Lock, or leave when another submitter already announced this PI. */
+			const uint64_t pi = to + 1;
+			for (;;) {
+				if (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&qp->sq_wqe_pi) >= pi)
+					return;
+				if (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1) == 0)
+					break;
+				doca_priv_gpu_dev_verbs_spin_hint();
+			}
+			/* One acquire fence: after both the readiness CAS and the lock CAS. */
+			doca_gpu_dev_verbs_fence_acquire<fscope>();
+			const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&qp->sq_wqe_pi, pi);
+			if (old < pi) {
+				doca_gpu_dev_verbs_ring_db<sync_scope>(qp, pi, code_opt);
+				doca_priv_gpu_dev_verbs_update_dbr(qp, (uint32_t)pi);
+				doca_gpu_dev_verbs_ring_db<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(qp, pi,
+														     code_opt);
+			}
+			doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
+			return;
+		}
+	}
+	doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, from, to);
+	doca_gpu_dev_verbs_submit<resource_sharing_mode, sync_scope, nic_handler>(qp, to + 1, code_opt);
+}
+
 /* Internal: posts nslots WQEs for one thread-scope operation. build(first_index) writes them.
  * Returns the index of the last WQE (the ticket). */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode,
@@ -62,10 +115,8 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_thread(s
 				build(mine);
 				__syncwarp(mask);
 				if ((int)lane == leader) {
-					doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base,
-												 base + total - 1);
-					doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, base + total,
-													   code_opt);
+					doca_priv_gpu_dev_verbs_publish_submit<resource_sharing_mode, scope, nic_handler>(
+						qp, base, base + total - 1, code_opt);
 				}
 				__syncwarp(mask);
 				return mine + nslots - 1;
@@ -75,8 +126,8 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_thread(s
 #endif
 	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, nslots, code_opt);
 	build(base);
-	doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, base + nslots - 1);
-	doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, base + nslots, code_opt);
+	doca_priv_gpu_dev_verbs_publish_submit<resource_sharing_mode, scope, nic_handler>(qp, base, base + nslots - 1,
+											  code_opt);
 	return base + nslots - 1;
 }
 
@@ -103,10 +154,9 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_warp(str
 	const uint64_t mine = (uint64_t)base + (uint64_t)lane * per_lane;
 	build(mine);
 	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
-	if (lane == 0) {
-		doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, base + total - 1);
-		doca_gpu_dev_verbs_submit<resource_sharing_mode, scope, nic_handler>(qp, base + total, code_opt);
-	}
+	if (lane == 0)
+		doca_priv_gpu_dev_verbs_publish_submit<resource_sharing_mode, scope, nic_handler>(qp, base, base + total - 1,
+												  code_opt);
 	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
 	return mine + per_lane - 1;
 }
