@@ -1,0 +1,439 @@
+/*
+ * GPU test kernels for the device headers, launched from Go by internal/gputest on QPs of the
+ * emulated NICs (emu0 -> emu1).
+ *
+ * Built by `make kernels` (scripts/build-kernels.sh) into build/kernels/test_device_api_test.fatbin.
+ * Every entry point is extern "C" and takes one struct gt_args by value (layout mirrored by the
+ * Go type gputest.kernelArgs: keep the two in step). Names are
+ *
+ *   gt_onesided_<rsm>_<scope>_<nic>   put, p, put_signal, p_signal, signal, get (+ fence, wait,
+ *                                     get_wait), selected at run time by args.op
+ *   gt_lowlevel_<rsm>_<nic>           reserve_wq_slots / get_wqe_ptr / wqe_prepare_* /
+ *                                     mark_wqes_ready / submit, and submit_multi_qps on two QPs
+ *   gt_counter_<rsm>_<nic>            put/p/put_signal/signal/get _counter on a main + companion QP
+ *
+ * with <rsm> = excl | gpu, <scope> = thread | warp, <nic> = auto | proxy | db | nodbr (the
+ * nic_handler template argument; the QP's runtime handler must match unless it is auto).
+ *
+ * Sharing modes: in EXCLUSIVE mode every thread (thread scope) or warp (warp scope) owns
+ * args.qps[unit]; in GPU mode every thread of the grid shares args.qps[0] (nqps = 1).
+ *
+ * Buffer layout (both sides, one registered buffer each, keys big-endian): the data of operation
+ * idx = gtid * iters + k lives at [idx * size, (idx + 1) * size) of the data region; signal words
+ * are 8-byte words of the signal region (word 0 shared by all threads, word 1 + gtid per thread);
+ * every fetch-add returns its old value into the local signal (or counter) region at 8 * idx.
+ *
+ * Failures never hang: every wait is a bounded poll (poll_one_cq_at against a %globaltimer
+ * deadline taken once at kernel start), and the high-level blocking waits (wait, get_wait) are
+ * called only after the bounded poll has seen the completion, so they return at once. The first
+ * failure is reported in status[1..3] (code, global thread id, iteration) and status[0] counts
+ * failures.
+ */
+#include <doca_gpunetio_dev_verbs_onesided.cuh>
+#include <doca_gpunetio_dev_verbs_qp.cuh>
+#include <doca_gpunetio_dev_verbs_cq.cuh>
+#include <doca_gpunetio_dev_verbs_counter.cuh>
+
+#define GT_EXCL DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE
+#define GT_GPU DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU
+#define GT_THREAD DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD
+#define GT_WARP DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP
+#define GT_SIG_ADD DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD
+
+/* Kernel arguments (passed by value; 104 bytes). */
+struct gt_args {
+	struct doca_gpu_dev_verbs_qp **qps;  /*  0: device array of device QPs */
+	struct doca_gpu_dev_verbs_qp **cqps; /*  8: companion QPs (counter kernels), else NULL */
+	uint32_t nqps;                       /* 16 */
+	uint32_t op;                         /* 20: GT_OP_* / GT_LL_* / GT_CNT_* */
+	uint64_t laddr;                      /* 24: local data region */
+	uint64_t raddr;                      /* 32: remote data region */
+	uint64_t lsig;                       /* 40: local fetch-add results (8 bytes per op) */
+	uint64_t rsig;                       /* 48: remote signal words */
+	uint64_t lcnt;                       /* 56: local counter fetch results (8 bytes per op) */
+	uint64_t rcnt;                       /* 64: remote counter words */
+	uint32_t lkey;                       /* 72: big-endian lkey of every local region */
+	uint32_t rkey;                       /* 76: big-endian rkey of every remote region */
+	uint32_t size;                       /* 80: bytes per operation */
+	uint32_t iters;                      /* 84: operations per thread */
+	uint64_t timeout_ns;                 /* 88: device-side deadline for the whole kernel */
+	int *status;                         /* 96: int[4]: count, first code, gtid, iteration */
+};
+static_assert(sizeof(struct gt_args) == 104, "gt_args layout is mirrored in Go");
+
+/* One-sided operations (gt_onesided_*). */
+enum { GT_OP_PUT = 0, GT_OP_P = 1, GT_OP_PUT_SIGNAL = 2, GT_OP_P_SIGNAL = 3, GT_OP_SIGNAL = 4, GT_OP_GET = 5 };
+/* Low-level operations (gt_lowlevel_*). */
+enum { GT_LL_RW = 0, GT_LL_MULTI = 1 };
+/* Counter operations (gt_counter_*). */
+enum { GT_CNT_PUT = 0, GT_CNT_P = 1, GT_CNT_PUT_SIGNAL = 2, GT_CNT_SIGNAL = 3, GT_CNT_GET = 4 };
+
+/* Failure codes written to status[1]. */
+enum {
+	GT_ERR_CQE = 1,           /* error CQE on the main QP */
+	GT_ERR_TIMEOUT = 2,       /* no CQE on the main QP before the deadline */
+	GT_ERR_COMP_CQE = 3,      /* error CQE on the companion QP */
+	GT_ERR_COMP_TIMEOUT = 4,  /* no CQE on the companion QP before the deadline */
+	GT_ERR_TICKET = 5,        /* a warp's tickets are not the documented slot layout */
+	GT_ERR_BAD_OP = 6,        /* op not valid for this kernel or scope */
+	GT_ERR_BAD_ARGS = 7,      /* launch shape or QP array does not fit the sharing mode */
+};
+
+__device__ static void gt_report(const struct gt_args &a, int code, uint32_t gtid, uint32_t iter)
+{
+	atomicAdd(&a.status[0], 1);
+	if (atomicCAS(&a.status[1], 0, code) == 0) {
+		((volatile int *)a.status)[2] = (int)gtid;
+		((volatile int *)a.status)[3] = (int)iter;
+	}
+	__threadfence_system();
+}
+
+__device__ static __forceinline__ uint64_t gt_now(void) { return doca_gpu_dev_verbs_query_globaltimer(); }
+
+/* Bounded wait for the CQE of WQE ticket: 0, GT_ERR_CQE or GT_ERR_TIMEOUT (the comp_* codes when
+ * companion is set). */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm>
+__device__ static int gt_poll(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticket, uint64_t deadline, bool companion)
+{
+	struct doca_gpu_dev_verbs_cq *cq = doca_gpu_dev_verbs_qp_get_cq_sq(qp);
+	for (;;) {
+		const int r = doca_gpu_dev_verbs_poll_one_cq_at<rsm>(cq, ticket);
+		if (r == 0)
+			return 0;
+		if (r != EBUSY)
+			return companion ? GT_ERR_COMP_CQE : GT_ERR_CQE;
+		if (gt_now() > deadline)
+			return companion ? GT_ERR_COMP_TIMEOUT : GT_ERR_TIMEOUT;
+	}
+}
+
+/* The value p / p_signal / p_counter write for operation idx (mirrored in Go: pValue). */
+__device__ static __forceinline__ uint64_t gt_pvalue(uint32_t idx, uint32_t size)
+{
+	return ((uint64_t)idx + 1) * 0x9E3779B97F4A7C15ull ^ ((uint64_t)size * 0x100000001B3ull);
+}
+
+__device__ static __forceinline__ struct doca_gpu_dev_verbs_addr gt_addr(uint64_t addr, uint32_t key)
+{
+	struct doca_gpu_dev_verbs_addr x = {.addr = addr, .key = key};
+	return x;
+}
+
+__device__ static __forceinline__ uint64_t gt_warp_max(uint64_t v)
+{
+	for (int d = 16; d > 0; d >>= 1) {
+		const uint64_t o = __shfl_xor_sync(0xffffffffu, (unsigned long long)v, d);
+		v = o > v ? o : v;
+	}
+	return v;
+}
+
+/* ---- one-sided API ------------------------------------------------------------------------- */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic,
+	  enum doca_gpu_dev_verbs_exec_scope scope, typename T>
+__device__ static __forceinline__ void gt_p(struct doca_gpu_dev_verbs_qp *qp, const struct gt_args &a, uint32_t idx,
+					    doca_gpu_dev_verbs_ticket_t *ticket)
+{
+	doca_gpu_dev_verbs_p<T, rsm, nic, scope>(qp, gt_addr(a.raddr + (uint64_t)idx * sizeof(T), a.rkey),
+						 (T)gt_pvalue(idx, sizeof(T)), ticket);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic,
+	  enum doca_gpu_dev_verbs_exec_scope scope>
+__device__ static void gt_onesided(const struct gt_args &a)
+{
+	const uint64_t deadline = gt_now() + a.timeout_ns;
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	const bool warp = scope == GT_WARP;
+	const uint32_t unit = warp ? gtid / 32 : gtid;
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	const bool leader = !warp || lane == 0;
+
+	if ((rsm == GT_EXCL && unit >= a.nqps) || (rsm == GT_GPU && a.nqps != 1) || (warp && blockDim.x % 32 != 0)) {
+		if (leader)
+			gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	if (warp && a.op == GT_OP_P_SIGNAL) { /* p_signal has no warp form */
+		if (leader)
+			gt_report(a, GT_ERR_BAD_OP, gtid, 0);
+		return;
+	}
+	struct doca_gpu_dev_verbs_qp *qp = a.qps[rsm == GT_EXCL ? unit : 0];
+	const struct doca_gpu_dev_verbs_addr nodump = gt_addr(0, 0);
+
+	for (uint32_t k = 0; k < a.iters; k++) {
+		const uint32_t idx = gtid * a.iters + k;
+		const uint64_t off = (uint64_t)idx * a.size;
+		const struct doca_gpu_dev_verbs_addr rdata = gt_addr(a.raddr + off, a.rkey);
+		const struct doca_gpu_dev_verbs_addr ldata = gt_addr(a.laddr + off, a.lkey);
+		const struct doca_gpu_dev_verbs_addr lsig = gt_addr(a.lsig + 8ull * idx, a.lkey);
+		const struct doca_gpu_dev_verbs_addr rsig_own = gt_addr(a.rsig + 8ull * (1 + gtid), a.rkey);
+		const struct doca_gpu_dev_verbs_addr rsig_shared = gt_addr(a.rsig, a.rkey);
+		doca_gpu_dev_verbs_ticket_t ticket = 0;
+		uint32_t per_lane = 1; /* WQEs each lane posts in warp scope */
+
+		switch (a.op) {
+		case GT_OP_PUT:
+			doca_gpu_dev_verbs_put<rsm, nic, scope>(qp, rdata, ldata, a.size, &ticket);
+			break;
+		case GT_OP_P:
+			switch (a.size) {
+			case 1:
+				gt_p<rsm, nic, scope, uint8_t>(qp, a, idx, &ticket);
+				break;
+			case 2:
+				gt_p<rsm, nic, scope, uint16_t>(qp, a, idx, &ticket);
+				break;
+			case 4:
+				gt_p<rsm, nic, scope, uint32_t>(qp, a, idx, &ticket);
+				break;
+			case 8:
+				gt_p<rsm, nic, scope, uint64_t>(qp, a, idx, &ticket);
+				break;
+			default:
+				if (leader)
+					gt_report(a, GT_ERR_BAD_OP, gtid, k);
+				return;
+			}
+			break;
+		case GT_OP_PUT_SIGNAL:
+			doca_gpu_dev_verbs_put_signal<GT_SIG_ADD, rsm, nic, scope>(qp, rdata, ldata, a.size, rsig_own, lsig,
+										  1, &ticket);
+			per_lane = 2;
+			break;
+		case GT_OP_P_SIGNAL:
+			doca_gpu_dev_verbs_p_signal<uint64_t, GT_SIG_ADD, rsm, nic>(
+				qp, gt_addr(a.raddr + 8ull * idx, a.rkey), gt_pvalue(idx, 8), rsig_own, lsig, 1, &ticket);
+			break;
+		case GT_OP_SIGNAL:
+			doca_gpu_dev_verbs_signal<GT_SIG_ADD, rsm, nic, scope>(qp, rsig_shared, lsig, gtid + 1, &ticket);
+			break;
+		case GT_OP_GET:
+			doca_gpu_dev_verbs_get<rsm, nic, scope>(qp, rdata, ldata, a.size, nodump, &ticket);
+			break;
+		default:
+			if (leader)
+				gt_report(a, GT_ERR_BAD_OP, gtid, k);
+			return;
+		}
+		doca_gpu_dev_verbs_fence<rsm, nic>(qp); /* a reserved no-op hook: must not disturb anything */
+
+		int rc;
+		if (warp) {
+			/* Tickets: lane l owns base + l (base + 2l + 1 for put_signal). */
+			const uint64_t base = __shfl_sync(0xffffffffu, (unsigned long long)ticket, 0) -
+					      (per_lane == 2 ? 1 : 0);
+			const int bad = ticket != base + (uint64_t)per_lane * lane + (per_lane - 1);
+			if (__any_sync(0xffffffffu, bad)) {
+				if (bad)
+					gt_report(a, GT_ERR_TICKET, gtid, k);
+				return;
+			}
+			const uint64_t last = gt_warp_max(ticket);
+			rc = 0;
+			if (lane == 0)
+				rc = gt_poll<rsm>(qp, last, deadline, false);
+			rc = __shfl_sync(0xffffffffu, rc, 0);
+		} else {
+			rc = gt_poll<rsm>(qp, ticket, deadline, false);
+		}
+		if (rc != 0) {
+			if (leader)
+				gt_report(a, rc, gtid, k);
+			return;
+		}
+		/* The completion is seen: the blocking forms must now return at once. */
+		if (!warp || lane == 0) {
+			if (a.op == GT_OP_GET)
+				doca_gpu_dev_verbs_get_wait<rsm, nic>(qp, nodump, ticket);
+			else
+				doca_gpu_dev_verbs_wait<rsm, nic>(qp, ticket);
+		}
+		if (warp)
+			__syncwarp();
+	}
+	/* EXCLUSIVE: this thread/warp reserved the last slot, which is complete, so the ticketless
+	 * forms return at once too. */
+	if (rsm == GT_EXCL && leader) {
+		doca_gpu_dev_verbs_wait<rsm, nic>(qp);
+		doca_gpu_dev_verbs_get_wait<rsm, nic>(qp, nodump);
+	}
+}
+
+/* ---- low-level SQ API ---------------------------------------------------------------------- */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic>
+__device__ static void gt_lowlevel(const struct gt_args &a)
+{
+	const uint64_t deadline = gt_now() + a.timeout_ns;
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint32_t nthreads = gridDim.x * blockDim.x;
+	constexpr enum doca_gpu_dev_verbs_sync_scope sync = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
+	const enum doca_gpu_dev_verbs_wqe_ctrl_flags cqu = DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE;
+
+	if ((rsm == GT_EXCL && nthreads != 1) || (a.op == GT_LL_MULTI && a.nqps < 2) || a.nqps < 1) {
+		gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	/* The read lands in the second half of the data region (host: raddr/laddr + 256 KiB). */
+	const uint64_t half = 256ull << 10;
+	for (uint32_t k = 0; k < a.iters; k++) {
+		const uint32_t idx = gtid * a.iters + k;
+		const uint64_t off = (uint64_t)idx * a.size;
+		if (a.op == GT_LL_RW) {
+			struct doca_gpu_dev_verbs_qp *qp = a.qps[0];
+			/* WRITE, NOP, READ, ATOMIC_FA in four consecutive slots. */
+			const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<rsm>(qp, 4);
+			doca_gpu_dev_verbs_wqe_prepare_write(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, base), base,
+							     DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE, cqu, 0, a.raddr + off,
+							     a.rkey, a.laddr + off, a.lkey, a.size);
+			doca_gpu_dev_verbs_wqe_prepare_nop(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, base + 1), base + 1, cqu);
+			doca_gpu_dev_verbs_wqe_prepare_read(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, base + 2), base + 2, cqu,
+							    a.raddr + half + off, a.rkey, a.laddr + half + off, a.lkey,
+							    a.size);
+			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, base + 3), base + 3,
+							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA, cqu, a.rsig, a.rkey,
+							      a.lsig + 8ull * idx, a.lkey, 8, gtid + 1, 0);
+			doca_gpu_dev_verbs_mark_wqes_ready<rsm>(qp, base, base + 3);
+			doca_gpu_dev_verbs_submit<rsm, sync, nic>(qp, base + 4);
+			const int rc = gt_poll<rsm>(qp, base + 3, deadline, false);
+			if (rc != 0) {
+				gt_report(a, rc, gtid, k);
+				return;
+			}
+		} else if (a.op == GT_LL_MULTI) {
+			/* One WRITE on each of two QPs (first and second half of the range), published
+			 * with a single submit_multi_qps. Each QP is marked ready before the next is
+			 * reserved, and the locks are always taken in the same order. */
+			struct doca_gpu_dev_verbs_qp *qps[2] = {a.qps[0], a.qps[1]};
+			const uint32_t h0 = a.size / 2, h1 = a.size - h0;
+			const uint64_t b0 = doca_gpu_dev_verbs_reserve_wq_slots<rsm>(qps[0], 1);
+			doca_gpu_dev_verbs_wqe_prepare_write(qps[0], doca_gpu_dev_verbs_get_wqe_ptr(qps[0], b0), b0,
+							     DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE, cqu, 0, a.raddr + off,
+							     a.rkey, a.laddr + off, a.lkey, h0);
+			doca_gpu_dev_verbs_mark_wqes_ready<rsm>(qps[0], b0, b0);
+			const uint64_t b1 = doca_gpu_dev_verbs_reserve_wq_slots<rsm>(qps[1], 1);
+			doca_gpu_dev_verbs_wqe_prepare_write(qps[1], doca_gpu_dev_verbs_get_wqe_ptr(qps[1], b1), b1,
+							     DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE, cqu, 0,
+							     a.raddr + off + h0, a.rkey, a.laddr + off + h0, a.lkey, h1);
+			doca_gpu_dev_verbs_mark_wqes_ready<rsm>(qps[1], b1, b1);
+			uint64_t pis[2] = {b0 + 1, b1 + 1};
+			doca_gpu_dev_verbs_submit_multi_qps<2, rsm, sync, nic>(qps, pis);
+			int rc = gt_poll<rsm>(qps[0], b0, deadline, false);
+			if (rc == 0)
+				rc = gt_poll<rsm>(qps[1], b1, deadline, false);
+			if (rc != 0) {
+				gt_report(a, rc, gtid, k);
+				return;
+			}
+		} else {
+			gt_report(a, GT_ERR_BAD_OP, gtid, k);
+			return;
+		}
+	}
+}
+
+/* ---- counter API --------------------------------------------------------------------------- */
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic>
+__device__ static void gt_counter(const struct gt_args &a)
+{
+	const uint64_t deadline = gt_now() + a.timeout_ns;
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	if (gridDim.x != 1 || (rsm == GT_EXCL && blockDim.x != 1) || a.cqps == NULL || a.nqps < 1) {
+		gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	struct doca_gpu_dev_verbs_qp *qp = a.qps[0];
+	struct doca_gpu_dev_verbs_qp *cqp = a.cqps[0];
+	bool ok = true;
+	for (uint32_t k = 0; k < a.iters && ok; k++) {
+		const uint32_t idx = gtid * a.iters + k;
+		const uint64_t off = (uint64_t)idx * a.size;
+		const struct doca_gpu_dev_verbs_addr rdata = gt_addr(a.raddr + off, a.rkey);
+		const struct doca_gpu_dev_verbs_addr ldata = gt_addr(a.laddr + off, a.lkey);
+		const struct doca_gpu_dev_verbs_addr rcnt = gt_addr(a.rcnt, a.rkey);
+		const struct doca_gpu_dev_verbs_addr lcnt = gt_addr(a.lcnt + 8ull * idx, a.lkey);
+		switch (a.op) {
+		case GT_CNT_PUT:
+			doca_gpu_dev_verbs_put_counter<rsm, nic>(qp, rdata, ldata, a.size, cqp, rcnt, lcnt, 1);
+			break;
+		case GT_CNT_P:
+			doca_gpu_dev_verbs_p_counter<uint64_t, rsm, nic>(qp, gt_addr(a.raddr + 8ull * idx, a.rkey),
+									 gt_pvalue(idx, 8), cqp, rcnt, lcnt, 1);
+			break;
+		case GT_CNT_PUT_SIGNAL:
+			doca_gpu_dev_verbs_put_signal_counter<GT_SIG_ADD, rsm, nic>(
+				qp, rdata, ldata, a.size, gt_addr(a.rsig + 8ull * (1 + gtid), a.rkey),
+				gt_addr(a.lsig + 8ull * idx, a.lkey), 1, cqp, rcnt, lcnt, 1);
+			break;
+		case GT_CNT_SIGNAL:
+			doca_gpu_dev_verbs_signal_counter<GT_SIG_ADD, rsm, nic>(qp, gt_addr(a.rsig, a.rkey),
+										 gt_addr(a.lsig + 8ull * idx, a.lkey),
+										 gtid + 1, cqp, rcnt, lcnt, 1);
+			break;
+		case GT_CNT_GET:
+			doca_gpu_dev_verbs_get_counter<rsm, nic>(qp, rdata, ldata, a.size, cqp, rcnt, lcnt, 1);
+			break;
+		default:
+			gt_report(a, GT_ERR_BAD_OP, gtid, k);
+			ok = false;
+		}
+	}
+	/* No tickets: once every thread has posted, wait for the last reserved slot of each QP (in
+	 * order, so that covers everything). Each thread leaves the loop, so the barrier is safe. */
+	__syncthreads();
+	if (threadIdx.x != 0 || !ok)
+		return;
+	const uint64_t main_n = doca_gpu_dev_verbs_atomic_read<uint64_t, rsm>(&qp->sq_rsvd_index);
+	const uint64_t comp_n = doca_gpu_dev_verbs_atomic_read<uint64_t, rsm>(&cqp->sq_rsvd_index);
+	int rc = main_n == 0 ? 0 : gt_poll<rsm>(qp, main_n - 1, deadline, false);
+	if (rc == 0 && comp_n != 0)
+		rc = gt_poll<rsm>(cqp, comp_n - 1, deadline, true);
+	if (rc != 0)
+		gt_report(a, rc, gtid, a.iters);
+}
+
+/* ---- entry points -------------------------------------------------------------------------- */
+
+#define GT_NIC_auto DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO
+#define GT_NIC_proxy DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY
+#define GT_NIC_db DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB
+#define GT_NIC_nodbr DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR
+#define GT_RSM_excl GT_EXCL
+#define GT_RSM_gpu GT_GPU
+#define GT_SCOPE_thread GT_THREAD
+#define GT_SCOPE_warp GT_WARP
+
+#define GT_ONESIDED(rsm, scope, nic)                                                                         \
+	extern "C" __global__ void gt_onesided_##rsm##_##scope##_##nic(struct gt_args a)                   \
+	{                                                                                                  \
+		gt_onesided<GT_RSM_##rsm, GT_NIC_##nic, GT_SCOPE_##scope>(a);                              \
+	}
+#define GT_LOWLEVEL(rsm, nic)                                                                              \
+	extern "C" __global__ void gt_lowlevel_##rsm##_##nic(struct gt_args a)                             \
+	{                                                                                                  \
+		gt_lowlevel<GT_RSM_##rsm, GT_NIC_##nic>(a);                                                \
+	}
+#define GT_COUNTER(rsm, nic)                                                                               \
+	extern "C" __global__ void gt_counter_##rsm##_##nic(struct gt_args a)                              \
+	{                                                                                                  \
+		gt_counter<GT_RSM_##rsm, GT_NIC_##nic>(a);                                                 \
+	}
+#define GT_ALL(nic)                                                                                        \
+	GT_ONESIDED(excl, thread, nic)                                                                     \
+	GT_ONESIDED(excl, warp, nic)                                                                       \
+	GT_ONESIDED(gpu, thread, nic)                                                                      \
+	GT_ONESIDED(gpu, warp, nic)                                                                        \
+	GT_LOWLEVEL(excl, nic)                                                                             \
+	GT_LOWLEVEL(gpu, nic)                                                                              \
+	GT_COUNTER(excl, nic)                                                                              \
+	GT_COUNTER(gpu, nic)
+
+GT_ALL(auto)
+GT_ALL(proxy)
+GT_ALL(db)
+GT_ALL(nodbr)
