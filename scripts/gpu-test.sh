@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LOG=${OUT:-$ROOT/build}/gpu-test-logs
+LOG=$ROOT/build/gpu-test-logs
 mkdir -p "$LOG"
 NVCC=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 if ! ldconfig -p 2>/dev/null | grep -q libcuda.so.1 && [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ]; then
@@ -53,10 +53,15 @@ if [ -n "$NVCC" ] && [ -f scripts/post-rate.sh ]; then
   step "post-rate benchmark" bash scripts/post-rate.sh
 fi
 if [ -f scripts/examples-gpu-test.sh ]; then
-  step "examples (client/server on emulated NICs)" bash scripts/examples-gpu-test.sh
+  step "examples (client/server on emulated NICs)" env OUT="$ROOT/build" bash scripts/examples-gpu-test.sh
 fi
 echo
 echo "GPU suite summary:"
 printf '  %s\n' "${summary[@]}"
 echo "$pass passed, $fail failed"
+# One file with every log, for machines that return only a few files.
+if [ -n "${OUT:-}" ]; then
+  { for f in "$LOG"/*.log; do echo "##### $f"; cat "$f"; done
+    for f in "$ROOT"/build/examples-logs/*/*; do echo "##### $f"; cat "$f"; done; } >"$OUT/gpu-test-all-logs.txt" 2>/dev/null
+fi
 [ "$fail" -eq 0 ]
