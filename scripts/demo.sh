@@ -65,6 +65,11 @@ MSG
 fi
 
 examples_build || { echo "demo: build failed" >&2; exit 1; }
+# shellcheck source=scripts/mps.sh
+. "$(dirname "$0")/mps.sh"
+mps_start
+trap mps_stop EXIT
+
 
 iters=${DEMO_ITERS:-512}
 port=${DEMO_PORT:-2000}
@@ -79,6 +84,7 @@ cleanup() {
     wait "$server_pid" 2>/dev/null
   fi
   rm -rf "$tmp"
+  mps_stop
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

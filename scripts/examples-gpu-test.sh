@@ -64,6 +64,11 @@ if ! have_gpu; then
   exit 2
 fi
 examples_build || { echo "examples-gpu-test: build failed" >&2; exit 1; }
+# shellcheck source=scripts/mps.sh
+. "$(dirname "$0")/mps.sh"
+mps_start
+trap mps_stop EXIT
+
 
 BW_ITERS=${BW_ITERS:-512}
 LAT_ITERS=${LAT_ITERS:-256}
