@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -35,6 +36,26 @@ type Context struct {
 	node
 	dev  mlx5.Device
 	name string
+
+	attrMu sync.Mutex
+	attr   *DeviceAttr // capability snapshot for CQ/QP/SRQ validation
+}
+
+// caps returns the device's capabilities, queried once per Context: DOCA
+// repeats the query (four commands) on every CQ, QP and SRQ creation, but the
+// capabilities of an open device do not change.
+func (c *Context) caps() (*DeviceAttr, error) {
+	c.attrMu.Lock()
+	defer c.attrMu.Unlock()
+	if c.attr != nil {
+		return c.attr, nil
+	}
+	a, err := QueryDevice(c)
+	if err != nil {
+		return nil, err
+	}
+	c.attr = a
+	return a, nil
 }
 
 // OpenDevice opens the device with exactly this name.

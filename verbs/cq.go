@@ -69,7 +69,7 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 	if !isPow2(uint64(cfg.Size)) {
 		return nil, newErr(op, ErrInvalidValue, "size %d is not a power of two", cfg.Size)
 	}
-	attr, err := QueryDevice(c)
+	attr, err := c.caps()
 	if err != nil {
 		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
 	}

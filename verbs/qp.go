@@ -97,7 +97,7 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	if cfg.UserIndex > maxUserIndex {
 		return nil, newErr(op, ErrInvalidValue, "user index 0x%x does not fit 24 bits", cfg.UserIndex)
 	}
-	attr, err := QueryDevice(c)
+	attr, err := c.caps()
 	if err != nil {
 		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
 	}

@@ -55,7 +55,7 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	if cfg.MaxRecvSGE == 0 {
 		return nil, newErr(op, ErrInvalidValue, "receive_max_sges is 0")
 	}
-	attr, err := QueryDevice(c)
+	attr, err := c.caps()
 	if err != nil {
 		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
 	}
