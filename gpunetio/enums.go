@@ -38,12 +38,14 @@ const (
 	nicHandlerMax        NICHandler = 11
 )
 
-// NIC handler flag bits.
+// The flag bits NIC handler values are made of
+// (DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_*): GPU_SM_BF = GPU_SM|BF,
+// GPU_SM_NO_DBR = GPU_SM|NO_DBR.
 const (
-	nicFlagCPUProxy = 1 << 0
-	nicFlagGPUSM    = 1 << 1
-	nicFlagBF       = 1 << 2
-	nicFlagNoDBR    = 1 << 3
+	NICFlagCPUProxy NICHandler = 1 << 0
+	NICFlagGPUSM    NICHandler = 1 << 1
+	NICFlagBF       NICHandler = 1 << 2
+	NICFlagNoDBR    NICHandler = 1 << 3
 )
 
 func (h NICHandler) String() string {

@@ -12,11 +12,11 @@ const (
 	DeviceCodeVersion = Version
 	HostCodeVersion   = Version
 	// MinCompatDeviceCodeVersion is the oldest device code accepted (2.0.0).
-	MinCompatDeviceCodeVersion = 2<<16 | 0<<8 | 0
+	MinCompatDeviceCodeVersion = 2 << 16
 	// MinCompatHostCodeVersion is the oldest host code accepted. DOCA sets it
 	// to 0.2.0 (most likely meaning 2.0.0); we keep the literal value so the
 	// same host versions are accepted.
-	MinCompatHostCodeVersion = 0<<16 | 2<<8 | 0
+	MinCompatHostCodeVersion = 2 << 8
 )
 
 // MakeVersion encodes a version number.

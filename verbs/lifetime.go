@@ -74,13 +74,6 @@ func (n *node) endClose(err error) {
 	n.mu.Unlock()
 }
 
-// isClosed reports whether Close succeeded.
-func (n *node) isClosed() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.closed
-}
-
 var (
 	liveMu sync.Mutex
 	live   = map[string]int{}

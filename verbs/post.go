@@ -120,30 +120,6 @@ func (p *poster) reset() {
 	clear(dbr)
 }
 
-func (o WROpcode) wqeOpcode() mlx5.WQEOpcode {
-	switch o {
-	case WRRDMAWrite:
-		return mlx5.WQEOpRDMAWrite
-	case WRRDMAWriteImm:
-		return mlx5.WQEOpRDMAWriteImm
-	case WRSend:
-		return mlx5.WQEOpSend
-	case WRSendImm:
-		return mlx5.WQEOpSendImm
-	case WRRDMARead:
-		return mlx5.WQEOpRDMARead
-	case WRAtomicCmpSwp:
-		return mlx5.WQEOpAtomicCS
-	case WRAtomicFetchAdd:
-		return mlx5.WQEOpAtomicFA
-	case WRMaskedCmpSwp:
-		return mlx5.WQEOpAtomicMaskedCS
-	case WRMaskedFetchAdd:
-		return mlx5.WQEOpAtomicMaskedFA
-	}
-	return mlx5.WQEOpNop
-}
-
 func dataSegs(sgl []SGE) []mlx5.DataSeg {
 	ds := make([]mlx5.DataSeg, 0, len(sgl))
 	for _, s := range sgl {

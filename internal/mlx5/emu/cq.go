@@ -17,8 +17,6 @@ var (
 	fCQUMEMValid  = mlx5.CreateCQInFields.CQUMEMValid
 )
 
-const cqcBase = 0x80 // cqc bit address in CREATE_CQ in and QUERY_CQ out
-
 // cq is a completion queue: a ring of 64-byte CQEs in a UMEM and a doorbell
 // record in a UMEM.
 type cq struct {

@@ -62,8 +62,7 @@ type qpOpts struct {
 	rnrRetry uint8
 	minRNR   uint8
 	sra      uint8
-	access   bool // rre/rwe/rae on the QP (default true via !noAccess)
-	noAccess bool
+	noAccess bool // rre/rwe/rae off on the QP (on by default)
 	atomic   mlx5.AtomicMode
 	dataLen  int
 	share    *endpoint // use this endpoint's context, PD and UAR page

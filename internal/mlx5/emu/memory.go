@@ -92,12 +92,6 @@ func hostBytes(addr uintptr, n int) []byte {
 	return unsafe.Slice((*byte)(p), n)
 }
 
-// contains reports whether [addr, addr+n) lies inside the span.
-func (s *span) contains(addr uint64, n uint64) bool {
-	b := uint64(s.base)
-	return addr >= b && n <= s.size && addr-b <= s.size-n
-}
-
 // read copies len(dst) bytes at offset off of the span.
 func (s *span) read(dst []byte, off uint64) error {
 	if s.gpu == nil {

@@ -102,6 +102,7 @@ func (u *uar) Free() error {
 func (u *uar) unmap() {
 	n := u.ctx.nic
 	n.uarPollMu.Lock()
+	//lint:ignore SA2001 taking the lock waits for a scan in progress to finish; nothing else is needed under it
 	n.uarPollMu.Unlock()
 	syscall.Munmap(u.page)
 }
