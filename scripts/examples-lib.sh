@@ -1,0 +1,48 @@
+# Sourced by scripts/demo.sh and scripts/examples-gpu-test.sh: the GPU check and
+# the build of the example kernels and programs.
+
+# have_gpu: true when an NVIDIA GPU and the CUDA driver are visible.
+have_gpu() {
+  if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1' && [ ! -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] && [ ! -e /usr/lib64/libcuda.so.1 ]; then
+    return 1
+  fi
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && return 0
+    return 1
+  fi
+  ls /dev/nvidia[0-9]* >/dev/null 2>&1
+}
+
+# examples_build: kernels (make kernels when nvcc exists) and programs
+# (go build into build/bin when Go exists). Fails when something needed is
+# neither built nor buildable.
+examples_build() {
+  local nvcc k stale=0
+  nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+  for k in put_bw write_bw write_lat; do
+    [ "build/kernels/${k}_kernel.fatbin" -nt "examples/$k/kernel.cu" ] || stale=1
+  done
+  if [ "$stale" -eq 1 ] && [ -n "$nvcc" ]; then
+    if command -v make >/dev/null 2>&1; then
+      make --no-print-directory kernels NVCC="$nvcc" || return 1
+    else
+      bash scripts/build-kernels.sh "$nvcc" "-O3 -std=c++17 -Werror all-warnings -Icuda/include -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90" || return 1
+    fi
+  fi
+  for k in put_bw write_bw write_lat; do
+    if [ ! -f "build/kernels/${k}_kernel.fatbin" ]; then
+      echo "missing build/kernels/${k}_kernel.fatbin: install the CUDA toolkit (nvcc) and run make kernels" >&2
+      return 1
+    fi
+  done
+  mkdir -p build/bin
+  if command -v go >/dev/null 2>&1; then
+    go build -o build/bin/ ./examples/put_bw ./examples/write_bw ./examples/write_lat || return 1
+  fi
+  for k in put_bw write_bw write_lat; do
+    if [ ! -x "build/bin/$k" ]; then
+      echo "missing build/bin/$k: install Go and run go build -o build/bin/ ./examples/..." >&2
+      return 1
+    fi
+  done
+}
