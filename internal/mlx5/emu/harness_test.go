@@ -349,7 +349,7 @@ func (e *endpoint) postRecv(addr uint64, n uint32) {
 	defer e.unlock()
 	slot := e.rq[int(e.rqHead&(1<<e.o.logRQ-1))*64:][:64]
 	mlx5.DataSeg{ByteCount: n, LKey: e.mr.LKey(), Addr: addr}.Put(slot)
-	mlx5.DataSeg{LKey: invalidLKey}.Put(slot[16:])
+	mlx5.DataSeg{LKey: mlx5.InvalidLKey}.Put(slot[16:])
 	e.rqHead++
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&e.qpDBR[0])), mlx5.BE32Native(e.rqHead&0xffff))
 }

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync/atomic"
 	"unsafe"
 
@@ -32,6 +33,7 @@ type responder struct {
 	sActive bool
 	sIdx    uint32
 	sSG     [maxSGEPerWQE]target
+	sDS     [maxSGEPerWQE]mlx5.DataSeg // ParseRecvWQE's scratch
 	sN      int
 	sOff    uint64
 	sCap    uint64
@@ -250,23 +252,35 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 		}
 	}
 	r.sN, r.sCap, r.sOff = 0, 0, 0
-	for b := sg; len(b) >= dsSize; b = b[dsSize:] {
-		bc := binary.BigEndian.Uint32(b[0:4])
-		lkey := binary.BigEndian.Uint32(b[4:8])
-		if lkey == invalidLKey {
-			break
+	segs, err := mlx5.ParseRecvWQE(r.sDS[:0], sg, uint16(idx))
+	if err == nil && len(segs) > len(r.sSG) {
+		err = mlx5.SyndromeLocalLengthErr
+	}
+	if err != nil {
+		syn := mlx5.SyndromeLocalQPOpErr
+		var we *mlx5.WQEError
+		var s mlx5.Syndrome
+		switch {
+		case errors.As(err, &we):
+			syn = we.Syndrome
+		case errors.As(err, &s):
+			syn = s
 		}
-		addr := binary.BigEndian.Uint64(b[8:16])
-		m := q.nic.lookupMR(lkey)
-		o, ok := m.check(p, addr, uint64(bc), mlx5.AccessLocalWrite)
-		if !ok || bc&0x80000000 != 0 {
+		q.respError(idx, syn)
+		q.nak(f, wire.NakRemoteOperation)
+		return recvWQE{}, false
+	}
+	for _, d := range segs {
+		m := q.nic.lookupMR(d.LKey)
+		o, ok := m.check(p, d.Addr, uint64(d.ByteCount), mlx5.AccessLocalWrite)
+		if !ok {
 			q.respError(idx, mlx5.SyndromeLocalProtErr)
 			q.nak(f, wire.NakRemoteOperation)
 			return recvWQE{}, false
 		}
-		r.sSG[r.sN] = target{mem: m.mem, off: o, len: uint64(bc)}
+		r.sSG[r.sN] = target{mem: m.mem, off: o, len: uint64(d.ByteCount)}
 		r.sN++
-		r.sCap += uint64(bc)
+		r.sCap += uint64(d.ByteCount)
 	}
 	return recvWQE{idx: idx}, true
 }

@@ -16,10 +16,9 @@ import (
 // cap) are made here.
 
 const (
-	wqebb       = mlx5.WQEBB
-	dsSize      = mlx5.DSSize
-	invalidLKey = 0x100
-	localBBs    = 16
+	wqebb    = mlx5.WQEBB
+	dsSize   = mlx5.DSSize
+	localBBs = 16
 )
 
 // sge is one gather/scatter entry of a WQE.
