@@ -230,6 +230,35 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_store_relaxed_sys
 #endif
 }
 
+/* What fence_acquire and fence_release both become where PTX has no fence.acquire/fence.release
+ * (before CUDA 12.8 or sm_90): fence.acq_rel at the scope. A THREAD-scope fence is a no-op. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_fence_acq_rel_fallback()
+{
+#if defined(__CUDACC__)
+	if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)
+		asm volatile("fence.acq_rel.sys;" ::: "memory");
+	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU)
+		asm volatile("fence.acq_rel.gpu;" ::: "memory");
+	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
+		asm volatile("fence.acq_rel.cta;" ::: "memory");
+#endif
+}
+
+#if !defined(__CUDACC__)
+/* Host builds: a fence of the given order wrapped in compiler barriers, so that no plain store
+ * moves across it. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+static inline void doca_priv_gpu_dev_verbs_host_fence(std::memory_order order)
+{
+	if (sync_scope != DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD) {
+		doca_priv_gpu_dev_verbs_compiler_barrier();
+		std::atomic_thread_fence(order);
+		doca_priv_gpu_dev_verbs_compiler_barrier();
+	}
+}
+#endif
+
 template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_fence_acquire()
 {
@@ -242,19 +271,10 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_fence_acquire()
 	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
 		asm volatile("fence.acquire.cta;" ::: "memory");
 #else
-	if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)
-		asm volatile("fence.acq_rel.sys;" ::: "memory");
-	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU)
-		asm volatile("fence.acq_rel.gpu;" ::: "memory");
-	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
-		asm volatile("fence.acq_rel.cta;" ::: "memory");
+	doca_priv_gpu_dev_verbs_fence_acq_rel_fallback<sync_scope>();
 #endif
 #else
-	if (sync_scope != DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD) {
-		doca_priv_gpu_dev_verbs_compiler_barrier();
-		std::atomic_thread_fence(std::memory_order_acquire);
-		doca_priv_gpu_dev_verbs_compiler_barrier();
-	}
+	doca_priv_gpu_dev_verbs_host_fence<sync_scope>(std::memory_order_acquire);
 #endif
 }
 
@@ -270,19 +290,10 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_fence_release()
 	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
 		asm volatile("fence.release.cta;" ::: "memory");
 #else
-	if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)
-		asm volatile("fence.acq_rel.sys;" ::: "memory");
-	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU)
-		asm volatile("fence.acq_rel.gpu;" ::: "memory");
-	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
-		asm volatile("fence.acq_rel.cta;" ::: "memory");
+	doca_priv_gpu_dev_verbs_fence_acq_rel_fallback<sync_scope>();
 #endif
 #else
-	if (sync_scope != DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD) {
-		doca_priv_gpu_dev_verbs_compiler_barrier();
-		std::atomic_thread_fence(std::memory_order_release);
-		doca_priv_gpu_dev_verbs_compiler_barrier();
-	}
+	doca_priv_gpu_dev_verbs_host_fence<sync_scope>(std::memory_order_release);
 #endif
 }
 
