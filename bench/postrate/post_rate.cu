@@ -9,7 +9,8 @@
  * with the reference implementation's ratio from the anchor table.
  *
  * Build: nvcc -O3 -std=c++17 -arch=sm_90a -Icuda/include bench/postrate/post_rate.cu -o post_rate
- * Usage: post_rate [--runs N] [--min-ms MS] [--geom BxT]...
+ * Usage: post_rate [--runs N] [--min-ms MS] [--geom BxT]... [--probe|--probe-only]
+ *   --probe adds a table per geometry that prices each piece of a doorbell (fence and store forms).
  */
 #include <doca_gpunetio_device.h>
 
@@ -105,7 +106,14 @@ __global__ void k_ll_block(struct doca_gpu_dev_verbs_qp *qps, int iters)
 
 /* ---- Plain references (not library code) ---------------------------------------------------- */
 
-enum raw_db { DB_NONE, DB_GPU, DB_SYS };
+/* The anchor's definitions: raw.shared = one atomicAdd on a shared counter + three 16-byte stores
+ * of a 64-byte WQE into one ring; +db.gpu / +db.sys = the same plus a GPU- / system-scope release
+ * fence and an 8-byte store to the doorbell page per op; raw.thread = the same with a counter and
+ * a ring (and doorbell page) per thread. The doorbell store is the one the library uses
+ * (st.mmio.relaxed.sys): a plain volatile store would be merged across the lanes of a warp that
+ * hit one address, so raw.shared+db would ring once per warp instead of once per op. The two
+ * "extra" rows below show those variants; they are not used as references. */
+enum raw_db { DB_NONE, DB_GPU, DB_SYS, DB_GPU_VOLATILE };
 
 __device__ __forceinline__ void raw_write_wqe(uint8_t *slot, uint64_t v)
 {
@@ -115,14 +123,33 @@ __device__ __forceinline__ void raw_write_wqe(uint8_t *slot, uint64_t v)
 	p[2] = make_uint4(8, 9, 10, 11);
 }
 
-__device__ __forceinline__ void raw_ring(uint64_t *db, uint64_t v, raw_db mode)
+__device__ __forceinline__ void raw_db_store(uint64_t *p, uint64_t v)
 {
-	if (mode == DB_GPU)
-		__threadfence();
-	else if (mode == DB_SYS)
-		__threadfence_system();
-	if (mode != DB_NONE)
+#if defined(DOCA_GPUNETIO_VERBS_HAS_STORE_RELAXED_MMIO)
+	asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#endif
+}
+
+template <raw_db MODE>
+__device__ __forceinline__ void raw_ring(uint64_t *db, uint64_t v)
+{
+#if defined(DOCA_GPUNETIO_VERBS_HAS_FENCE_ACQUIRE_RELEASE_PTX)
+	if (MODE == DB_GPU || MODE == DB_GPU_VOLATILE)
+		asm volatile("fence.release.gpu;" ::: "memory");
+	else if (MODE == DB_SYS)
+		asm volatile("fence.release.sys;" ::: "memory");
+#else
+	if (MODE == DB_GPU || MODE == DB_GPU_VOLATILE)
+		asm volatile("fence.acq_rel.gpu;" ::: "memory");
+	else if (MODE == DB_SYS)
+		asm volatile("fence.acq_rel.sys;" ::: "memory");
+#endif
+	if (MODE == DB_GPU_VOLATILE)
 		*(volatile uint64_t *)db = v;
+	else if (MODE != DB_NONE)
+		raw_db_store(db, v);
 }
 
 /* One shared counter and ring for the whole grid. */
@@ -132,20 +159,128 @@ __global__ void k_raw_shared(unsigned long long *ctr, uint8_t *ring, uint32_t ma
 	for (int i = 0; i < iters; i++) {
 		const unsigned long long idx = atomicAdd(ctr, 1ull);
 		raw_write_wqe(ring + (idx & mask) * 64, idx);
-		raw_ring(db, idx, MODE);
+		raw_ring<MODE>(db, idx);
 	}
 }
 
-/* A ring and a doorbell per thread. */
-template <raw_db MODE>
-__global__ void k_raw_thread(uint8_t *rings, uint32_t mask, uint64_t *dbs, int iters)
+/* A counter, a ring and a doorbell page per thread. REG_IDX keeps the index in a register instead
+ * (an extra row: it shows what the per-op counter round trip costs). */
+template <raw_db MODE, bool REG_IDX>
+__global__ void k_raw_thread(unsigned long long *ctrs, uint8_t *rings, uint32_t mask, uint64_t *dbs, int iters)
 {
 	const unsigned int gtid = blockIdx.x * blockDim.x + threadIdx.x;
 	uint8_t *ring = rings + (size_t)gtid * (mask + 1) * 64;
 	uint64_t *db = (uint64_t *)((uint8_t *)dbs + (size_t)gtid * 4096 + 0x800);
 	for (int i = 0; i < iters; i++) {
-		raw_write_wqe(ring + ((uint32_t)i & mask) * 64, (uint64_t)i);
-		raw_ring(db, (uint64_t)i, MODE);
+		const unsigned long long idx = REG_IDX ? (unsigned long long)i : atomicAdd(ctrs + gtid, 1ull);
+		raw_write_wqe(ring + (idx & mask) * 64, idx);
+		raw_ring<MODE>(db, idx);
+	}
+}
+
+/* ---- Doorbell cost breakdown (--probe): what each piece of a submit costs ---------------------- */
+
+/* Per-thread ring and doorbell page, as raw.thread; V selects the store and fence forms. */
+enum probe_kind {
+	PR_PLAIN,	 /* three plain 16-byte stores (raw.thread with the index in a register) */
+	PR_CS,		 /* three st.weak.cs.v2.b64 stores (what the WQE builders emit) */
+	PR_SC_VOL,	 /* + __threadfence() + volatile 8-byte store */
+	PR_REL_VOL,	 /* + fence.release.gpu + volatile store */
+	PR_REL_MMIO,	 /* + fence.release.gpu + st.mmio.relaxed.sys */
+	PR_ACQREL_MMIO,	 /* + fence.acq_rel.gpu + st.mmio.relaxed.sys */
+	PR_SYS_MMIO,	 /* + fence.release.sys + st.mmio.relaxed.sys */
+	PR_REL_RLXSYS,	 /* + fence.release.gpu + st.relaxed.sys.b64 */
+	PR_DB_DBR_DB,	 /* GPU_SM_DB's sequence: fence, DB, DBR, fence, DB (two fences, two MMIO stores) */
+	PR_DBR_DB,	 /* DBR, fence, DB: one fence, one MMIO store (cost floor; the DBR is not ordered after the WQEs) */
+	PR_F_DBR_F_DB,	 /* fence, DBR, fence, DB: Decision D20, the order of every mlx5 provider */
+	PR_MEMIDX,	 /* stores, with the index loaded from and stored to memory each op (plain) */
+	PR_MEMIDX_DB,	 /* the same + fence.release.gpu + mmio doorbell */
+	PR_COUNT
+};
+static const char *const probe_name[PR_COUNT] = {
+	"3 plain st.v4",	 "3 st.weak.cs",	  "+fence.sc.gpu+volatile",   "+fence.release.gpu+volatile",
+	"+fence.release.gpu+mmio", "+fence.acq_rel.gpu+mmio", "+fence.release.sys+mmio", "+fence.release.gpu+st.relaxed.sys",
+	"+DB,DBR,fence,DB (mmio)", "+DBR,fence,DB (mmio)", "+fence,DBR,fence,DB (D20)", "index in memory", "index in memory+fence+mmio",
+};
+
+__device__ __forceinline__ void probe_mmio(uint64_t *p, uint64_t v)
+{
+#if defined(DOCA_GPUNETIO_VERBS_HAS_STORE_RELAXED_MMIO)
+	asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#endif
+}
+
+template <int V>
+__global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *dbrs, int iters)
+{
+	const unsigned int gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	uint8_t *ring = rings + (size_t)gtid * (mask + 1) * 64;
+	uint64_t *db = (uint64_t *)((uint8_t *)dbs + (size_t)gtid * 4096 + 0x800);
+	uint32_t *dbr = dbrs + gtid * 2 + 1;
+	for (int i = 0; i < iters; i++) {
+		uint32_t at = (uint32_t)i;
+		if (V == PR_MEMIDX || V == PR_MEMIDX_DB) {
+			at = dbr[-1];
+			dbr[-1] = at + 1;
+		}
+		uint8_t *slot = ring + (at & mask) * 64;
+		if (V == PR_PLAIN) {
+			raw_write_wqe(slot, (uint64_t)i);
+			continue;
+		}
+		uint64_t *q = (uint64_t *)slot;
+		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q), "l"((uint64_t)i), "l"(1ull) : "memory");
+		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 2), "l"(2ull), "l"(3ull) : "memory");
+		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 4), "l"(4ull), "l"(5ull) : "memory");
+		switch (V) {
+		case PR_SC_VOL:
+			__threadfence();
+			*(volatile uint64_t *)db = (uint64_t)i;
+			break;
+		case PR_REL_VOL:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			*(volatile uint64_t *)db = (uint64_t)i;
+			break;
+		case PR_REL_MMIO:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			probe_mmio(db, (uint64_t)i);
+			break;
+		case PR_ACQREL_MMIO:
+			asm volatile("fence.acq_rel.gpu;" ::: "memory");
+			probe_mmio(db, (uint64_t)i);
+			break;
+		case PR_SYS_MMIO:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+			probe_mmio(db, (uint64_t)i);
+			break;
+		case PR_REL_RLXSYS:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(db), "l"((uint64_t)i) : "memory");
+			break;
+		case PR_DB_DBR_DB:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			probe_mmio(db, (uint64_t)i);
+			asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"((uint32_t)i) : "memory");
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			probe_mmio(db, (uint64_t)i);
+			break;
+		case PR_MEMIDX_DB:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			probe_mmio(db, (uint64_t)i);
+			break;
+		case PR_F_DBR_F_DB:
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			/* fall through */
+		case PR_DBR_DB:
+			asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"((uint32_t)i) : "memory");
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+			probe_mmio(db, (uint64_t)i);
+			break;
+		default:
+			break;
+		}
 	}
 }
 
@@ -346,29 +481,41 @@ static void run_geom(runner &R, const geom &g)
 	}
 	/* Plain references. */
 	{
-		unsigned long long *ctr;
+		unsigned long long *ctr, *ctrs;
 		uint8_t *ring, *rings;
 		CK(cudaMalloc(&ctr, 8));
 		CK(cudaMemset(ctr, 0, 8));
+		CK(cudaMalloc(&ctrs, (size_t)T * 8));
+		CK(cudaMemset(ctrs, 0, (size_t)T * 8));
 		CK(cudaMalloc(&ring, 32768 * 64));
 		CK(cudaMalloc(&rings, (size_t)T * 256 * 64));
 		uint64_t *d_uar;
 		CK(cudaHostGetDevicePointer((void **)&d_uar, h_uar, 0));
 		uint64_t *db = (uint64_t *)((uint8_t *)d_uar + (size_t)T * 4096 + 0x800);
-		res.push_back({"raw.shared", "", R.measure([&](int it) { k_raw_shared<DB_NONE><<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
-		res.push_back({"raw.shared+db.gpu", "", R.measure([&](int it) { k_raw_shared<DB_GPU><<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
-		res.push_back({"raw.shared+db.sys", "", R.measure([&](int it) { k_raw_shared<DB_SYS><<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
-		res.push_back({"raw.thread", "", R.measure([&](int it) { k_raw_thread<DB_NONE><<<grid, block>>>(rings, 255, d_uar, it); }, T)});
-		res.push_back({"raw.thread+db.gpu", "", R.measure([&](int it) { k_raw_thread<DB_GPU><<<grid, block>>>(rings, 255, d_uar, it); }, T)});
+		auto shared = [&](const char *name, auto kern) {
+			res.push_back({name, "", R.measure([&](int it) { kern<<<grid, block>>>(ctr, ring, 32767, db, it); }, T)});
+		};
+		auto thread = [&](const char *name, auto kern) {
+			res.push_back({name, "", R.measure([&](int it) { kern<<<grid, block>>>(ctrs, rings, 255, d_uar, it); }, T)});
+		};
+		shared("raw.shared", k_raw_shared<DB_NONE>);
+		shared("raw.shared+db.gpu", k_raw_shared<DB_GPU>);
+		shared("raw.shared+db.sys", k_raw_shared<DB_SYS>);
+		thread("raw.thread", k_raw_thread<DB_NONE, false>);
+		thread("raw.thread+db.gpu", k_raw_thread<DB_GPU, false>);
+		shared("extra: shared+db.gpu volatile", k_raw_shared<DB_GPU_VOLATILE>);
+		thread("extra: thread, index in reg", k_raw_thread<DB_NONE, true>);
+		thread("extra: thread+db.gpu, reg idx", k_raw_thread<DB_GPU, true>);
 		cudaFree(ctr);
+		cudaFree(ctrs);
 		cudaFree(ring);
 		cudaFree(rings);
 	}
 	CK(cudaFreeHost(h_uar));
 
 	printf("\n== geometry %d block(s) x %d threads ==\n", g.blocks, g.threads);
-	printf("%-24s %12s %9s %11s %-18s %9s %9s %8s\n", "variant", "Mops/s", "ns/op", "ns/op/thr", "raw ref", "ratio",
-	       "ref ratio", "our/ref");
+	printf("%-30s %11s %9s %11s %-18s %8s %9s %8s %10s %8s\n", "variant", "Mops/s", "ns/op", "ns/op/thr", "raw ref",
+	       "ratio", "ref ratio", "our/ref", "ref Mops/s", "abs");
 	for (const result &r : res) {
 		double raw = 0;
 		for (const result &x : res)
@@ -378,28 +525,68 @@ static void run_geom(runner &R, const geom &g)
 		const double av = anchor_value(r.name.c_str(), col);
 		const double araw = r.ref.empty() ? 0 : anchor_value(r.ref.c_str(), col);
 		const double aratio = (av > 0 && araw > 0) ? av / araw : 0;
-		char rs[32] = "-", ars[32] = "-", ors[32] = "-";
+		char rs[32] = "-", ars[32] = "-", ors[32] = "-", avs[32] = "-", abs_[32] = "-";
+		if (av > 0) {
+			snprintf(avs, sizeof(avs), "%.2f", av);
+			snprintf(abs_, sizeof(abs_), "%.2fx", r.mops / av);
+		}
 		if (ratio > 0)
 			snprintf(rs, sizeof(rs), "%.4f", ratio);
 		if (aratio > 0)
 			snprintf(ars, sizeof(ars), "%.4f", aratio);
 		if (ratio > 0 && aratio > 0)
 			snprintf(ors, sizeof(ors), "%.2fx", ratio / aratio);
-		/* ns/op: aggregate (1 / rate); ns/op/thr: as seen by one posting thread (threads / rate). */
-		printf("%-24s %12.3f %9.3f %11.1f %-18s %9s %9s %8s\n", r.name.c_str(), r.mops, 1e3 / r.mops,
-		       1e3 * T / r.mops, r.ref.empty() ? "-" : r.ref.c_str(), rs, ars, ors);
+		/* ns/op: aggregate (1 / rate); ns/op/thr: as seen by one posting thread (threads / rate);
+		 * ref Mops/s: the reference implementation's figure from the anchor; abs: ours / that. */
+		printf("%-30s %11.3f %9.3f %11.1f %-18s %8s %9s %8s %10s %8s\n", r.name.c_str(), r.mops, 1e3 / r.mops,
+		       1e3 * T / r.mops, r.ref.empty() ? "-" : r.ref.c_str(), rs, ars, ors, avs, abs_);
 	}
+}
+
+/* Prints the doorbell cost breakdown at one geometry: each row adds one piece to raw.thread. */
+static void run_probe(runner &R, const geom &g)
+{
+	typedef void (*probe_fn)(uint8_t *, uint32_t, uint64_t *, uint32_t *, int);
+	static const probe_fn kern[PR_COUNT] = {
+		k_probe<PR_PLAIN>,	 k_probe<PR_CS>,	  k_probe<PR_SC_VOL>,	   k_probe<PR_REL_VOL>,
+		k_probe<PR_REL_MMIO>,	 k_probe<PR_ACQREL_MMIO>, k_probe<PR_SYS_MMIO>,	   k_probe<PR_REL_RLXSYS>,
+		k_probe<PR_DB_DBR_DB>, k_probe<PR_DBR_DB>,	  k_probe<PR_F_DBR_F_DB>, k_probe<PR_MEMIDX>, k_probe<PR_MEMIDX_DB>,
+	};
+	const int T = g.blocks * g.threads;
+	uint8_t *h_uar = nullptr, *rings = nullptr;
+	uint32_t *dbrs = nullptr;
+	uint64_t *d_uar = nullptr;
+	CK(cudaHostAlloc((void **)&h_uar, (size_t)T * 4096, cudaHostAllocMapped | cudaHostAllocPortable));
+	CK(cudaHostGetDevicePointer((void **)&d_uar, h_uar, 0));
+	CK(cudaMalloc(&rings, (size_t)T * 256 * 64));
+	CK(cudaMalloc(&dbrs, (size_t)T * 8));
+	printf("\n== doorbell cost breakdown, %d block(s) x %d threads, a ring and a doorbell page per thread ==\n",
+	       g.blocks, g.threads);
+	printf("%-36s %12s %11s\n", "per op", "Mops/s", "ns/op/thr");
+	for (int v = 0; v < PR_COUNT; v++) {
+		const double m = R.measure(
+			[&](int it) { kern[v]<<<g.blocks, g.threads>>>(rings, 255, d_uar, dbrs, it); }, T);
+		printf("%-36s %12.3f %11.1f\n", probe_name[v], m, 1e3 * T / m);
+	}
+	cudaFree(rings);
+	cudaFree(dbrs);
+	CK(cudaFreeHost(h_uar));
 }
 
 int main(int argc, char **argv)
 {
 	runner R;
 	std::vector<geom> geoms;
+	bool probe = false, main_table = true;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			R.runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--min-ms") && i + 1 < argc)
 			R.min_ms = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--probe"))
+			probe = true;
+		else if (!strcmp(argv[i], "--probe-only"))
+			probe = true, main_table = false;
 		else if (!strcmp(argv[i], "--geom") && i + 1 < argc) {
 			geom g;
 			if (sscanf(argv[++i], "%dx%d", &g.blocks, &g.threads) != 2 || g.threads % 32 != 0) {
@@ -408,7 +595,7 @@ int main(int argc, char **argv)
 			}
 			geoms.push_back(g);
 		} else {
-			fprintf(stderr, "usage: %s [--runs N] [--min-ms MS] [--geom BxT]...\n", argv[0]);
+			fprintf(stderr, "usage: %s [--runs N] [--min-ms MS] [--geom BxT]... [--probe|--probe-only]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -422,7 +609,11 @@ int main(int argc, char **argv)
 	       prop.name, CUDART_VERSION, R.runs, R.min_ms);
 	CK(cudaEventCreate(&R.a));
 	CK(cudaEventCreate(&R.b));
-	for (const geom &g : geoms)
-		run_geom(R, g);
+	for (const geom &g : geoms) {
+		if (main_table)
+			run_geom(R, g);
+		if (probe)
+			run_probe(R, g);
+	}
 	return 0;
 }
