@@ -28,7 +28,7 @@
 // # Store log
 //
 // With the store log enabled (EnableStoreLog), every doorbell, doorbell-record and mailbox store
-// made by the headers is recorded in order, so tests can check the DB, DBR, DB sequence; an
+// made by the headers is recorded in order, so tests can check the DBR-then-DB sequence; an
 // emulator can use the same log (or its own DOCA_GPUNETIO_VERBS_HOST_STORE_HOOK) to learn of
 // doorbells. The log is process-global.
 package devhost

@@ -49,7 +49,8 @@ func mailbox(q *HostQP, pi uint64) Store {
 
 func TestSubmitSequences(t *testing.T) {
 	type want func(q *HostQP, pi uint64) []Store
-	dbSeq := func(q *HostQP, pi uint64) []Store { return []Store{db(q, pi), dbr(q, pi), db(q, pi)} }
+	// GPU_SM_DB (Decision D20): the DBR, then one doorbell.
+	dbSeq := func(q *HostQP, pi uint64) []Store { return []Store{dbr(q, pi), db(q, pi)} }
 	noDBRSeq := func(q *HostQP, pi uint64) []Store { return []Store{db(q, pi)} }
 	proxySeq := func(q *HostQP, pi uint64) []Store { return []Store{mailbox(q, pi)} }
 	// A non-proxy QP reached through the proxy path: the raw PI lands on its doorbell (reference table).
@@ -72,7 +73,7 @@ func TestSubmitSequences(t *testing.T) {
 		{"template bf is db (D7)", HandlerCPUProxy, HandlerGPUSMBF, 0, func(q *HostQP, pi uint64) []Store {
 			m := Store{Addr: q.MailboxAddr(), Value: q.PrepareDB(pi), Bytes: 8}
 			d := Store{Addr: q.DBRAddr(), Value: uint64(PrepareDBR(uint32(pi))), Bytes: 4}
-			return []Store{m, d, m}
+			return []Store{d, m}
 		}, true},
 		{"template db ignores runtime", HandlerGPUSMNoDBR, HandlerGPUSMDB, 0, dbSeq, true},
 		{"template proxy, runtime no-dbr", HandlerGPUSMNoDBR, HandlerCPUProxy, 0, noDBRSeq, true},
@@ -125,8 +126,8 @@ func TestSubmitMultiQPs(t *testing.T) {
 	q1 := newHostQP(t, HostConfig{QPN: 0x77, SQWQEs: 16, Handler: HandlerGPUSMNoDBR})
 	m := Mode{Sharing: SharingGPU, Handler: HandlerAuto}
 	got := captureStores(t, func() { require.NoError(t, q0.SubmitMulti(q1.QP, 4, 9, m)) })
-	// AUTO follows qps[0] (DB) for both QPs: phase 1 DBs in order, then DBR + DB per QP.
-	assert.Equal(t, []Store{db(q0, 4), db(q1, 9), dbr(q0, 4), db(q0, 4), dbr(q1, 9), db(q1, 9)}, got)
+	// AUTO follows qps[0] (DB) for both QPs: every DBR, then every doorbell (Decision D20).
+	assert.Equal(t, []Store{dbr(q0, 4), dbr(q1, 9), db(q0, 4), db(q1, 9)}, got)
 
 	got = captureStores(t, func() { require.NoError(t, q1.SubmitMulti(q0.QP, 10, 5, m)) })
 	assert.Equal(t, []Store{db(q1, 10), db(q0, 5)}, got, "no-DBR path: no locks, no DBR")

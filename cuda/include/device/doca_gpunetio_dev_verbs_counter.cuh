@@ -54,6 +54,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
 	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
 	bool advanced[num_qps];
+	bool any = false;
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
 		return;
 	for (unsigned int i = 0; i < num_qps; i++) {
@@ -61,17 +62,23 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
 		const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(
 			&qps[i]->sq_wqe_pi, prod_indices[i]);
 		advanced[i] = old < prod_indices[i];
-		if (advanced[i])
-			doca_priv_gpu_dev_verbs_multi_ring<sync_scope>(qps[i], prod_indices[i], code_opt);
+		any = any || advanced[i];
 	}
-	for (unsigned int i = 0; i < num_qps; i++) {
-		if (advanced[i]) {
-			doca_priv_gpu_dev_verbs_update_dbr(qps[i], (uint32_t)prod_indices[i]);
-			doca_priv_gpu_dev_verbs_multi_ring<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(
-				qps[i], prod_indices[i], code_opt);
-		}
+	/* Decision D20 for all QPs at once: fence, every DBR, fence, every doorbell. */
+	if (any) {
+		doca_gpu_dev_verbs_fence_release<sync_scope>();
+		for (unsigned int i = 0; i < num_qps; i++)
+			if (advanced[i])
+				doca_gpu_dev_verbs_update_dbr<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD>(
+					qps[i], (uint32_t)prod_indices[i], code_opt);
+		doca_gpu_dev_verbs_fence_release<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>();
+		for (unsigned int i = 0; i < num_qps; i++)
+			if (advanced[i])
+				doca_gpu_dev_verbs_ring_db<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD>(qps[i], prod_indices[i],
+												   code_opt);
+	}
+	for (unsigned int i = 0; i < num_qps; i++)
 		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qps[i]->sq_lock);
-	}
 }
 
 template <unsigned int num_qps,

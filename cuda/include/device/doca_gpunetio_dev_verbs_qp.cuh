@@ -5,8 +5,8 @@
  *
  * Index model: 64-bit software indexes (sq_rsvd_index, sq_ready_index, sq_wqe_pi) that never
  * wrap; the NIC sees only their low 16 bits (ctrl segment, doorbell, DBR, CQE wqe_counter).
- * Submit order: WQE stores -> release fence -> in-order readiness -> doorbell (DB, DBR, fence, DB
- * under the per-QP lock for GPU_SM_DB).
+ * Submit order: WQE stores -> release fence -> in-order readiness -> doorbell (for GPU_SM_DB,
+ * under the per-QP lock: fence, DBR, fence, DB; Decision D20).
  */
 #ifndef DOCA_GPUNETIO_DEV_VERBS_QP_H
 #define DOCA_GPUNETIO_DEV_VERBS_QP_H
@@ -214,6 +214,61 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_db(struct doca_gp
 	doca_gpu_dev_common_write_db<sync_scope>(db, (uint64_t)doca_gpu_dev_verbs_prepare_db(qp, prod_index), code_opt);
 }
 
+/* Internal: where and what a GPU_SM_DB submit writes. Loaded before the fences, so that no
+ * read of the QP descriptor sits between a fence and the store it orders. */
+struct doca_priv_gpu_dev_verbs_db_targets {
+	uint32_t *dbrec;
+	uint64_t *db;
+	uint32_t dbr_val;
+	uint64_t db_val;
+};
+
+__device__ static __forceinline__ struct doca_priv_gpu_dev_verbs_db_targets doca_priv_gpu_dev_verbs_load_db_targets(
+	struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index)
+{
+	struct doca_priv_gpu_dev_verbs_db_targets t;
+	t.dbrec = (uint32_t *)doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
+	t.db = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
+	t.dbr_val = (uint32_t)doca_gpu_dev_verbs_prepare_dbr((uint32_t)prod_index);
+	t.db_val = (uint64_t)doca_gpu_dev_verbs_prepare_db(qp, prod_index);
+	return t;
+}
+
+/* Internal, Decision D20: the doorbell-record and doorbell writes of a GPU_SM_DB submit, in the
+ * order of every mlx5 provider (rdma-core, the kernel, DPDK): a release fence at first_scope (WQEs
+ * before the record), the DBR, a release fence at second_scope (record before the doorbell) and one
+ * doorbell. The reference rings first and again after the DBR (DB, DBR, fence, DB): one doorbell
+ * write per submit instead of two halves the PCIe writes, which is what limits a full GPU of
+ * submitters. The NIC never sees a doorbell before the DBR that covers it, and the DBR never
+ * covers unwritten WQEs. With ASYNC_STORE_RELEASE (sm_100+) both are release stores instead. */
+template <enum doca_gpu_dev_verbs_sync_scope first_scope, enum doca_gpu_dev_verbs_sync_scope second_scope>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_write_dbr_db(const struct doca_priv_gpu_dev_verbs_db_targets &t,
+									     uint32_t code_opt)
+{
+#ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) {
+		doca_gpu_dev_verbs_async_store_release(t.dbrec, t.dbr_val);
+		doca_gpu_dev_verbs_async_store_release(t.db, t.db_val);
+		return;
+	}
+#else
+	(void)code_opt;
+#endif
+	doca_gpu_dev_verbs_fence_release<first_scope>();
+	doca_priv_gpu_dev_verbs_store_relaxed_sys32(t.dbrec, t.dbr_val);
+	doca_gpu_dev_verbs_fence_release<second_scope>();
+	doca_priv_gpu_dev_verbs_store_db64(t.db, t.db_val);
+}
+
+/* Internal: D20's DBR and doorbell for one QP; the second fence is at least GPU scope. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_dbr_then_db(struct doca_gpu_dev_verbs_qp *qp,
+									    uint64_t prod_index, uint32_t code_opt)
+{
+	doca_priv_gpu_dev_verbs_write_dbr_db<sync_scope, doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(
+		doca_priv_gpu_dev_verbs_load_db_targets(qp, prod_index), code_opt);
+}
+
 /* ---- BlueFlame and proxy rings --------------------------------------------------------------- */
 
 #ifdef DOCA_GPUNETIO_VERBS_HAS_TMA_COPY
@@ -319,15 +374,31 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_
 		return;
 	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
 		doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
+		const uint64_t old = qp->sq_wqe_pi;
+		const struct doca_priv_gpu_dev_verbs_db_targets t = doca_priv_gpu_dev_verbs_load_db_targets(qp, prod_index);
+		bool async = false;
+#ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
+		async = (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) != 0;
+#endif
+		/* The WQE-to-DBR fence comes before the compare, not after it: the fence then waits for
+		 * the producer-index load and the WQE stores together instead of one after the other.
+		 * A submit that finds nothing to ring pays one fence it did not need. */
+		if (!async)
+			doca_gpu_dev_verbs_fence_release<sync_scope>();
+		if (old < prod_index) {
+			qp->sq_wqe_pi = prod_index;
+			doca_priv_gpu_dev_verbs_write_dbr_db<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD,
+							     doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(t, code_opt);
+		}
+		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
+		return;
 	} else {
 		/* Same as lock(), except that a submitter whose PI another thread has already announced
 		 * gives up waiting: the atomic_max under the lock would find nothing to ring anyway.
 		 * Under contention this leaves one doorbell triple per batch of submits. */
-		for (;;) {
+		while (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1) != 0) {
 			if (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&qp->sq_wqe_pi) >= prod_index)
 				return;
-			if (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1) == 0)
-				break;
 			doca_priv_gpu_dev_verbs_spin_hint();
 		}
 		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
@@ -337,12 +408,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_
 	}
 	const uint64_t old =
 		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
-	if (old < prod_index) {
-		doca_gpu_dev_verbs_ring_db<sync_scope>(qp, prod_index, code_opt);
-		doca_priv_gpu_dev_verbs_update_dbr<qp_type>(qp, (uint32_t)prod_index);
-		doca_gpu_dev_verbs_ring_db<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(qp, prod_index,
-												     code_opt);
-	}
+	if (old < prod_index)
+		doca_priv_gpu_dev_verbs_dbr_then_db<sync_scope>(qp, prod_index, code_opt);
 	doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
 }
 
