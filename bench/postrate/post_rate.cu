@@ -203,15 +203,6 @@ static const char *const probe_name[PR_COUNT] = {
 	"+DB,DBR,fence,DB (mmio)", "+DBR,fence,DB (mmio)", "+fence,DBR,fence,DB (D20)", "index in memory", "index in memory+fence+mmio",
 };
 
-__device__ __forceinline__ void probe_mmio(uint64_t *p, uint64_t v)
-{
-#if defined(DOCA_GPUNETIO_VERBS_HAS_STORE_RELAXED_MMIO)
-	asm volatile("st.mmio.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-#else
-	asm volatile("st.relaxed.sys.global.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-#endif
-}
-
 template <int V>
 __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *dbrs, int iters)
 {
@@ -245,15 +236,15 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 			break;
 		case PR_REL_MMIO:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			break;
 		case PR_ACQREL_MMIO:
 			asm volatile("fence.acq_rel.gpu;" ::: "memory");
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			break;
 		case PR_SYS_MMIO:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			break;
 		case PR_REL_RLXSYS:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
@@ -261,14 +252,14 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 			break;
 		case PR_DB_DBR_DB:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"((uint32_t)i) : "memory");
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			break;
 		case PR_MEMIDX_DB:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			break;
 		case PR_F_DBR_F_DB:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
@@ -276,7 +267,7 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 		case PR_DBR_DB:
 			asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"((uint32_t)i) : "memory");
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-			probe_mmio(db, (uint64_t)i);
+			raw_db_store(db, (uint64_t)i);
 			break;
 		default:
 			break;
