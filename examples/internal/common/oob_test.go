@@ -143,20 +143,50 @@ func TestExchangeLoopback(t *testing.T) {
 	}
 }
 
+// tcpPair returns the two ends of a loopback TCP connection. The EOF
+// cases need TCP rather than net.Pipe: a pipe refuses SetReadDeadline once
+// its peer has closed, while a socket accepts it and then reads EOF, and the
+// socket is what the examples run on.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	l, port := listenAny(t)
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			acc <- nil
+			return
+		}
+		acc <- c
+	}()
+	client, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
+	require.NoError(t, err)
+	server = <-acc
+	require.NotNil(t, server, "accept on the loopback listener failed")
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
 func TestWaitDoneEOFAndGarbage(t *testing.T) {
-	a, b := net.Pipe()
-	go a.Close()
+	// The client closes before the server starts waiting: the order the
+	// examples see when the client finishes first.
+	a, b := tcpPair(t)
+	require.NoError(t, a.Close())
 	d, err := WaitDone(context.Background(), b, time.Second)
 	require.NoError(t, err)
 	assert.False(t, d.Reported)
 
-	a, b = net.Pipe()
-	go func() { a.Write([]byte("GDK")); a.Close() }()
+	a, b = tcpPair(t)
+	_, err = a.Write([]byte("GDK"))
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
 	_, err = WaitDone(context.Background(), b, time.Second)
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 
-	a, b = net.Pipe()
-	go func() { a.Write([]byte("BADMAGIC")); a.Close() }()
+	a, b = tcpPair(t)
+	_, err = a.Write([]byte("BADMAGIC"))
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
 	_, err = WaitDone(context.Background(), b, time.Second)
 	assert.ErrorIs(t, err, ErrBadRecord)
 }
