@@ -7,6 +7,9 @@ STATICCHECK_VERSION ?= v0.6.1
 NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCC_FLAGS ?= -O3 -std=c++17 -Werror all-warnings -Icuda/include $(NVCC_ARCH)
 FUZZTIME ?= 10s
+# Rebuild the cgo packages that include cuda/include whenever a header changes
+# (Go's cache does not track headers outside a package; see scripts/headers-sum.sh).
+export CGO_CPPFLAGS := $(CGO_CPPFLAGS) -DGDAKI_HEADERS_SUM=0x$(shell bash scripts/headers-sum.sh)
 
 .PHONY: all build kernels test test-short lint fuzz gpu-build gpu-test demo headers-check clean
 
