@@ -128,9 +128,12 @@ func TestSubmitMultiQPs(t *testing.T) {
 	got := captureStores(t, func() { require.NoError(t, q0.SubmitMulti(q1.QP, 4, 9, m)) })
 	// AUTO follows qps[0] (DB) for both QPs: every DBR, then every doorbell (Decision D20).
 	assert.Equal(t, []Store{dbr(q0, 4), dbr(q1, 9), db(q0, 4), db(q1, 9)}, got)
+	// A QP whose PI was already announced is left alone; the other one still rings.
+	got = captureStores(t, func() { require.NoError(t, q0.SubmitMulti(q1.QP, 4, 12, m)) })
+	assert.Equal(t, []Store{dbr(q1, 12), db(q1, 12)}, got)
 
-	got = captureStores(t, func() { require.NoError(t, q1.SubmitMulti(q0.QP, 10, 5, m)) })
-	assert.Equal(t, []Store{db(q1, 10), db(q0, 5)}, got, "no-DBR path: no locks, no DBR")
+	got = captureStores(t, func() { require.NoError(t, q1.SubmitMulti(q0.QP, 13, 5, m)) })
+	assert.Equal(t, []Store{db(q1, 13), db(q0, 5)}, got, "no-DBR path: no locks, no DBR")
 
 	p0 := newHostQP(t, HostConfig{SQWQEs: 16, Handler: HandlerCPUProxy})
 	p1 := newHostQP(t, HostConfig{SQWQEs: 16, Handler: HandlerCPUProxy})

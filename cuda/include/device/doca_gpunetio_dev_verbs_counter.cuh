@@ -53,6 +53,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
 	struct doca_gpu_dev_verbs_qp **qps, uint64_t *prod_indices,
 	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	struct doca_priv_gpu_dev_verbs_db_targets t[num_qps];
 	bool advanced[num_qps];
 	bool any = false;
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
@@ -62,20 +63,22 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
 		const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(
 			&qps[i]->sq_wqe_pi, prod_indices[i]);
 		advanced[i] = old < prod_indices[i];
+		if (advanced[i])
+			t[i] = doca_priv_gpu_dev_verbs_load_db_targets(qps[i], prod_indices[i]);
 		any = any || advanced[i];
 	}
-	/* Decision D20 for all QPs at once: fence, every DBR, fence, every doorbell. */
+	/* Decision D20 for all QPs at once: fence, every DBR, fence, every doorbell, with the
+	 * descriptor loads done before the first fence as in the one-QP submit. The explicit fences
+	 * already give the stores release order, so ASYNC_STORE_RELEASE changes nothing here. */
 	if (any) {
 		doca_gpu_dev_verbs_fence_release<sync_scope>();
 		for (unsigned int i = 0; i < num_qps; i++)
 			if (advanced[i])
-				doca_gpu_dev_verbs_update_dbr<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD>(
-					qps[i], (uint32_t)prod_indices[i], code_opt);
+				doca_priv_gpu_dev_verbs_store_relaxed_sys32(t[i].dbrec, t[i].dbr_val);
 		doca_gpu_dev_verbs_fence_release<doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>();
 		for (unsigned int i = 0; i < num_qps; i++)
 			if (advanced[i])
-				doca_gpu_dev_verbs_ring_db<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD>(qps[i], prod_indices[i],
-												   code_opt);
+				doca_priv_gpu_dev_verbs_store_db64(t[i].db, t[i].db_val);
 	}
 	for (unsigned int i = 0; i < num_qps; i++)
 		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qps[i]->sq_lock);
