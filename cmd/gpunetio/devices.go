@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
-	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // rdmaDevice is one RDMA device in the listing.
@@ -45,19 +45,69 @@ type deviceList struct {
 	Errors []string     `json:"errors,omitempty"`
 }
 
-// mtuBytes turns enum ibv_mtu (1 = 256 ... 5 = 4096) into bytes.
-func mtuBytes(m uint8) int {
-	if m < 1 || m > 5 {
-		return 0
-	}
-	return 128 << m
+// rdmaHandle is what devices reads from an open RDMA device; verbsDevice
+// implements it over package verbs, tests fake it.
+type rdmaHandle interface {
+	// attr returns the firmware version and the number of physical ports.
+	attr() (fw string, ports uint8, err error)
+	port(p uint8) (portAttr, error)
+	// gid returns entry index of port p's GID table; an unused entry is
+	// the zero GID or an error.
+	gid(p uint8, index uint32) (gid [16]byte, typ string, err error)
+	Close() error
 }
+
+// portAttr is a port's state as devices prints it.
+type portAttr struct {
+	State, LinkLayer  string
+	ActiveMTU, MaxMTU int // bytes
+	LID               uint16
+	GIDTblLen         uint32
+}
+
+// verbsDevice is an RDMA device opened with package verbs.
+type verbsDevice struct{ c *verbs.Context }
+
+func openVerbs(name string) (rdmaHandle, error) {
+	c, err := verbs.OpenDevice(name)
+	if err != nil {
+		return nil, err
+	}
+	return verbsDevice{c}, nil
+}
+
+func (d verbsDevice) attr() (string, uint8, error) {
+	a, err := verbs.QueryDevice(d.c)
+	if err != nil {
+		return "", 0, err
+	}
+	return a.FWVersion, a.PhysPortCnt, nil
+}
+
+func (d verbsDevice) port(p uint8) (portAttr, error) {
+	a, err := d.c.QueryPort(p)
+	if err != nil {
+		return portAttr{}, err
+	}
+	return portAttr{State: a.State.String(), LinkLayer: a.LinkLayer.String(), ActiveMTU: a.ActiveMTU.Bytes(),
+		MaxMTU: a.MaxMTU.Bytes(), LID: a.LID, GIDTblLen: a.GIDTblLen}, nil
+}
+
+func (d verbsDevice) gid(p uint8, index uint32) ([16]byte, string, error) {
+	e, err := d.c.QueryGID(p, index)
+	if err != nil {
+		return [16]byte{}, "", err
+	}
+	return e.GID, e.Type.String(), nil
+}
+
+func (d verbsDevice) Close() error { return d.c.Close() }
 
 // maxGIDs bounds the GID table walk of one port.
 const maxGIDs = 256
 
 // describe opens a device and reads its ports and GID tables.
-func describe(d deps, info mlx5.DeviceInfo) rdmaDevice {
+func describe(d deps, info verbs.DeviceInfo) rdmaDevice {
 	out := rdmaDevice{Name: info.Name, Driver: info.Driver, NodeGUID: fmt.Sprintf("%016x", info.NodeGUID), Ports: []rdmaPort{}}
 	dev, err := d.openRDMA(info.Name)
 	if err != nil {
@@ -69,30 +119,32 @@ func describe(d deps, info mlx5.DeviceInfo) rdmaDevice {
 			out.Error = err.Error()
 		}
 	}()
-	attr, err := dev.QueryDevice()
+	fw, nports, err := dev.attr()
 	if err != nil {
 		out.Error = err.Error()
 		return out
 	}
-	out.FWVersion = attr.FWVersion
-	for p := uint8(1); p <= attr.PhysPortCnt && p != 0; p++ {
-		pa, err := dev.QueryPort(p)
+	out.FWVersion = fw
+	for p := uint8(1); p <= nports && p != 0; p++ {
+		pa, err := dev.port(p)
 		if err != nil {
 			out.Error = err.Error()
 			return out
 		}
-		port := rdmaPort{Port: p, State: pa.State.String(), LinkLayer: pa.LinkLayer.String(),
-			ActiveMTU: mtuBytes(pa.ActiveMTU), MaxMTU: mtuBytes(pa.MaxMTU), LID: pa.LID, GIDs: []gidInfo{}}
+		port := rdmaPort{Port: p, State: pa.State, LinkLayer: pa.LinkLayer,
+			ActiveMTU: pa.ActiveMTU, MaxMTU: pa.MaxMTU, LID: pa.LID, GIDs: []gidInfo{}}
 		n := pa.GIDTblLen
 		if n > maxGIDs {
 			n = maxGIDs
 		}
 		for i := uint32(0); i < n; i++ {
-			g, err := dev.QueryGID(p, i)
-			if err != nil || g.GID == (mlx5.GID{}) {
+			g, typ, err := dev.gid(p, i)
+			if err != nil || g == ([16]byte{}) {
 				continue // an empty slot
 			}
-			port.GIDs = append(port.GIDs, gidInfo{Index: i, GID: netip.AddrFrom16(g.GID).String(), Type: g.Type.String()})
+			// netip writes an IPv4-mapped GID as ::ffff:a.b.c.d, which
+			// says what it is; net.IP would drop the prefix.
+			port.GIDs = append(port.GIDs, gidInfo{Index: i, GID: netip.AddrFrom16(g).String(), Type: typ})
 		}
 		out.Ports = append(out.Ports, port)
 	}

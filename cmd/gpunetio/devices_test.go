@@ -11,32 +11,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
-	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
-// fakeDevice answers the queries devices makes; any other method panics
-// through the nil embedded interface, which the test would report.
+// fakeDevice is an open RDMA device with fixed answers.
 type fakeDevice struct {
-	mlx5.Device
-	name   string
-	ports  []mlx5.PortAttr
-	gids   map[uint32]mlx5.GIDEntry
+	ports  []portAttr
+	gids   map[uint32]gidEntry
 	closed *int
 }
 
-func (f fakeDevice) QueryDevice() (mlx5.DeviceAttr, error) {
-	return mlx5.DeviceAttr{FWVersion: "28.39.1002", PhysPortCnt: uint8(len(f.ports))}, nil
+type gidEntry struct {
+	gid [16]byte
+	typ string
 }
 
-func (f fakeDevice) QueryPort(p uint8) (mlx5.PortAttr, error) { return f.ports[p-1], nil }
+func (f fakeDevice) attr() (string, uint8, error) { return "28.39.1002", uint8(len(f.ports)), nil }
 
-func (f fakeDevice) QueryGID(p uint8, i uint32) (mlx5.GIDEntry, error) {
+func (f fakeDevice) port(p uint8) (portAttr, error) { return f.ports[p-1], nil }
+
+func (f fakeDevice) gid(p uint8, i uint32) ([16]byte, string, error) {
 	g, ok := f.gids[i]
 	if !ok {
-		return mlx5.GIDEntry{}, errors.New("empty")
+		return [16]byte{}, "", errors.New("empty")
 	}
-	return g, nil
+	return g.gid, g.typ, nil
 }
 
 func (f fakeDevice) Close() error { *f.closed++; return nil }
@@ -54,22 +54,21 @@ func TestDevices(t *testing.T) {
 	ll := netip.MustParseAddr("fe80::ba3f:d2ff:fe00:1").As16()
 	closed := 0
 	dev := fakeDevice{
-		name: "mlx5_0",
-		ports: []mlx5.PortAttr{{State: mlx5.PortActive, ActiveMTU: 5, MaxMTU: 5, GIDTblLen: 4, LinkLayer: mlx5.LinkLayerEthernet},
-			{State: mlx5.PortDown, ActiveMTU: 3, MaxMTU: 5, GIDTblLen: 0, LinkLayer: mlx5.LinkLayerInfiniBand, LID: 7}},
-		gids: map[uint32]mlx5.GIDEntry{
-			0: {GID: ll, Type: mlx5.GIDTypeRoCEv1},
-			1: {GID: ll, Type: mlx5.GIDTypeRoCEv2},
-			2: {}, // an empty slot is not listed
-			3: {GID: v4, Type: mlx5.GIDTypeRoCEv2},
+		ports: []portAttr{{State: "ACTIVE", ActiveMTU: 4096, MaxMTU: 4096, GIDTblLen: 4, LinkLayer: "Ethernet"},
+			{State: "DOWN", ActiveMTU: 1024, MaxMTU: 4096, GIDTblLen: 0, LinkLayer: "InfiniBand", LID: 7}},
+		gids: map[uint32]gidEntry{
+			0: {ll, "RoCE v1"},
+			1: {ll, "RoCE v2"},
+			2: {typ: "RoCE v2"}, // an empty slot is not listed
+			3: {v4, "RoCE v2"},
 		},
 		closed: &closed,
 	}
 	d := deps{
-		listRDMA: func() ([]mlx5.DeviceInfo, error) {
-			return []mlx5.DeviceInfo{{Name: "mlx5_0", Driver: "devx", NodeGUID: 0xb83fd20300000001}, {Name: "mlx5_1", Driver: "devx"}}, nil
+		listRDMA: func() ([]verbs.DeviceInfo, error) {
+			return []verbs.DeviceInfo{{Name: "mlx5_0", Driver: "devx", NodeGUID: 0xb83fd20300000001}, {Name: "mlx5_1", Driver: "devx"}}, nil
 		},
-		openRDMA: func(name string) (mlx5.Device, error) {
+		openRDMA: func(name string) (rdmaHandle, error) {
 			if name == "mlx5_0" {
 				return dev, nil
 			}
@@ -110,7 +109,7 @@ func TestDevices(t *testing.T) {
 
 func TestDevicesNothingAtAll(t *testing.T) {
 	d := deps{
-		listRDMA: func() ([]mlx5.DeviceInfo, error) { return nil, errors.New("devx: libibverbs.so.1 not found") },
+		listRDMA: func() ([]verbs.DeviceInfo, error) { return nil, errors.New("devx: libibverbs.so.1 not found") },
 		gpus:     fakeGPUs{err: errors.New("nvmlInit: driver not loaded")},
 	}
 	var out, errOut bytes.Buffer
@@ -139,7 +138,14 @@ func TestDevicesEmulated(t *testing.T) {
 	assert.Equal(t, "emu0", emu[0].Name)
 	assert.Empty(t, emu[0].Error)
 	require.NotEmpty(t, emu[0].Ports)
-	assert.NotEmpty(t, emu[0].Ports[0].State)
-	assert.NotZero(t, emu[0].Ports[0].ActiveMTU)
-	assert.Contains(t, emulatedNames(d.listRDMA), "emu0")
+	p := emu[0].Ports[0]
+	assert.Equal(t, "ACTIVE", p.State)
+	assert.Equal(t, "Ethernet", p.LinkLayer)
+	assert.Equal(t, 4096, p.ActiveMTU)
+	assert.Equal(t, 4096, p.MaxMTU)
+	assert.NotEmpty(t, emu[0].FWVersion)
+	require.NotEmpty(t, p.GIDs)
+	// The emulated GIDs are IPv4-mapped: printed with their ::ffff: prefix.
+	assert.Regexp(t, `^::ffff:\d+\.\d+\.\d+\.\d+$`, p.GIDs[0].GID)
+	assert.Equal(t, "RoCE v2", p.GIDs[0].Type)
 }

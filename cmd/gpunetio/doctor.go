@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
+	"github.com/gdaki/gpunetio/doctor"
 )
 
 func runDoctor(args []string, d deps, stdout, stderr io.Writer) int {

@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
-	"github.com/gdaki/gpunetio/internal/mlx5"
-	_ "github.com/gdaki/gpunetio/internal/mlx5/devx" // real mlx5 devices
-	_ "github.com/gdaki/gpunetio/internal/mlx5/emu"  // emulated devices
+	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // Exit codes.
@@ -22,9 +20,11 @@ const (
 
 // deps is what the subcommands reach outside the process; tests replace it.
 type deps struct {
-	// listRDMA and openRDMA are mlx5.Devices and mlx5.Open.
-	listRDMA func() ([]mlx5.DeviceInfo, error)
-	openRDMA func(name string) (mlx5.Device, error)
+	// listRDMA lists the RDMA devices (verbs.Devices: real mlx5 devices,
+	// then the emulated ones).
+	listRDMA func() ([]verbs.DeviceInfo, error)
+	// openRDMA opens one of them for devices to read.
+	openRDMA func(name string) (rdmaHandle, error)
 	// gpus lists the GPUs (NVML).
 	gpus doctor.GPUSource
 	// newEnv builds the doctor's environment for a filesystem root.
@@ -33,27 +33,11 @@ type deps struct {
 
 func hostDeps() deps {
 	return deps{
-		listRDMA: mlx5.Devices,
-		openRDMA: mlx5.Open,
+		listRDMA: verbs.Devices,
+		openRDMA: openVerbs,
 		gpus:     doctor.NVML{},
-		newEnv: func(root string) doctor.Env {
-			env := doctor.NewHostEnv(root)
-			env.Emulated = emulatedNames(mlx5.Devices)
-			return env
-		},
+		newEnv:   doctor.NewHostEnv,
 	}
-}
-
-// emulatedNames lists the emulated RDMA devices.
-func emulatedNames(list func() ([]mlx5.DeviceInfo, error)) []string {
-	ds, _ := list()
-	var out []string
-	for _, d := range ds {
-		if d.Driver == "emu" {
-			out = append(out, d.Name)
-		}
-	}
-	return out
 }
 
 func main() {

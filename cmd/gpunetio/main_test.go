@@ -12,19 +12,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
-	"github.com/gdaki/gpunetio/internal/doctor/doctortest"
-	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/doctor/doctortest"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
-const treeDir = "../../internal/doctor/testdata/"
+const treeDir = "../../doctor/testdata/"
 
 // fakeDeps answers from a fake machine: the doctor reads the tree given with
 // --root and the probes answer from its facts.json.
 func fakeDeps(t *testing.T, f doctortest.Facts) deps {
 	return deps{
-		listRDMA: func() ([]mlx5.DeviceInfo, error) { return nil, errors.New("no RDMA in this test") },
-		openRDMA: func(string) (mlx5.Device, error) { return nil, mlx5.ErrNoDevice },
+		listRDMA: func() ([]verbs.DeviceInfo, error) { return nil, errors.New("no RDMA in this test") },
+		openRDMA: func(string) (rdmaHandle, error) { return nil, errors.New("no RDMA in this test") },
 		gpus:     f.Env("").GPUs,
 		newEnv: func(root string) doctor.Env {
 			facts, err := doctortest.LoadFacts(root)

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
-	"github.com/gdaki/gpunetio/internal/doctor/doctortest"
+	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/doctor/doctortest"
 )
 
 // machine is an extracted tree and its facts, changed by a variant.

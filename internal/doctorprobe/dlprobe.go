@@ -1,4 +1,4 @@
-package doctor
+package doctorprobe
 
 /*
 #cgo LDFLAGS: -ldl
@@ -36,17 +36,18 @@ static int gpn_probe(const char *lib, const char **syms, int n, int *found,
 import "C"
 
 import (
-	"fmt"
+	"errors"
 	"path/filepath"
 	"strings"
 	"unsafe"
 )
 
-// DLProbe is the LibProbe of a real host: dlopen, dlsym, dlclose.
-type DLProbe struct{}
-
-// Probe loads soname and looks its symbols up.
-func (DLProbe) Probe(soname string, symbols ...string) (Library, error) {
+// Library loads soname with dlopen(RTLD_NOW | RTLD_LOCAL), reports for each
+// of symbols whether dlsym resolves it (found[i] for symbols[i]), returns
+// the file the loader opened (symbolic links resolved when they can be) and
+// unloads the library again. A library that cannot be loaded gives an error
+// holding dlerror's text, which always names soname; no other error occurs.
+func Library(soname string, symbols []string) (path string, found []bool, err error) {
 	clib := C.CString(soname)
 	defer C.free(unsafe.Pointer(clib))
 	csyms := C.malloc(C.size_t(len(symbols)+1) * C.size_t(unsafe.Sizeof(uintptr(0))))
@@ -60,29 +61,30 @@ func (DLProbe) Probe(soname string, symbols ...string) (Library, error) {
 			C.free(unsafe.Pointer(symArr[i]))
 		}
 	}()
-	found := (*C.int)(C.calloc(C.size_t(len(symbols)+1), C.size_t(unsafe.Sizeof(C.int(0)))))
-	defer C.free(unsafe.Pointer(found))
+	cfound := (*C.int)(C.calloc(C.size_t(len(symbols)+1), C.size_t(unsafe.Sizeof(C.int(0)))))
+	defer C.free(unsafe.Pointer(cfound))
 	const bufLen = 4096
 	pathBuf := (*C.char)(C.malloc(bufLen))
 	defer C.free(unsafe.Pointer(pathBuf))
 	errBuf := (*C.char)(C.malloc(bufLen))
 	defer C.free(unsafe.Pointer(errBuf))
 
-	rc := C.gpn_probe(clib, (**C.char)(csyms), C.int(len(symbols)), found, pathBuf, bufLen, errBuf, bufLen)
+	rc := C.gpn_probe(clib, (**C.char)(csyms), C.int(len(symbols)), cfound, pathBuf, bufLen, errBuf, bufLen)
 	if rc != 0 {
 		msg := C.GoString(errBuf)
 		if !strings.Contains(msg, soname) {
 			msg = soname + ": " + msg
 		}
-		return Library{}, fmt.Errorf("dlopen %s: %w", msg, ErrLibraryNotFound)
+		return "", nil, errors.New(msg)
 	}
-	lib := Library{Path: C.GoString(pathBuf), Symbols: map[string]bool{}}
-	if canon, err := filepath.EvalSymlinks(lib.Path); err == nil {
-		lib.Path = canon
+	path = C.GoString(pathBuf)
+	if canon, err := filepath.EvalSymlinks(path); err == nil {
+		path = canon
 	}
-	ok := unsafe.Slice(found, len(symbols)+1)
-	for i, s := range symbols {
-		lib.Symbols[s] = ok[i] != 0
+	ok := unsafe.Slice(cfound, len(symbols)+1)
+	found = make([]bool, len(symbols))
+	for i := range symbols {
+		found[i] = ok[i] != 0
 	}
-	return lib, nil
+	return path, found, nil
 }

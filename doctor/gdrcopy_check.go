@@ -2,7 +2,8 @@ package doctor
 
 import "fmt"
 
-// gdrapiSymbols must all resolve for GDRCopy to be used (host-api.md 6.4).
+// gdrapiSymbols are the libgdrapi functions gpunetio's GDRCopy loader
+// resolves; all of them must resolve for GDRCopy to be used.
 var gdrapiSymbols = []string{
 	"gdr_open", "gdr_close", "gdr_pin_buffer", "gdr_unpin_buffer", "gdr_map", "gdr_unmap",
 	"gdr_copy_from_mapping", "gdr_copy_to_mapping", "gdr_runtime_get_version", "gdr_driver_get_version",

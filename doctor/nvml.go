@@ -12,6 +12,7 @@ type NVMLError struct {
 	Ret nvml.Return
 }
 
+// Error names the call, the return code's meaning and its number.
 func (e *NVMLError) Error() string {
 	return fmt.Sprintf("%s: %s (NVML %d)", e.Op, nvmlErrorString(e.Ret), int32(e.Ret))
 }

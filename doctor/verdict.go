@@ -5,6 +5,7 @@ import "fmt"
 // Verdict is the outcome of one check.
 type Verdict int
 
+// The verdicts, from best to worst; Skip means the check did not apply.
 const (
 	Pass Verdict = iota // the requirement is met
 	Warn                // works, but slower, less safe, or only as root
@@ -14,6 +15,8 @@ const (
 
 var verdictNames = [...]string{Pass: "PASS", Warn: "WARN", Fail: "FAIL", Skip: "SKIP"}
 
+// String returns the upper-case name ("PASS"), or Verdict(n) for a value
+// outside the four.
 func (v Verdict) String() string {
 	if v >= 0 && int(v) < len(verdictNames) {
 		return verdictNames[v]

@@ -3,6 +3,7 @@ package doctortest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,5 +72,29 @@ func TestScenarioArchives(t *testing.T) {
 		f, err := LoadFacts(root)
 		require.NoError(t, err, tr)
 		assert.NotEmpty(t, f.Libs, tr)
+	}
+}
+
+// An entry may not write through a symbolic link made by an earlier entry:
+// the link could point anywhere, and the archive would write outside dir.
+func TestExtractNoWriteThroughLink(t *testing.T) {
+	for name, body := range map[string]string{
+		"file": "link a -> OUT\nfile a/x\nhi\n.\n",
+		"hex":  "link a -> OUT\nhex a/x 2\n.\n",
+		"dir":  "link a -> OUT\ndir a/sub\n",
+		"link": "link a -> OUT\nlink a/l -> /etc\n",
+		"deep": "dir d\nlink d/a -> OUT\nfile d/./a/b/x\nhi\n.\n",
+		"over": "link a -> OUT/x\nfile a\nhi\n.\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			outside := t.TempDir()
+			arch := filepath.Join(t.TempDir(), "bad.tree")
+			require.NoError(t, os.WriteFile(arch, []byte(strings.ReplaceAll(body, "OUT", outside)), 0o644))
+			err := Extract(arch, t.TempDir())
+			assert.ErrorContains(t, err, "symbolic link")
+			ents, rerr := os.ReadDir(outside)
+			require.NoError(t, rerr)
+			assert.Empty(t, ents, "nothing written outside the tree")
+		})
 	}
 }

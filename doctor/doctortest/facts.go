@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
+	"github.com/gdaki/gpunetio/doctor"
 )
 
 // Facts is what a fake machine answers where no file does. It is read from

@@ -1,7 +1,9 @@
-// Package doctortest builds fake machines for the doctor's tests: a sysfs /
-// procfs tree extracted from a text archive into a temporary directory, and
-// fakes of the probes (NVML, dlopen, CUDA, doorbell mapping) read from a
-// facts.json file inside the same archive.
+// Package doctortest builds fake machines for tests of package doctor and of
+// programs built on it: a sysfs / procfs tree extracted from a text archive
+// into a temporary directory, and fakes of the probes (NVML, dlopen, CUDA,
+// doorbell mapping) read from a facts.json file inside the same archive
+// (see Facts). Scenario does both and returns the doctor.Env; the archives
+// under the doctor package's testdata are examples of the format.
 //
 // Why an archive and not the tree itself under testdata: sysfs names contain
 // ':' (0000:8a:00.0) and the tree needs symbolic links; a Go module zip

@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// Minimum versions of the dmabuf path (host-api.md 6.5, mlx5-prm.md 1.1).
+// Minimum versions of the dmabuf path: ibv_reg_dmabuf_mr for memory regions
+// over GPU memory, and DevX UMEM registration over a dmabuf file descriptor
+// for rings in GPU memory.
 const (
 	dmabufKernelMajor = 6
 	dmabufKernelMinor = 2

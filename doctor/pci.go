@@ -79,9 +79,11 @@ func NormalizeBusID(id string) (string, error) {
 	return out, nil
 }
 
-// Topology classes, as nvidia-smi topo -m names them.
+// TopoClass is how directly two PCIe functions reach each other, named as
+// nvidia-smi topo -m names the classes; the topology check reports one.
 type TopoClass string
 
+// The topology classes, from the closest to the farthest.
 const (
 	TopoPIX  TopoClass = "PIX"  // at most one PCIe switch between the two
 	TopoPXB  TopoClass = "PXB"  // several switches/bridges, no host bridge

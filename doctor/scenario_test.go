@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/doctor"
-	"github.com/gdaki/gpunetio/internal/doctor/doctortest"
+	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/doctor/doctortest"
 )
 
 // want is the expected verdict of one check; Subject "" matches the check's

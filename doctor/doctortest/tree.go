@@ -3,8 +3,11 @@ package doctortest
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,7 +25,9 @@ func Tree(t testing.TB, archive string) string {
 	return dir
 }
 
-// Extract writes the tree described by the archive file into dir.
+// Extract writes the tree described by the archive file into dir. It
+// refuses (with an error naming the archive line) any path that leaves dir
+// or goes through a symbolic link, so an archive writes nothing outside dir.
 func Extract(archive, dir string) error {
 	data, err := os.ReadFile(archive)
 	if err != nil {
@@ -44,8 +49,27 @@ func Extract(archive, dir string) error {
 		if p == "" || filepath.IsAbs(p) || strings.Contains("/"+p+"/", "/../") {
 			return "", fail("bad path %q", p)
 		}
+		// A link made by an earlier entry may point anywhere: never create
+		// or write anything through one.
+		rel := ""
+		for _, c := range strings.Split(path.Clean(p), "/") {
+			rel = path.Join(rel, c)
+			fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			if err != nil {
+				return "", fail("%v", err)
+			}
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				return "", fail("path %q goes through the symbolic link %q", p, rel)
+			}
+		}
 		full := filepath.Join(dir, filepath.FromSlash(p))
-		return full, os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return "", fail("%v", err)
+		}
+		return full, nil
 	}
 	for {
 		l, ok := next()
