@@ -3,7 +3,7 @@ package gpunetio
 import (
 	"errors"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/emugpu"
 	"github.com/gdaki/gpunetio/internal/gdrcopy"
 )
@@ -28,7 +28,9 @@ func newCUDABackend(busID string) (*cudaBackend, error) {
 	}
 	dmabuf, err := dev.DMABufSupported()
 	if err != nil {
-		ctx.Release()
+		if rerr := ctx.Release(); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
 		return nil, err
 	}
 	norm, err := cuda.NormalizePCIBusID(busID)
@@ -45,7 +47,7 @@ func (b *cudaBackend) allocDevice(size uintptr) (uintptr, error) {
 	return uintptr(p), err
 }
 
-func (b *cudaBackend) freeDevice(p uintptr) error { return b.ctx.MemFree(cuda.DevPtr(p)) }
+func (b *cudaBackend) freeDevice(p uintptr) error { return b.ctx.MemFree(DevPtr(p)) }
 
 func (b *cudaBackend) setSyncMemops(p uintptr) error {
 	return b.ctx.PointerSetSyncMemops(cuda.DevPtr(p), true)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 )
 
 // GPU is a GPU opened by PCIe address (struct doca_gpu). It owns the table of

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/devstruct"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/internal/mmio"

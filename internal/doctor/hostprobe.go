@@ -14,11 +14,11 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// CUDA is the CUDAProbe of a real host, through internal/cuda.
+// CUDA is the CUDAProbe of a real host, through the cuda package.
 type CUDA struct{}
 
 // DmabufSupported reads CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED of the GPU at
