@@ -23,11 +23,18 @@ const (
 // is already registered (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
 var errAlreadyRegistered = errors.New("host memory already registered")
 
+// errNoCUDAContext is what a backend without a CUDA device (NewHostGPU)
+// returns for cudaContext.
+var errNoCUDAContext = errors.New("a host-memory GPU (NewHostGPU) has no CUDA device and no CUDA context")
+
 // backend is everything gpunetio asks of CUDA. The real one is the cuda
 // package on the GPU's primary context; the host one (CI) fakes a GPU whose
 // device pointers are host pointers.
 type backend interface {
 	describe() string
+	// cudaContext retains the GPU's primary context for the caller; the
+	// host backend has none.
+	cudaContext() (*cuda.Context, error)
 	allocDevice(size uintptr) (uintptr, error)
 	freeDevice(p uintptr) error
 	setSyncMemops(p uintptr) error

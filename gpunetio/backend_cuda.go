@@ -11,6 +11,7 @@ import (
 // cudaBackend runs every call on the GPU's retained primary context; each
 // Context method makes the context current for its own driver call.
 type cudaBackend struct {
+	dev       cuda.Device
 	ctx       *cuda.Context
 	busID     string
 	dmabuf    bool
@@ -37,10 +38,12 @@ func newCUDABackend(busID string) (*cudaBackend, error) {
 	if err != nil {
 		norm = busID
 	}
-	return &cudaBackend{ctx: ctx, busID: norm, dmabuf: dmabuf, uninstall: emugpu.Install(ctx)}, nil
+	return &cudaBackend{dev: dev, ctx: ctx, busID: norm, dmabuf: dmabuf, uninstall: emugpu.Install(ctx)}, nil
 }
 
 func (b *cudaBackend) describe() string { return "CUDA device " + b.busID }
+
+func (b *cudaBackend) cudaContext() (*cuda.Context, error) { return b.dev.PrimaryContext() }
 
 func (b *cudaBackend) allocDevice(size uintptr) (uintptr, error) {
 	p, err := b.ctx.MemAlloc(size)
