@@ -31,8 +31,10 @@
 // through the dynamic loader's search path, then the same names in
 // $CUDA_HOME/lib64, $CUDA_PATH/lib64, /usr/local/cuda/lib64, the toolkit's
 // targets/<arch>-linux/lib directories and /usr/local/cuda-X.Y/lib64, newest
-// first. Without one, Compile fails with an error matching ErrNoNVRTC that
-// lists what was tried.
+// first. A library found in a directory has the libnvrtc-builtins libraries
+// beside it opened first, since libnvrtc looks for them only on the loader's
+// search path. Without a usable library, Compile fails with an error
+// matching ErrNoNVRTC that lists what was tried.
 //
 // # Threading: contexts are per OS thread
 //

@@ -76,6 +76,7 @@ func loadNVRTC() error {
 		cands := nvrtcCandidates()
 		var why []string
 		for _, c := range cands {
+			preloadBuiltins(c)
 			code, msg := cudasys.LoadNVRTC(c)
 			switch code {
 			case cudasys.LoadOK:
@@ -97,6 +98,21 @@ func loadNVRTC() error {
 			strings.Join(cands, ", "), detail, NVRTCEnv, ErrNoNVRTC)
 	})
 	return nvrtcErr
+}
+
+// preloadBuiltins opens the libnvrtc-builtins libraries beside a libnvrtc
+// given by path. libnvrtc opens its builtins by soname at compile time,
+// which the dynamic loader finds only on its search path; a toolkit
+// directory such as /usr/local/cuda/lib64 often is not on it, and an
+// already loaded library satisfies the later lookup.
+func preloadBuiltins(lib string) {
+	if !strings.Contains(lib, "/") {
+		return
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(lib), "libnvrtc-builtins.so.*"))
+	for _, m := range matches {
+		cudasys.Preload(m)
+	}
 }
 
 // NVRTCLibrary returns the NVRTC library in use, loading it if needed: the

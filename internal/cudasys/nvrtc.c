@@ -82,6 +82,8 @@ int gn_load(const char *lib, char *err, size_t errlen) {
 	return 0;
 }
 
+int gn_preload(const char *lib) { return dlopen(lib, RTLD_NOW | RTLD_GLOBAL) != NULL ? 0 : 1; }
+
 int gn_has_cubin(void) { return p_nvrtcGetCUBINSize != NULL && p_nvrtcGetCUBIN != NULL; }
 int gn_has_archs(void) {
 	return p_nvrtcGetNumSupportedArchs != NULL && p_nvrtcGetSupportedArchs != NULL;

@@ -31,6 +31,14 @@ func LoadNVRTC(lib string) (int, string) {
 	return int(r), C.GoString(&msg[0])
 }
 
+// Preload opens lib globally and keeps it open; it reports whether dlopen
+// succeeded.
+func Preload(lib string) bool {
+	name := C.CString(lib)
+	defer C.free(unsafe.Pointer(name))
+	return C.gn_preload(name) == 0
+}
+
 // NVRTCVersion calls nvrtcVersion.
 func NVRTCVersion() (major, minor int, r int32) {
 	var ma, mi C.int

@@ -14,6 +14,9 @@ typedef void *gn_program;
 // refused (returns 3): one NVRTC per process.
 int gn_load(const char *lib, char *err, size_t errlen);
 int gn_has_cubin(void);
+// gn_preload opens a library globally and keeps it (libnvrtc-builtins, so
+// that libnvrtc's own dlopen of it by soname finds it); 0 on success.
+int gn_preload(const char *lib);
 int gn_has_archs(void);
 
 gn_result gn_version(int *major, int *minor);
