@@ -42,6 +42,7 @@ func here() origin {
 	return origin(pcs[:n:n])
 }
 
+// String formats the stack as LiveObject.Stack does ("" when none).
 func (o origin) String() string {
 	if len(o) == 0 {
 		return ""

@@ -206,6 +206,9 @@ type Compiled struct {
 // Image returns what Context.ModuleLoadData should load: the cubin when
 // there is one, else the PTX.
 func (c *Compiled) Image() []byte {
+	if c == nil {
+		return nil
+	}
 	if len(c.CUBIN) > 0 {
 		return c.CUBIN
 	}

@@ -55,6 +55,7 @@ func TestCompileSelfContained(t *testing.T) {
 	require.NotContains(t, string(ptx.PTX), "\x00", "no terminating NUL")
 	require.Empty(t, ptx.CUBIN, "a virtual architecture gives PTX only")
 	require.Equal(t, ptx.PTX, ptx.Image())
+	require.Nil(t, (*Compiled)(nil).Image())
 
 	bin, err := Compile(scaleSource, "scale.cu", &CompileOptions{Arch: "sm_80"})
 	require.NoError(t, err)

@@ -38,6 +38,7 @@ const (
 	MemoryTypeUnified MemoryType = 0x4 // CU_MEMORYTYPE_UNIFIED
 )
 
+// String names the memory type ("host", "device", "array", "unified").
 func (t MemoryType) String() string {
 	switch t {
 	case MemoryTypeHost:
