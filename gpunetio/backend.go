@@ -3,27 +3,38 @@ package gpunetio
 import (
 	"errors"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/cuda"
 )
 
-// DevPtr is a GPU virtual address.
-type DevPtr uintptr
+// DevPtr is a GPU virtual address. It is cuda.DevPtr, so addresses pass
+// between this package and the cuda package (kernel arguments, copies)
+// without conversion.
+type DevPtr = cuda.DevPtr
 
-// Host registration flags, with the values of CU_MEMHOSTREGISTER_*.
+// Host registration flags (CU_MEMHOSTREGISTER_*).
 const (
-	regPortable  uint32 = 0x1
-	regDeviceMap uint32 = 0x2
-	regIOMemory  uint32 = 0x4
+	regPortable  = uint32(cuda.HostRegisterPortable)
+	regDeviceMap = uint32(cuda.HostRegisterDeviceMap)
+	regIOMemory  = uint32(cuda.HostRegisterIOMemory)
 )
 
 // errAlreadyRegistered is what a backend returns (wrapped) when a host range
 // is already registered (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
 var errAlreadyRegistered = errors.New("host memory already registered")
 
-// backend is everything gpunetio asks of CUDA. The real one is internal/cuda
-// on the GPU's primary context; the host one (CI) fakes a GPU whose device
-// pointers are host pointers.
+// errNoCUDAContext is what a backend without a CUDA device (NewHostGPU)
+// returns for cudaContext.
+var errNoCUDAContext = errors.New("a host-memory GPU (NewHostGPU) has no CUDA device and no CUDA context")
+
+// backend is everything gpunetio asks of CUDA. The real one is the cuda
+// package on the GPU's primary context; the host one (CI) fakes a GPU whose
+// device pointers are host pointers.
 type backend interface {
 	describe() string
+	// cudaContext retains the GPU's primary context for the caller; the
+	// host backend has none.
+	cudaContext() (*cuda.Context, error)
 	allocDevice(size uintptr) (uintptr, error)
 	freeDevice(p uintptr) error
 	setSyncMemops(p uintptr) error

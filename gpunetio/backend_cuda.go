@@ -3,7 +3,7 @@ package gpunetio
 import (
 	"errors"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/emugpu"
 	"github.com/gdaki/gpunetio/internal/gdrcopy"
 )
@@ -11,6 +11,7 @@ import (
 // cudaBackend runs every call on the GPU's retained primary context; each
 // Context method makes the context current for its own driver call.
 type cudaBackend struct {
+	dev       cuda.Device
 	ctx       *cuda.Context
 	busID     string
 	dmabuf    bool
@@ -28,24 +29,28 @@ func newCUDABackend(busID string) (*cudaBackend, error) {
 	}
 	dmabuf, err := dev.DMABufSupported()
 	if err != nil {
-		ctx.Release()
+		if rerr := ctx.Release(); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
 		return nil, err
 	}
 	norm, err := cuda.NormalizePCIBusID(busID)
 	if err != nil {
 		norm = busID
 	}
-	return &cudaBackend{ctx: ctx, busID: norm, dmabuf: dmabuf, uninstall: emugpu.Install(ctx)}, nil
+	return &cudaBackend{dev: dev, ctx: ctx, busID: norm, dmabuf: dmabuf, uninstall: emugpu.Install(ctx)}, nil
 }
 
 func (b *cudaBackend) describe() string { return "CUDA device " + b.busID }
+
+func (b *cudaBackend) cudaContext() (*cuda.Context, error) { return b.dev.PrimaryContext() }
 
 func (b *cudaBackend) allocDevice(size uintptr) (uintptr, error) {
 	p, err := b.ctx.MemAlloc(size)
 	return uintptr(p), err
 }
 
-func (b *cudaBackend) freeDevice(p uintptr) error { return b.ctx.MemFree(cuda.DevPtr(p)) }
+func (b *cudaBackend) freeDevice(p uintptr) error { return b.ctx.MemFree(DevPtr(p)) }
 
 func (b *cudaBackend) setSyncMemops(p uintptr) error {
 	return b.ctx.PointerSetSyncMemops(cuda.DevPtr(p), true)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/gdrcopy"
 )
 
@@ -27,6 +28,8 @@ func newHostBackend() *hostBackend {
 }
 
 func (b *hostBackend) describe() string { return "host-memory test GPU" }
+
+func (b *hostBackend) cudaContext() (*cuda.Context, error) { return nil, errNoCUDAContext }
 
 func (b *hostBackend) live() (allocs, regs int) {
 	b.mu.Lock()

@@ -6,7 +6,7 @@
 //
 // NewGPU opens a GPU by PCIe address ("8A:00.0", "0000:8a:00.0", any case)
 // and retains its primary CUDA context; every CUDA call runs with that
-// context current on the calling OS thread (internal/cuda), so callers never
+// context current on the calling OS thread (package cuda), so callers never
 // manage CUDA contexts. GPU.MemAlloc returns a *Mem (Dev, Host, Size, Type)
 // recorded in the GPU's allocation table; GPU.Close refuses with
 // ErrInvalidValue while anything is live, exactly like doca_gpu_destroy.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 )
 
 // GPU is a GPU opened by PCIe address (struct doca_gpu). It owns the table of
@@ -60,6 +60,31 @@ func newGPU(b backend) *GPU {
 func newHostGPU() (*GPU, *hostBackend) {
 	b := newHostBackend()
 	return newGPU(b), b
+}
+
+// CUDAContext retains the GPU's primary CUDA context and returns it, for the
+// GPU side of a program: loading or compiling modules, launching kernels,
+// streams, events and copies through package cuda. It is the context the
+// GPU's own allocations and exports live in, so device pointers (DevPtr,
+// Mem.Dev, exported QPs) pass to kernels launched in it as they are. Each
+// call returns a new reference, which the caller releases with
+// Context.Release once everything made through it is freed; releasing it
+// before or after Close is fine. Do not make the context current yourself:
+// every cuda method does that for its own call. A GPU from NewHostGPU has no
+// CUDA context: the error carries ErrNotSupported.
+func (g *GPU) CUDAContext() (*cuda.Context, error) {
+	const op = "GPU.CUDAContext"
+	if err := g.use(op); err != nil {
+		return nil, err
+	}
+	c, err := g.b.cudaContext()
+	if errors.Is(err, errNoCUDAContext) {
+		return nil, wrapErr(op, ErrNotSupported, err, "%s", g.b.describe())
+	}
+	if err != nil {
+		return nil, wrapErr(op, ErrDriver, err, "retain the primary context of %s", g.b.describe())
+	}
+	return c, nil
 }
 
 // String names the GPU.

@@ -6,6 +6,7 @@ package gpunetio
 // reaches rings in GPU memory through internal/emugpu.
 
 import (
+	"encoding/binary"
 	"errors"
 	"syscall"
 	"testing"
@@ -14,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/devstruct"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/internal/mmio"
@@ -83,6 +84,64 @@ func TestGPUMemTypes(t *testing.T) {
 		}
 		require.NoError(t, m.Free())
 	}
+}
+
+// stampSource is a kernel that writes n words value+i through a device
+// pointer; TestGPUCUDAContext compiles it with NVRTC.
+const stampSource = `
+extern "C" __global__ void stamp(unsigned *out, unsigned value, unsigned n)
+{
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		out[i] = value + i;
+}
+`
+
+// TestGPUCUDAContext runs the GPU side of a program through the public API:
+// the GPU's context, typed copies into gpunetio memory, and (with NVRTC) a
+// kernel compiled from source writing into MemCPUGPU memory that the CPU
+// reads through HostBytes.
+func TestGPUCUDAContext(t *testing.T) {
+	g := realGPU(t)
+	ctx, err := g.CUDAContext()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, ctx.Release()) }()
+	bus, err := ctx.Device().PCIBusID()
+	require.NoError(t, err)
+	assert.Contains(t, g.String(), bus, "the context is the GPU's device")
+
+	m, err := g.MemAlloc(4096, 0, MemGPU)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Free()) }()
+	words := []uint32{1, 2, 3, 0xdeadbeef}
+	require.NoError(t, cuda.CopyToDevice(ctx, m.Dev, words))
+	back := make([]uint32, len(words))
+	require.NoError(t, cuda.CopyFromDevice(ctx, back, m.Dev))
+	assert.Equal(t, words, back)
+
+	host, err := g.MemAlloc(4096, 0, MemCPUGPU)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, host.Free()) }()
+	view, err := host.HostBytes()
+	require.NoError(t, err)
+
+	dev := ctx.Device()
+	out, err := cuda.Compile(stampSource, "stamp.cu", &cuda.CompileOptions{Device: &dev})
+	if errors.Is(err, cuda.ErrNoNVRTC) {
+		t.Skipf("no NVRTC library for the kernel part: %v", err)
+	}
+	require.NoError(t, err)
+	mod, err := ctx.ModuleLoadData(out.Image())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, mod.Unload()) }()
+	f, err := mod.Function("stamp")
+	require.NoError(t, err)
+	require.NoError(t, ctx.LaunchKernel(f, cuda.Dim3{X: 4}, cuda.Dim3{X: 256}, 0, nil, host.Dev, uint32(1000), uint32(1024)))
+	require.NoError(t, ctx.Synchronize())
+	for i := 0; i < 1024; i += 111 {
+		assert.Equal(t, uint32(1000+i), binary.LittleEndian.Uint32(view[4*i:]), "word %d written by the kernel, read through HostBytes", i)
+	}
+	t.Logf("stamp compiled by NVRTC for %s (%d bytes of cubin, %d of PTX)", out.Arch, len(out.CUBIN), len(out.PTX))
 }
 
 // Export a QP whose rings are in GPU memory on an emulated device and check

@@ -14,6 +14,7 @@ const gpuPage = 64 << 10
 // Mem is one allocation of MemAlloc. Dev is the address GPU code uses; Host
 // the CPU address (0 for MemGPU: device memory the CPU cannot reach; the
 // BAR1 mapping for MemGPUCPU, to be used with aligned word accesses only).
+// HostBytes gives the CPU side as a []byte.
 type Mem struct {
 	Dev  DevPtr
 	Host uintptr
@@ -122,6 +123,32 @@ func (g *GPU) allocDevice(op string, m *Mem, size, alignment uintptr) error {
 	}
 	m.devBase, m.Dev = base, DevPtr(p)
 	return nil
+}
+
+// HostBytes returns the CPU side of a MemCPUGPU or MemGPUCPU allocation as a
+// slice of exactly Size bytes at Host, so host code reads and writes it
+// without converting addresses. The slice aliases memory outside the Go heap
+// that the GPU (and a NIC) may access concurrently: order accesses with the
+// kernel as for any shared memory (for example atomics from sync/atomic on
+// aligned words, or synchronising with the stream first). For MemGPUCPU the
+// slice is a PCIe BAR mapping of device memory: writes are posted and
+// cheap, reads are slow uncached PCIe reads, and only aligned 4- and 8-byte
+// accesses are atomic. The slice is valid until Free; using it afterwards
+// faults. MemGPU memory has no CPU side: ErrNotSupported.
+func (m *Mem) HostBytes() ([]byte, error) {
+	const op = "Mem.HostBytes"
+	if m == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil Mem")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.freed {
+		return nil, newErr(op, ErrBadState, "%v memory at %#x is freed", m.Type, m.Dev)
+	}
+	if m.Host == 0 {
+		return nil, newErr(op, ErrNotSupported, "%v memory at %#x has no CPU mapping", m.Type, m.Dev)
+	}
+	return hostSlice(m.Host, m.Size), nil
 }
 
 // MemFree frees the allocation whose GPU address is p (doca_gpu_mem_free).

@@ -3,6 +3,7 @@ package gpunetio
 import (
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,55 @@ func TestGPUCloseIdempotent(t *testing.T) {
 	require.NoError(t, g.Close())
 	_, err := g.MemAlloc(8, 0, MemGPU)
 	assert.ErrorIs(t, err, ErrBadState)
+}
+
+// TestMemHostBytes checks the []byte view of the CPU side: exactly Size
+// bytes at Host, shared with the allocation, refused for MemGPU, nil and
+// freed memory.
+func TestMemHostBytes(t *testing.T) {
+	g, _ := hostGPU(t)
+	for _, typ := range []MemType{MemCPUGPU, MemGPUCPU} {
+		t.Run(typ.String(), func(t *testing.T) {
+			m, err := g.MemAlloc(100, 0, typ)
+			require.NoError(t, err)
+			b, err := m.HostBytes()
+			require.NoError(t, err)
+			require.Len(t, b, 100, "bounded to the allocation's size")
+			assert.Equal(t, m.Host, uintptr(unsafe.Pointer(&b[0])), "the slice starts at Host")
+			copy(b, "written through the slice")
+			got := make([]byte, 25)
+			require.NoError(t, g.b.memcpyDtoH(got, uintptr(m.Dev)))
+			assert.Equal(t, "written through the slice", string(got), "the GPU side sees the bytes")
+			require.NoError(t, m.Free())
+			_, err = m.HostBytes()
+			assert.ErrorIs(t, err, ErrBadState)
+			assert.ErrorContains(t, err, "Mem.HostBytes")
+		})
+	}
+	m, err := g.MemAlloc(100, 0, MemGPU)
+	require.NoError(t, err)
+	_, err = m.HostBytes()
+	assert.ErrorIs(t, err, ErrNotSupported)
+	assert.ErrorContains(t, err, "no CPU mapping")
+	require.NoError(t, m.Free())
+	var nilMem *Mem
+	_, err = nilMem.HostBytes()
+	assert.ErrorIs(t, err, ErrInvalidValue)
+}
+
+// TestHostGPUHasNoCUDAContext checks that the host-memory GPU says clearly
+// that it has no CUDA context, and that a closed GPU refuses.
+func TestHostGPUHasNoCUDAContext(t *testing.T) {
+	g, _ := hostGPU(t)
+	c, err := g.CUDAContext()
+	assert.Nil(t, c)
+	assert.ErrorIs(t, err, ErrNotSupported)
+	assert.ErrorContains(t, err, "GPU.CUDAContext")
+	assert.ErrorContains(t, err, "no CUDA context")
+	require.NoError(t, g.Close())
+	_, err = g.CUDAContext()
+	assert.ErrorIs(t, err, ErrBadState)
+	var nilGPU *GPU
+	_, err = nilGPU.CUDAContext()
+	assert.ErrorIs(t, err, ErrInvalidValue)
 }

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tests build/bin
 export CGO_CPPFLAGS="${CGO_CPPFLAGS:-} -DGDAKI_HEADERS_SUM=0x$(bash scripts/headers-sum.sh)"
-pkgs=(./internal/cuda ./internal/emugpu ./gpunetio ./internal/gputest ./internal/integration ./internal/devhost ./internal/mlx5/emu ./verbs)
+pkgs=(./cuda ./internal/emugpu ./gpunetio ./internal/gputest ./internal/integration ./internal/devhost ./internal/mlx5/emu ./verbs)
 for p in "${pkgs[@]}"; do
   [ -d "$p" ] || continue
   name=$(echo "${p#./}" | tr / _)

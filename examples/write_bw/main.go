@@ -16,10 +16,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/examples/internal/gpurun"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 )
 
 var prog = common.Program{

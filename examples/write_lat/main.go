@@ -21,10 +21,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/examples/internal/gpurun"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 )
 
 var prog = common.Program{

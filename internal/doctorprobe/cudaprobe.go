@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 

@@ -1,5 +1,5 @@
 // Package emugpu plugs CUDA device memory into the emulated mlx5 device: it
-// implements emu.GPUMemory over internal/cuda so that rings, doorbell
+// implements emu.GPUMemory over the cuda package so that rings, doorbell
 // records and data buffers allocated with cuMemAlloc are read and written by
 // the emulator through device copies (cuMemcpyDtoH / cuMemcpyHtoD).
 //
@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 

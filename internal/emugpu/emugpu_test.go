@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 )
 
 func TestFits(t *testing.T) {

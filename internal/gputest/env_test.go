@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 	"github.com/gdaki/gpunetio/verbs"
 )
 

@@ -7,8 +7,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 	"github.com/gdaki/gpunetio/verbs"
 )
 

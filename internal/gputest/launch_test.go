@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 )
 
 // kernelArgs mirrors struct gt_args of cuda/test/device_api_test.cu.

@@ -7,9 +7,9 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 	"github.com/gdaki/gpunetio/verbs"
 )
 

@@ -9,9 +9,9 @@ import (
 	"net"
 	"time"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 )
 
 // BWLaunch is one bandwidth kernel launch: iters messages of size bytes from

@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/cuda"
 	"github.com/gdaki/gpunetio/verbs"
 )
 

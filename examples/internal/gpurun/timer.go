@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gdaki/gpunetio/internal/cuda"
+	"github.com/gdaki/gpunetio/cuda"
 )
 
 // Timer runs kernels on a non-blocking stream and times them with two

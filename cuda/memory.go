@@ -1,13 +1,10 @@
 package cuda
 
-/*
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // HostAllocFlags are cuMemHostAlloc flags.
@@ -37,13 +34,16 @@ const (
 // MemAlloc allocates device memory (cuMemAlloc_v2). The contents are not
 // initialised.
 func (c *Context) MemAlloc(size uintptr) (DevPtr, error) {
-	var p C.gc_devptr
-	err := c.call("cuMemAlloc_v2", func(h C.gc_ctx) C.gc_result { return C.gc_mem_alloc(h, &p, C.size_t(size)) })
+	var p uint64
+	err := c.call("cuMemAlloc_v2", func(h cudasys.Ctx) (r int32) {
+		p, r = cudasys.MemAlloc(h, size)
+		return r
+	})
 	if err != nil {
 		return 0, fmt.Errorf("%d bytes: %w", size, err)
 	}
 	c.mu.Lock()
-	c.devAllocs[DevPtr(p)] = size
+	c.devAllocs[DevPtr(p)] = allocation{size: size, at: here()}
 	c.mu.Unlock()
 	return DevPtr(p), nil
 }
@@ -56,16 +56,16 @@ func (c *Context) MemFree(p DevPtr) error {
 		return nil
 	}
 	c.mu.Lock()
-	size, ok := c.devAllocs[p]
+	a, ok := c.devAllocs[p]
 	delete(c.devAllocs, p)
 	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	err := c.call("cuMemFree_v2", func(h C.gc_ctx) C.gc_result { return C.gc_mem_free(h, C.gc_devptr(p)) })
+	err := c.call("cuMemFree_v2", func(h cudasys.Ctx) int32 { return cudasys.MemFree(h, uint64(p)) })
 	if err != nil {
 		c.mu.Lock()
-		c.devAllocs[p] = size
+		c.devAllocs[p] = a
 		c.mu.Unlock()
 	}
 	return err
@@ -76,14 +76,15 @@ func (c *Context) MemFree(p DevPtr) error {
 // the device address. The memory is not Go heap memory.
 func (c *Context) MemAllocHost(size uintptr, flags HostAllocFlags) (unsafe.Pointer, error) {
 	var p unsafe.Pointer
-	err := c.call("cuMemHostAlloc", func(h C.gc_ctx) C.gc_result {
-		return C.gc_mem_host_alloc(h, &p, C.size_t(size), C.uint(flags))
+	err := c.call("cuMemHostAlloc", func(h cudasys.Ctx) (r int32) {
+		p, r = cudasys.MemHostAlloc(h, size, uint32(flags))
+		return r
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%d bytes: %w", size, err)
 	}
 	c.mu.Lock()
-	c.hostAllocs[p] = size
+	c.hostAllocs[p] = allocation{size: size, at: here()}
 	c.mu.Unlock()
 	return p, nil
 }
@@ -95,16 +96,16 @@ func (c *Context) MemFreeHost(p unsafe.Pointer) error {
 		return nil
 	}
 	c.mu.Lock()
-	size, ok := c.hostAllocs[p]
+	a, ok := c.hostAllocs[p]
 	delete(c.hostAllocs, p)
 	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	err := c.call("cuMemFreeHost", func(h C.gc_ctx) C.gc_result { return C.gc_mem_free_host(h, p) })
+	err := c.call("cuMemFreeHost", func(h cudasys.Ctx) int32 { return cudasys.MemFreeHost(h, p) })
 	if err != nil {
 		c.mu.Lock()
-		c.hostAllocs[p] = size
+		c.hostAllocs[p] = a
 		c.mu.Unlock()
 	}
 	return err
@@ -115,9 +116,10 @@ func (c *Context) MemFreeHost(p unsafe.Pointer) error {
 // HostAllocDeviceMap, or registered with HostRegisterDeviceMap. p may point
 // inside the range.
 func (c *Context) HostGetDevicePointer(p unsafe.Pointer) (DevPtr, error) {
-	var d C.gc_devptr
-	err := c.call("cuMemHostGetDevicePointer_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_mem_host_get_device_pointer(h, &d, p)
+	var d uint64
+	err := c.call("cuMemHostGetDevicePointer_v2", func(h cudasys.Ctx) (r int32) {
+		d, r = cudasys.HostGetDevicePointer(h, p)
+		return r
 	})
 	return DevPtr(d), err
 }
@@ -129,14 +131,14 @@ func (c *Context) HostGetDevicePointer(p unsafe.Pointer) (DevPtr, error) {
 // CUDA rejects IOMEMORY on ordinary RAM. A range already registered fails
 // with CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.
 func (c *Context) MemHostRegister(p unsafe.Pointer, size uintptr, flags HostRegisterFlags) error {
-	err := c.call("cuMemHostRegister_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_mem_host_register(h, p, C.size_t(size), C.uint(flags))
+	err := c.call("cuMemHostRegister_v2", func(h cudasys.Ctx) int32 {
+		return cudasys.MemHostRegister(h, p, size, uint32(flags))
 	})
 	if err != nil {
 		return fmt.Errorf("%p+%d flags %#x: %w", p, size, uint32(flags), err)
 	}
 	c.mu.Lock()
-	c.registered[p] = size
+	c.registered[p] = allocation{size: size, at: here()}
 	c.mu.Unlock()
 	return nil
 }
@@ -149,16 +151,16 @@ func (c *Context) MemHostUnregister(p unsafe.Pointer) error {
 		return nil
 	}
 	c.mu.Lock()
-	size, ok := c.registered[p]
+	a, ok := c.registered[p]
 	delete(c.registered, p)
 	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	err := c.call("cuMemHostUnregister", func(h C.gc_ctx) C.gc_result { return C.gc_mem_host_unregister(h, p) })
+	err := c.call("cuMemHostUnregister", func(h cudasys.Ctx) int32 { return cudasys.MemHostUnregister(h, p) })
 	if err != nil {
 		c.mu.Lock()
-		c.registered[p] = size
+		c.registered[p] = a
 		c.mu.Unlock()
 	}
 	return err
@@ -170,8 +172,8 @@ func (c *Context) MemcpyHtoD(dst DevPtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return c.call("cuMemcpyHtoD_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_memcpy_htod(h, C.gc_devptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)))
+	return c.call("cuMemcpyHtoD_v2", func(h cudasys.Ctx) int32 {
+		return cudasys.MemcpyHtoD(h, uint64(dst), unsafe.Pointer(&src[0]), uintptr(len(src)))
 	})
 }
 
@@ -181,15 +183,15 @@ func (c *Context) MemcpyDtoH(dst []byte, src DevPtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return c.call("cuMemcpyDtoH_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_memcpy_dtoh(h, unsafe.Pointer(&dst[0]), C.gc_devptr(src), C.size_t(len(dst)))
+	return c.call("cuMemcpyDtoH_v2", func(h cudasys.Ctx) int32 {
+		return cudasys.MemcpyDtoH(h, unsafe.Pointer(&dst[0]), uint64(src), uintptr(len(dst)))
 	})
 }
 
 // MemcpyDtoD copies n bytes between device ranges (cuMemcpyDtoD_v2).
 func (c *Context) MemcpyDtoD(dst, src DevPtr, n uintptr) error {
-	return c.call("cuMemcpyDtoD_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_memcpy_dtod(h, C.gc_devptr(dst), C.gc_devptr(src), C.size_t(n))
+	return c.call("cuMemcpyDtoD_v2", func(h cudasys.Ctx) int32 {
+		return cudasys.MemcpyDtoD(h, uint64(dst), uint64(src), n)
 	})
 }
 
@@ -198,60 +200,51 @@ func (c *Context) MemcpyDtoD(dst, src DevPtr, n uintptr) error {
 // valid until the copy finishes, so it must not be Go memory: use
 // MemAllocHost or other pinned C memory.
 func (c *Context) MemcpyHtoDAsync(dst DevPtr, src unsafe.Pointer, n uintptr, s *Stream) error {
-	return s.with("cuMemcpyHtoDAsync_v2", func(sh C.gc_stream) error {
-		return c.call("cuMemcpyHtoDAsync_v2", func(h C.gc_ctx) C.gc_result {
-			return C.gc_memcpy_htod_async(h, C.gc_devptr(dst), src, C.size_t(n), sh)
-		})
+	const op = "cuMemcpyHtoDAsync_v2"
+	return s.with(op, func(sh cudasys.Stream) error {
+		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemcpyHtoDAsync(h, uint64(dst), src, n, sh) })
 	})
 }
 
 // MemcpyDtoHAsync queues a copy of n bytes from src to host memory dst on s
 // (cuMemcpyDtoHAsync_v2). dst must not be Go memory (see MemcpyHtoDAsync).
 func (c *Context) MemcpyDtoHAsync(dst unsafe.Pointer, src DevPtr, n uintptr, s *Stream) error {
-	return s.with("cuMemcpyDtoHAsync_v2", func(sh C.gc_stream) error {
-		return c.call("cuMemcpyDtoHAsync_v2", func(h C.gc_ctx) C.gc_result {
-			return C.gc_memcpy_dtoh_async(h, dst, C.gc_devptr(src), C.size_t(n), sh)
-		})
+	const op = "cuMemcpyDtoHAsync_v2"
+	return s.with(op, func(sh cudasys.Stream) error {
+		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemcpyDtoHAsync(h, dst, uint64(src), n, sh) })
 	})
 }
 
 // MemcpyDtoDAsync queues a device-to-device copy on s (cuMemcpyDtoDAsync_v2).
 func (c *Context) MemcpyDtoDAsync(dst, src DevPtr, n uintptr, s *Stream) error {
-	return s.with("cuMemcpyDtoDAsync_v2", func(sh C.gc_stream) error {
-		return c.call("cuMemcpyDtoDAsync_v2", func(h C.gc_ctx) C.gc_result {
-			return C.gc_memcpy_dtod_async(h, C.gc_devptr(dst), C.gc_devptr(src), C.size_t(n), sh)
-		})
+	const op = "cuMemcpyDtoDAsync_v2"
+	return s.with(op, func(sh cudasys.Stream) error {
+		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemcpyDtoDAsync(h, uint64(dst), uint64(src), n, sh) })
 	})
 }
 
 // MemsetD8 sets n bytes at dst to v (cuMemsetD8_v2).
 func (c *Context) MemsetD8(dst DevPtr, v uint8, n uintptr) error {
-	return c.call("cuMemsetD8_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_memset_d8(h, C.gc_devptr(dst), C.uchar(v), C.size_t(n))
-	})
+	return c.call("cuMemsetD8_v2", func(h cudasys.Ctx) int32 { return cudasys.MemsetD8(h, uint64(dst), v, n) })
 }
 
 // MemsetD32 sets n 32-bit words at dst (4-byte aligned) to v (cuMemsetD32_v2).
 func (c *Context) MemsetD32(dst DevPtr, v uint32, n uintptr) error {
-	return c.call("cuMemsetD32_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_memset_d32(h, C.gc_devptr(dst), C.uint(v), C.size_t(n))
-	})
+	return c.call("cuMemsetD32_v2", func(h cudasys.Ctx) int32 { return cudasys.MemsetD32(h, uint64(dst), v, n) })
 }
 
 // MemsetD8Async queues MemsetD8 on s (cuMemsetD8Async).
 func (c *Context) MemsetD8Async(dst DevPtr, v uint8, n uintptr, s *Stream) error {
-	return s.with("cuMemsetD8Async", func(sh C.gc_stream) error {
-		return c.call("cuMemsetD8Async", func(h C.gc_ctx) C.gc_result {
-			return C.gc_memset_d8_async(h, C.gc_devptr(dst), C.uchar(v), C.size_t(n), sh)
-		})
+	const op = "cuMemsetD8Async"
+	return s.with(op, func(sh cudasys.Stream) error {
+		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemsetD8Async(h, uint64(dst), v, n, sh) })
 	})
 }
 
 // MemsetD32Async queues MemsetD32 on s (cuMemsetD32Async).
 func (c *Context) MemsetD32Async(dst DevPtr, v uint32, n uintptr, s *Stream) error {
-	return s.with("cuMemsetD32Async", func(sh C.gc_stream) error {
-		return c.call("cuMemsetD32Async", func(h C.gc_ctx) C.gc_result {
-			return C.gc_memset_d32_async(h, C.gc_devptr(dst), C.uint(v), C.size_t(n), sh)
-		})
+	const op = "cuMemsetD32Async"
+	return s.with(op, func(sh cudasys.Stream) error {
+		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemsetD32Async(h, uint64(dst), v, n, sh) })
 	})
 }

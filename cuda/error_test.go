@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 func TestResultNames(t *testing.T) {
@@ -72,8 +74,8 @@ func TestCheckStages(t *testing.T) {
 		r    Result
 	}{
 		{2, "cuMemAlloc_v2", ErrorOutOfMemory},
-		{stagePush | 201, "cuCtxPushCurrent_v2 (for cuMemAlloc_v2)", ErrorInvalidContext},
-		{stagePop | 201, "cuCtxPopCurrent_v2 (after cuMemAlloc_v2)", ErrorInvalidContext},
+		{cudasys.StagePush | 201, "cuCtxPushCurrent_v2 (for cuMemAlloc_v2)", ErrorInvalidContext},
+		{cudasys.StagePop | 201, "cuCtxPopCurrent_v2 (after cuMemAlloc_v2)", ErrorInvalidContext},
 	}
 	for _, tc := range tests {
 		err := check("cuMemAlloc_v2", tc.code)

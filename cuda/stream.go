@@ -1,14 +1,11 @@
 package cuda
 
-/*
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // StreamFlags are cuStreamCreate flags.
@@ -24,18 +21,23 @@ const (
 // the Async and launch methods means the legacy default stream.
 type Stream struct {
 	ctx  *Context
+	at   origin
 	mu   sync.RWMutex
-	h    C.gc_stream
+	h    cudasys.Stream
 	dead bool
 }
 
 // NewStream creates a stream (cuStreamCreate).
 func (c *Context) NewStream(flags StreamFlags) (*Stream, error) {
-	var h C.gc_stream
-	if err := c.call("cuStreamCreate", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_create(ch, &h, C.uint(flags)) }); err != nil {
+	var h cudasys.Stream
+	err := c.call("cuStreamCreate", func(ch cudasys.Ctx) (r int32) {
+		h, r = cudasys.StreamCreate(ch, uint32(flags))
+		return r
+	})
+	if err != nil {
 		return nil, err
 	}
-	s := &Stream{ctx: c, h: h}
+	s := &Stream{ctx: c, h: h, at: here()}
 	c.mu.Lock()
 	c.streams[s] = struct{}{}
 	c.mu.Unlock()
@@ -44,9 +46,9 @@ func (c *Context) NewStream(flags StreamFlags) (*Stream, error) {
 
 // with runs f with the stream handle (NULL for a nil Stream), keeping the
 // stream alive for the duration.
-func (s *Stream) with(op string, f func(C.gc_stream) error) error {
+func (s *Stream) with(op string, f func(cudasys.Stream) error) error {
 	if s == nil {
-		return f(nil)
+		return f(cudasys.Stream{})
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -62,8 +64,8 @@ func (s *Stream) Synchronize() error {
 	if s == nil {
 		return fmt.Errorf("cuda: cuStreamSynchronize: nil stream: %w", ErrReleased)
 	}
-	return s.with("cuStreamSynchronize", func(h C.gc_stream) error {
-		return s.ctx.call("cuStreamSynchronize", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_synchronize(ch, h) })
+	return s.with("cuStreamSynchronize", func(h cudasys.Stream) error {
+		return s.ctx.call("cuStreamSynchronize", func(ch cudasys.Ctx) int32 { return cudasys.StreamSynchronize(ch, h) })
 	})
 }
 
@@ -73,8 +75,8 @@ func (s *Stream) Query() (bool, error) {
 	if s == nil {
 		return false, fmt.Errorf("cuda: cuStreamQuery: nil stream: %w", ErrReleased)
 	}
-	err := s.with("cuStreamQuery", func(h C.gc_stream) error {
-		return s.ctx.call("cuStreamQuery", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_query(ch, h) })
+	err := s.with("cuStreamQuery", func(h cudasys.Stream) error {
+		return s.ctx.call("cuStreamQuery", func(ch cudasys.Ctx) int32 { return cudasys.StreamQuery(ch, h) })
 	})
 	return doneOrErr(err)
 }
@@ -99,7 +101,7 @@ func (s *Stream) Destroy() error {
 	s.dead = true
 	h := s.h
 	s.mu.Unlock()
-	err := s.ctx.call("cuStreamDestroy_v2", func(ch C.gc_ctx) C.gc_result { return C.gc_stream_destroy(ch, h) })
+	err := s.ctx.call("cuStreamDestroy_v2", func(ch cudasys.Ctx) int32 { return cudasys.StreamDestroy(ch, h) })
 	if err != nil {
 		s.mu.Lock()
 		s.dead = false

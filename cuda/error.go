@@ -3,6 +3,8 @@ package cuda
 import (
 	"errors"
 	"strconv"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // Error is a failed CUDA driver API call: the C entry point (Op, for example
@@ -61,25 +63,18 @@ var (
 	ErrTimeout = errors.New("cuda: wait timed out")
 )
 
-// check turns a shim result into an error naming op. Shim results carry a
+// check turns a binding result into an error naming op. Results carry a
 // stage marker when the failure came from cuCtxPushCurrent_v2 or
 // cuCtxPopCurrent_v2 around the call.
 func check(op string, code int32) error {
 	if code == 0 {
 		return nil
 	}
-	switch code & stageMask {
-	case stagePush:
-		return &Error{Op: "cuCtxPushCurrent_v2 (for " + op + ")", Result: Result(code &^ stageMask)}
-	case stagePop:
-		return &Error{Op: "cuCtxPopCurrent_v2 (after " + op + ")", Result: Result(code &^ stageMask)}
+	switch code & cudasys.StageMask {
+	case cudasys.StagePush:
+		return &Error{Op: "cuCtxPushCurrent_v2 (for " + op + ")", Result: Result(code &^ cudasys.StageMask)}
+	case cudasys.StagePop:
+		return &Error{Op: "cuCtxPopCurrent_v2 (after " + op + ")", Result: Result(code &^ cudasys.StageMask)}
 	}
 	return &Error{Op: op, Result: Result(code)}
 }
-
-// Stage markers; they mirror GC_STAGE_* in shim.h.
-const (
-	stagePush = 1 << 20
-	stagePop  = 2 << 20
-	stageMask = 3 << 20
-)

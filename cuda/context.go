@@ -1,19 +1,17 @@
 package cuda
 
-/*
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
-// DevPtr is a device virtual address (CUdeviceptr).
+// DevPtr is a device virtual address (CUdeviceptr). gpunetio.DevPtr is the
+// same type, so addresses from gpunetio pass to this package unconverted.
 type DevPtr uintptr
 
 // Context is a retained primary context of one device. Every method runs its
@@ -22,10 +20,12 @@ type DevPtr uintptr
 //
 // A Context tracks what is made through it (device and pinned host
 // allocations, host registrations, modules, streams, events) so that frees
-// are idempotent and Release can refuse while anything is still live.
+// are idempotent, Release can refuse while anything is still live, and
+// LiveObjects can name what was left behind.
 type Context struct {
 	dev Device
-	h   C.gc_ctx
+	h   cudasys.Ctx
+	at  origin
 
 	// life is held for reading by every driver call and for writing by
 	// Release, so Release never races a call in flight.
@@ -34,12 +34,18 @@ type Context struct {
 	inDo     atomic.Int32
 
 	mu         sync.Mutex
-	devAllocs  map[DevPtr]uintptr
-	hostAllocs map[unsafe.Pointer]uintptr
-	registered map[unsafe.Pointer]uintptr
+	devAllocs  map[DevPtr]allocation
+	hostAllocs map[unsafe.Pointer]allocation
+	registered map[unsafe.Pointer]allocation
 	modules    map[*Module]struct{}
 	streams    map[*Stream]struct{}
 	events     map[*Event]struct{}
+}
+
+// allocation is a live range made through a Context.
+type allocation struct {
+	size uintptr
+	at   origin
 }
 
 // Live counts the objects made through a Context and not yet freed.
@@ -59,20 +65,23 @@ func (d Device) PrimaryContext() (*Context, error) {
 	if err := d.ready("cuDevicePrimaryCtxRetain"); err != nil {
 		return nil, err
 	}
-	var h C.gc_ctx
-	if err := check("cuDevicePrimaryCtxRetain", int32(C.gc_primary_retain(&h, C.gc_device(d.handle)))); err != nil {
+	h, r := cudasys.PrimaryCtxRetain(d.handle)
+	if err := check("cuDevicePrimaryCtxRetain", r); err != nil {
 		return nil, err
 	}
-	return &Context{
+	c := &Context{
 		dev:        d,
 		h:          h,
-		devAllocs:  map[DevPtr]uintptr{},
-		hostAllocs: map[unsafe.Pointer]uintptr{},
-		registered: map[unsafe.Pointer]uintptr{},
+		at:         here(),
+		devAllocs:  map[DevPtr]allocation{},
+		hostAllocs: map[unsafe.Pointer]allocation{},
+		registered: map[unsafe.Pointer]allocation{},
 		modules:    map[*Module]struct{}{},
 		streams:    map[*Stream]struct{}{},
 		events:     map[*Event]struct{}{},
-	}, nil
+	}
+	addLiveContext(c)
+	return c, nil
 }
 
 // Device returns the context's device.
@@ -100,6 +109,38 @@ func (c *Context) Live() Live {
 	}
 }
 
+// liveObjects describes c (unless released) and everything live in it.
+func (c *Context) liveObjects() []LiveObject {
+	dev := fmt.Sprintf("device %d", c.dev.ordinal)
+	var out []LiveObject
+	c.life.RLock()
+	if !c.released {
+		out = append(out, LiveObject{Kind: "context", What: "primary context of " + dev, Stack: c.at.String()})
+	}
+	c.life.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, a := range c.devAllocs {
+		out = append(out, LiveObject{Kind: "device memory", What: fmt.Sprintf("%s: %d bytes at %#x", dev, a.size, uintptr(p)), Stack: a.at.String()})
+	}
+	for p, a := range c.hostAllocs {
+		out = append(out, LiveObject{Kind: "pinned host memory", What: fmt.Sprintf("%s: %d bytes at %p", dev, a.size, p), Stack: a.at.String()})
+	}
+	for p, a := range c.registered {
+		out = append(out, LiveObject{Kind: "host registration", What: fmt.Sprintf("%s: %d bytes at %p", dev, a.size, p), Stack: a.at.String()})
+	}
+	for m := range c.modules {
+		out = append(out, LiveObject{Kind: "module", What: dev, Stack: m.at.String()})
+	}
+	for s := range c.streams {
+		out = append(out, LiveObject{Kind: "stream", What: dev, Stack: s.at.String()})
+	}
+	for e := range c.events {
+		out = append(out, LiveObject{Kind: "event", What: dev, Stack: e.at.String()})
+	}
+	return out
+}
+
 // Release drops the primary context reference (cuDevicePrimaryCtxRelease_v2).
 // It refuses with ErrInUse while objects made through c are live or a Do
 // is running. A second Release is a no-op.
@@ -118,15 +159,17 @@ func (c *Context) Release() error {
 	if l := c.Live(); l.Total() > 0 {
 		return fmt.Errorf("cuda: release context: %+v: %w", l, ErrInUse)
 	}
-	if err := check("cuDevicePrimaryCtxRelease_v2", int32(C.gc_primary_release(C.gc_device(c.dev.handle)))); err != nil {
+	if err := check("cuDevicePrimaryCtxRelease_v2", cudasys.PrimaryCtxRelease(c.dev.handle)); err != nil {
 		return err
 	}
 	c.released = true
+	removeLiveContext(c)
 	return nil
 }
 
-// call runs one shim with the context handle, holding the context alive.
-func (c *Context) call(op string, f func(h C.gc_ctx) C.gc_result) error {
+// call runs one binding call with the context handle, holding the context
+// alive.
+func (c *Context) call(op string, f func(h cudasys.Ctx) int32) error {
 	if c == nil {
 		return fmt.Errorf("cuda: %s: nil context: %w", op, ErrReleased)
 	}
@@ -135,7 +178,7 @@ func (c *Context) call(op string, f func(h C.gc_ctx) C.gc_result) error {
 	if c.released {
 		return fmt.Errorf("cuda: %s: %w", op, ErrReleased)
 	}
-	return check(op, int32(f(c.h)))
+	return check(op, f(c.h))
 }
 
 // Do runs fn on one OS thread with c current (cuCtxPushCurrent_v2 before,
@@ -157,11 +200,11 @@ func (c *Context) Do(fn func() error) (err error) {
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := check("cuCtxPushCurrent_v2", int32(C.gc_ctx_push(c.h))); err != nil {
+	if err := check("cuCtxPushCurrent_v2", cudasys.CtxPush(c.h)); err != nil {
 		return err
 	}
 	defer func() {
-		if perr := check("cuCtxPopCurrent_v2", int32(C.gc_ctx_pop())); perr != nil && err == nil {
+		if perr := check("cuCtxPopCurrent_v2", cudasys.CtxPop()); perr != nil && err == nil {
 			err = perr
 		}
 	}()
@@ -172,12 +215,14 @@ func (c *Context) Do(fn func() error) (err error) {
 // (cuCtxSynchronize). It has no timeout: use Stream.Wait or Event.Wait where
 // the GPU work may never finish.
 func (c *Context) Synchronize() error {
-	return c.call("cuCtxSynchronize", func(h C.gc_ctx) C.gc_result { return C.gc_ctx_synchronize(h) })
+	return c.call("cuCtxSynchronize", cudasys.CtxSynchronize)
 }
 
 // MemGetInfo returns the free and total device memory (cuMemGetInfo_v2).
 func (c *Context) MemGetInfo() (free, total uint64, err error) {
-	var f, t C.size_t
-	err = c.call("cuMemGetInfo_v2", func(h C.gc_ctx) C.gc_result { return C.gc_mem_get_info(h, &f, &t) })
-	return uint64(f), uint64(t), err
+	err = c.call("cuMemGetInfo_v2", func(h cudasys.Ctx) (r int32) {
+		free, total, r = cudasys.MemGetInfo(h)
+		return r
+	})
+	return free, total, err
 }

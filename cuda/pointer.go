@@ -1,13 +1,10 @@
 package cuda
 
-/*
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"os"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // PointerAttribute is a CUpointer_attribute id.
@@ -41,6 +38,7 @@ const (
 	MemoryTypeUnified MemoryType = 0x4 // CU_MEMORYTYPE_UNIFIED
 )
 
+// String names the memory type ("host", "device", "array", "unified").
 func (t MemoryType) String() string {
 	switch t {
 	case MemoryTypeHost:
@@ -61,14 +59,15 @@ func (t MemoryType) String() string {
 // PointerAttrContext returns the raw CUcontext handle; the P2P tokens
 // attribute (5) does not fit in 64 bits and is not supported.
 func (c *Context) PointerGetAttribute(attr PointerAttribute, p DevPtr) (uint64, error) {
-	var v C.ulonglong
-	err := c.call("cuPointerGetAttribute", func(h C.gc_ctx) C.gc_result {
-		return C.gc_pointer_get_attribute(h, &v, C.int(attr), C.gc_devptr(p))
+	var v uint64
+	err := c.call("cuPointerGetAttribute", func(h cudasys.Ctx) (r int32) {
+		v, r = cudasys.PointerGetAttribute(h, int32(attr), uint64(p))
+		return r
 	})
 	if err != nil {
 		return 0, fmt.Errorf("attribute %d of %#x: %w", attr, uintptr(p), err)
 	}
-	return uint64(v), nil
+	return v, nil
 }
 
 // PointerMemoryType returns where the memory at p lives.
@@ -94,12 +93,12 @@ func (c *Context) PointerRange(p DevPtr) (start DevPtr, size uintptr, err error)
 // MemGetAddressRange returns the base and size of the allocation containing
 // p (cuMemGetAddressRange_v2).
 func (c *Context) MemGetAddressRange(p DevPtr) (base DevPtr, size uintptr, err error) {
-	var b C.gc_devptr
-	var n C.size_t
-	err = c.call("cuMemGetAddressRange_v2", func(h C.gc_ctx) C.gc_result {
-		return C.gc_mem_get_address_range(h, &b, &n, C.gc_devptr(p))
+	var b uint64
+	err = c.call("cuMemGetAddressRange_v2", func(h cudasys.Ctx) (r int32) {
+		b, size, r = cudasys.MemGetAddressRange(h, uint64(p))
+		return r
 	})
-	return DevPtr(b), uintptr(n), err
+	return DevPtr(b), size, err
 }
 
 // IsDevicePointer reports whether addr lies in device memory known to CUDA
@@ -116,12 +115,12 @@ func (c *Context) IsDevicePointer(addr uintptr) bool {
 // set on device memory a NIC writes, so that synchronous CUDA memory
 // operations on the range are ordered with the NIC's writes.
 func (c *Context) PointerSetSyncMemops(p DevPtr, on bool) error {
-	var v C.uint
+	var v uint32
 	if on {
 		v = 1
 	}
-	err := c.call("cuPointerSetAttribute", func(h C.gc_ctx) C.gc_result {
-		return C.gc_pointer_set_attribute_u32(h, v, C.int(PointerAttrSyncMemops), C.gc_devptr(p))
+	err := c.call("cuPointerSetAttribute", func(h cudasys.Ctx) int32 {
+		return cudasys.PointerSetAttributeU32(h, int32(PointerAttrSyncMemops), uint64(p), v)
 	})
 	if err != nil {
 		return fmt.Errorf("SYNC_MEMOPS on %#x: %w", uintptr(p), err)
@@ -145,15 +144,16 @@ func (c *Context) MemGetHandleForAddressRange(p DevPtr, size uintptr) (int, erro
 	if err := load(); err != nil {
 		return -1, err
 	}
-	if C.gc_has_dmabuf() == 0 {
+	if !cudasys.HasDmabuf() {
 		return -1, &Error{Op: op, Result: ErrorNotSupported, Detail: "the driver lacks the entry point (CUDA < 11.7)"}
 	}
-	var fd C.int = -1
-	err := c.call(op, func(h C.gc_ctx) C.gc_result {
-		return C.gc_mem_get_dmabuf_fd(h, &fd, C.gc_devptr(p), C.size_t(size))
+	fd := -1
+	err := c.call(op, func(h cudasys.Ctx) (r int32) {
+		fd, r = cudasys.MemGetDmabufFD(h, uint64(p), size)
+		return r
 	})
 	if err != nil {
 		return -1, err
 	}
-	return int(fd), nil
+	return fd, nil
 }

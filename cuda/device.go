@@ -1,22 +1,17 @@
 package cuda
 
-/*
-#include <stdlib.h>
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"strings"
-	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // Device is a CUDA device (CUdevice) as returned by DeviceGet or
 // DeviceByPCIBusID. The zero value is not a device; its methods fail with
 // the loader's error or CUDA_ERROR_INVALID_DEVICE.
 type Device struct {
-	handle  int32
+	handle  cudasys.Device
 	ordinal int
 	valid   bool
 }
@@ -57,11 +52,11 @@ func DeviceCount() (int, error) {
 	if err := load(); err != nil {
 		return 0, err
 	}
-	var n C.int
-	if err := check("cuDeviceGetCount", int32(C.gc_device_count(&n))); err != nil {
+	n, r := cudasys.DeviceCount()
+	if err := check("cuDeviceGetCount", r); err != nil {
 		return 0, err
 	}
-	return int(n), nil
+	return n, nil
 }
 
 // DeviceGet returns the device with the given ordinal (cuDeviceGet).
@@ -72,11 +67,11 @@ func DeviceGet(ordinal int) (Device, error) {
 	if ordinal < 0 || ordinal > 1<<30 {
 		return Device{}, &Error{Op: "cuDeviceGet", Result: ErrorInvalidDevice}
 	}
-	var d C.gc_device
-	if err := check("cuDeviceGet", int32(C.gc_device_get(&d, C.int(ordinal)))); err != nil {
+	d, r := cudasys.DeviceGet(ordinal)
+	if err := check("cuDeviceGet", r); err != nil {
 		return Device{}, err
 	}
-	return Device{handle: int32(d), ordinal: ordinal, valid: true}, nil
+	return Device{handle: d, ordinal: ordinal, valid: true}, nil
 }
 
 // DeviceByPCIBusID returns the device at a PCIe address. It accepts the forms
@@ -90,10 +85,8 @@ func DeviceByPCIBusID(busID string) (Device, error) {
 	if err := load(); err != nil {
 		return Device{}, err
 	}
-	cs := C.CString(want.String())
-	defer C.free(unsafe.Pointer(cs))
-	var d C.gc_device
-	if err := check("cuDeviceGetByPCIBusId", int32(C.gc_device_by_pci(&d, cs))); err != nil {
+	d, r := cudasys.DeviceByPCIBusID(want.String())
+	if err := check("cuDeviceGetByPCIBusId", r); err != nil {
 		return Device{}, fmt.Errorf("device %s: %w", want, err)
 	}
 	// Find the ordinal of the handle so Device.Ordinal is meaningful.
@@ -106,11 +99,11 @@ func DeviceByPCIBusID(busID string) (Device, error) {
 		if err != nil {
 			return Device{}, err
 		}
-		if o.handle == int32(d) {
+		if o.handle == d {
 			return o, nil
 		}
 	}
-	return Device{handle: int32(d), ordinal: -1, valid: true}, nil
+	return Device{handle: d, ordinal: -1, valid: true}, nil
 }
 
 // Ordinal returns the device's ordinal (-1 when unknown).
@@ -131,11 +124,11 @@ func (d Device) Name() (string, error) {
 	if err := d.ready("cuDeviceGetName"); err != nil {
 		return "", err
 	}
-	var buf [256]C.char
-	if err := check("cuDeviceGetName", int32(C.gc_device_name(&buf[0], C.int(len(buf)), C.gc_device(d.handle)))); err != nil {
+	name, r := cudasys.DeviceName(d.handle)
+	if err := check("cuDeviceGetName", r); err != nil {
 		return "", err
 	}
-	return C.GoString(&buf[0]), nil
+	return name, nil
 }
 
 // TotalMem returns the device memory size in bytes (cuDeviceTotalMem_v2).
@@ -143,11 +136,11 @@ func (d Device) TotalMem() (uint64, error) {
 	if err := d.ready("cuDeviceTotalMem_v2"); err != nil {
 		return 0, err
 	}
-	var n C.size_t
-	if err := check("cuDeviceTotalMem_v2", int32(C.gc_device_total_mem(&n, C.gc_device(d.handle)))); err != nil {
+	n, r := cudasys.DeviceTotalMem(d.handle)
+	if err := check("cuDeviceTotalMem_v2", r); err != nil {
 		return 0, err
 	}
-	return uint64(n), nil
+	return n, nil
 }
 
 // Attribute returns one device attribute (cuDeviceGetAttribute).
@@ -155,11 +148,11 @@ func (d Device) Attribute(attr DeviceAttribute) (int, error) {
 	if err := d.ready("cuDeviceGetAttribute"); err != nil {
 		return 0, err
 	}
-	var v C.int
-	if err := check("cuDeviceGetAttribute", int32(C.gc_device_attribute(&v, C.int(attr), C.gc_device(d.handle)))); err != nil {
+	v, r := cudasys.DeviceAttribute(d.handle, int32(attr))
+	if err := check("cuDeviceGetAttribute", r); err != nil {
 		return 0, fmt.Errorf("attribute %d: %w", attr, err)
 	}
-	return int(v), nil
+	return v, nil
 }
 
 func (d Device) flag(attr DeviceAttribute) (bool, error) {
@@ -218,10 +211,10 @@ func (d Device) PCIBusID() (string, error) {
 	if err := d.ready("cuDeviceGetPCIBusId"); err != nil {
 		return "", err
 	}
-	var buf [64]C.char
-	if err := check("cuDeviceGetPCIBusId", int32(C.gc_device_pci_busid(&buf[0], C.int(len(buf)), C.gc_device(d.handle)))); err != nil {
+	s, r := cudasys.DevicePCIBusID(d.handle)
+	if err := check("cuDeviceGetPCIBusId", r); err != nil {
 		return "", err
 	}
-	raw := strings.TrimRight(C.GoString(&buf[0]), "\x00")
+	raw := strings.TrimRight(s, "\x00")
 	return NormalizePCIBusID(raw)
 }

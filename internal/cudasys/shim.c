@@ -163,8 +163,14 @@ int gc_has_dmabuf(void) { return p_cuMemGetHandleForAddressRange != NULL; }
 
 gc_result gc_init(unsigned flags) { return p_cuInit(flags); }
 gc_result gc_driver_version(int *v) { return p_cuDriverGetVersion(v); }
-gc_result gc_error_name(gc_result r, const char **s) { return p_cuGetErrorName(r, s); }
-gc_result gc_error_string(gc_result r, const char **s) { return p_cuGetErrorString(r, s); }
+// The error-name calls may be made before the library is loaded (formatting
+// an error); they fail with CUDA_ERROR_NOT_INITIALIZED (3) then.
+gc_result gc_error_name(gc_result r, const char **s) {
+	return p_cuGetErrorName != NULL ? p_cuGetErrorName(r, s) : 3;
+}
+gc_result gc_error_string(gc_result r, const char **s) {
+	return p_cuGetErrorString != NULL ? p_cuGetErrorString(r, s) : 3;
+}
 
 gc_result gc_device_count(int *n) { return p_cuDeviceGetCount(n); }
 gc_result gc_device_get(gc_device *d, int ordinal) { return p_cuDeviceGet(d, ordinal); }

@@ -10,7 +10,7 @@ import (
 
 // The GPU tests need a CUDA driver and device; they skip, saying which is
 // missing, everywhere else. They are meant to run from a compiled test
-// binary (go test -c -o build/cuda.test ./internal/cuda), so the kernels they
+// binary (scripts/gpu-build.sh: go test -c -o build/tests/cuda.test ./cuda), so the kernels they
 // load are embedded.
 
 var (

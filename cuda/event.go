@@ -1,14 +1,11 @@
 package cuda
 
-/*
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // EventFlags are cuEventCreate flags.
@@ -24,25 +21,30 @@ const (
 // Event is a CUDA event (CUevent) of one Context.
 type Event struct {
 	ctx  *Context
+	at   origin
 	mu   sync.RWMutex
-	h    C.gc_event
+	h    cudasys.Event
 	dead bool
 }
 
 // NewEvent creates an event (cuEventCreate).
 func (c *Context) NewEvent(flags EventFlags) (*Event, error) {
-	var h C.gc_event
-	if err := c.call("cuEventCreate", func(ch C.gc_ctx) C.gc_result { return C.gc_event_create(ch, &h, C.uint(flags)) }); err != nil {
+	var h cudasys.Event
+	err := c.call("cuEventCreate", func(ch cudasys.Ctx) (r int32) {
+		h, r = cudasys.EventCreate(ch, uint32(flags))
+		return r
+	})
+	if err != nil {
 		return nil, err
 	}
-	e := &Event{ctx: c, h: h}
+	e := &Event{ctx: c, h: h, at: here()}
 	c.mu.Lock()
 	c.events[e] = struct{}{}
 	c.mu.Unlock()
 	return e, nil
 }
 
-func (e *Event) with(op string, f func(C.gc_event) error) error {
+func (e *Event) with(op string, f func(cudasys.Event) error) error {
 	if e == nil {
 		return fmt.Errorf("cuda: %s: nil event: %w", op, ErrReleased)
 	}
@@ -57,9 +59,9 @@ func (e *Event) with(op string, f func(C.gc_event) error) error {
 // Record captures the work queued so far on s (nil: the legacy default
 // stream) (cuEventRecord).
 func (e *Event) Record(s *Stream) error {
-	return e.with("cuEventRecord", func(h C.gc_event) error {
-		return s.with("cuEventRecord", func(sh C.gc_stream) error {
-			return e.ctx.call("cuEventRecord", func(ch C.gc_ctx) C.gc_result { return C.gc_event_record(ch, h, sh) })
+	return e.with("cuEventRecord", func(h cudasys.Event) error {
+		return s.with("cuEventRecord", func(sh cudasys.Stream) error {
+			return e.ctx.call("cuEventRecord", func(ch cudasys.Ctx) int32 { return cudasys.EventRecord(ch, h, sh) })
 		})
 	})
 }
@@ -67,15 +69,15 @@ func (e *Event) Record(s *Stream) error {
 // Synchronize blocks until the recorded work has finished
 // (cuEventSynchronize). It has no timeout; see Wait.
 func (e *Event) Synchronize() error {
-	return e.with("cuEventSynchronize", func(h C.gc_event) error {
-		return e.ctx.call("cuEventSynchronize", func(ch C.gc_ctx) C.gc_result { return C.gc_event_synchronize(ch, h) })
+	return e.with("cuEventSynchronize", func(h cudasys.Event) error {
+		return e.ctx.call("cuEventSynchronize", func(ch cudasys.Ctx) int32 { return cudasys.EventSynchronize(ch, h) })
 	})
 }
 
 // Query reports whether the recorded work has finished (cuEventQuery).
 func (e *Event) Query() (bool, error) {
-	err := e.with("cuEventQuery", func(h C.gc_event) error {
-		return e.ctx.call("cuEventQuery", func(ch C.gc_ctx) C.gc_result { return C.gc_event_query(ch, h) })
+	err := e.with("cuEventQuery", func(h cudasys.Event) error {
+		return e.ctx.call("cuEventQuery", func(ch cudasys.Ctx) int32 { return cudasys.EventQuery(ch, h) })
 	})
 	return doneOrErr(err)
 }
@@ -90,11 +92,12 @@ func (e *Event) Wait(timeout time.Duration) error {
 // (cuEventElapsedTime; about 0.5 µs resolution). Neither may have been
 // created with EventDisableTiming.
 func ElapsedTime(start, end *Event) (time.Duration, error) {
-	var ms C.float
-	err := start.with("cuEventElapsedTime", func(sh C.gc_event) error {
-		return end.with("cuEventElapsedTime", func(eh C.gc_event) error {
-			return start.ctx.call("cuEventElapsedTime", func(ch C.gc_ctx) C.gc_result {
-				return C.gc_event_elapsed(ch, &ms, sh, eh)
+	var ms float32
+	err := start.with("cuEventElapsedTime", func(sh cudasys.Event) error {
+		return end.with("cuEventElapsedTime", func(eh cudasys.Event) error {
+			return start.ctx.call("cuEventElapsedTime", func(ch cudasys.Ctx) (r int32) {
+				ms, r = cudasys.EventElapsedTime(ch, sh, eh)
+				return r
 			})
 		})
 	})
@@ -117,7 +120,7 @@ func (e *Event) Destroy() error {
 	e.dead = true
 	h := e.h
 	e.mu.Unlock()
-	err := e.ctx.call("cuEventDestroy_v2", func(ch C.gc_ctx) C.gc_result { return C.gc_event_destroy(ch, h) })
+	err := e.ctx.call("cuEventDestroy_v2", func(ch cudasys.Ctx) int32 { return cudasys.EventDestroy(ch, h) })
 	if err != nil {
 		e.mu.Lock()
 		e.dead = false

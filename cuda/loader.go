@@ -1,17 +1,11 @@
 package cuda
 
-/*
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
-#include "shim.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // libraryName is the driver library opened on first use. Tests point it at a
@@ -33,21 +27,17 @@ func isLoaded() bool { return loaded.Load() }
 // without a driver starts normally and fails only when CUDA is asked for.
 func load() error {
 	loadOnce.Do(func() {
-		name := C.CString(libraryName)
-		defer C.free(unsafe.Pointer(name))
-		var msg [512]C.char
-		switch C.gc_load(name, &msg[0], C.size_t(len(msg))) {
-		case 0:
-		case 1:
-			loadErr = fmt.Errorf("cuda: dlopen %s: %s: %w", libraryName, C.GoString(&msg[0]), ErrNoDriver)
+		switch code, msg := cudasys.LoadDriver(libraryName); code {
+		case cudasys.LoadOK:
+		case cudasys.LoadNoLibrary:
+			loadErr = fmt.Errorf("cuda: dlopen %s: %s: %w", libraryName, msg, ErrNoDriver)
 			return
 		default:
-			loadErr = fmt.Errorf("cuda: %s lacks the entry point %s (driver too old): %w",
-				libraryName, C.GoString(&msg[0]), ErrNoDriver)
+			loadErr = fmt.Errorf("cuda: %s lacks the entry point %s (driver too old): %w", libraryName, msg, ErrNoDriver)
 			return
 		}
 		loaded.Store(true)
-		loadErr = check("cuInit", int32(C.gc_init(0)))
+		loadErr = check("cuInit", cudasys.Init(0))
 	})
 	return loadErr
 }
@@ -65,23 +55,24 @@ func DriverVersion() (int, error) {
 	if err := load(); err != nil {
 		return 0, err
 	}
-	var v C.int
-	if err := check("cuDriverGetVersion", int32(C.gc_driver_version(&v))); err != nil {
+	v, r := cudasys.DriverVersion()
+	if err := check("cuDriverGetVersion", r); err != nil {
 		return 0, err
 	}
-	return int(v), nil
+	return v, nil
 }
 
 // GetErrorName returns the enum name of r from the driver (cuGetErrorName).
+// Result.Name gives the same without failing when no driver is loaded.
 func GetErrorName(r Result) (string, error) {
 	if err := load(); !isLoaded() {
 		return "", err
 	}
-	var s *C.char
-	if err := check("cuGetErrorName", int32(C.gc_error_name(C.gc_result(r), &s))); err != nil {
+	s, rc := cudasys.ErrorName(int32(r))
+	if err := check("cuGetErrorName", rc); err != nil {
 		return "", err
 	}
-	return C.GoString(s), nil
+	return s, nil
 }
 
 // GetErrorString returns the driver's description of r (cuGetErrorString).
@@ -89,11 +80,11 @@ func GetErrorString(r Result) (string, error) {
 	if err := load(); !isLoaded() {
 		return "", err
 	}
-	var s *C.char
-	if err := check("cuGetErrorString", int32(C.gc_error_string(C.gc_result(r), &s))); err != nil {
+	s, rc := cudasys.ErrorString(int32(r))
+	if err := check("cuGetErrorString", rc); err != nil {
 		return "", err
 	}
-	return C.GoString(s), nil
+	return s, nil
 }
 
 // driverErrorName asks the driver for r's name only when the library is
@@ -102,20 +93,14 @@ func driverErrorName(r Result) (string, bool) {
 	if !isLoaded() {
 		return "", false
 	}
-	var s *C.char
-	if C.gc_error_name(C.gc_result(r), &s) != 0 || s == nil {
-		return "", false
-	}
-	return C.GoString(s), true
+	s, rc := cudasys.ErrorName(int32(r))
+	return s, rc == 0
 }
 
 func driverErrorString(r Result) (string, bool) {
 	if !isLoaded() {
 		return "", false
 	}
-	var s *C.char
-	if C.gc_error_string(C.gc_result(r), &s) != 0 || s == nil {
-		return "", false
-	}
-	return C.GoString(s), true
+	s, rc := cudasys.ErrorString(int32(r))
+	return s, rc == 0
 }

@@ -529,3 +529,155 @@ func TestGPUContextRules(t *testing.T) {
 	_, err = c.MemAlloc(16)
 	require.ErrorIs(t, err, ErrReleased)
 }
+
+func TestGPUDevices(t *testing.T) {
+	d := gpuDevice(t)
+	list, err := Devices()
+	require.NoError(t, err)
+	require.NotEmpty(t, list)
+	info, err := d.Info()
+	require.NoError(t, err)
+	require.Equal(t, list[d.Ordinal()], info)
+	bus, err := d.PCIBusID()
+	require.NoError(t, err)
+	require.Equal(t, bus, info.BusID)
+	name, err := d.Name()
+	require.NoError(t, err)
+	require.Equal(t, name, info.Name)
+	node, err := d.NUMANode()
+	require.NoError(t, err)
+	require.Equal(t, node, info.NUMANode)
+	require.GreaterOrEqual(t, info.NUMANode, -1)
+	for _, i := range list {
+		t.Logf("GPU %d: %s %s %s, %d MiB, NUMA node %d", i.Ordinal, i.BusID, i.Name, i.Arch(), i.TotalMem>>20, i.NUMANode)
+	}
+}
+
+// structEchoSource stores every field of a wqe_args passed by value, and
+// the scalars after it, as 64-bit words.
+const structEchoSource = wqeArgsC + `
+extern "C" __global__ void echo_struct(unsigned long long *out, wqe_args p, float f, unsigned long long ptr, signed char c)
+{
+	out[0] = p.opcode;
+	out[1] = p.lane;
+	out[2] = p.key;
+	out[3] = p.addr;
+	out[4] = p.sizes[0] | (unsigned)p.sizes[1] << 16 | (unsigned long long)p.sizes[2] << 32;
+	out[5] = (long long)p.inner.a;
+	out[6] = __double_as_longlong(p.inner.b);
+	out[7] = p.last;
+	out[8] = __float_as_uint(f);
+	out[9] = ptr;
+	out[10] = (long long)c;
+}
+`
+
+// TestGPUNVRTCLaunch compiles a kernel with NVRTC for the device's own
+// architecture (sm_90 on an H100) and as PTX for the driver's JIT, launches
+// both with a Go struct and named scalar types, and checks every field the
+// kernel saw.
+func TestGPUNVRTCLaunch(t *testing.T) {
+	c := newCtx(t)
+	needNVRTC(t)
+	dev := c.Device()
+	native, err := Compile(structEchoSource, "echo_struct.cu", &CompileOptions{Device: &dev})
+	require.NoError(t, err)
+	info, err := dev.Info()
+	require.NoError(t, err)
+	t.Logf("NVRTC compiled echo_struct.cu for %s on a %s (%s): %d bytes of cubin", native.Arch, info.Name, info.Arch(), len(native.CUBIN))
+	ptxOnly, err := Compile(structEchoSource, "echo_struct.cu", &CompileOptions{Arch: "compute_70"})
+	require.NoError(t, err)
+
+	w := wqeArgs{Opcode: 8, Lane: 0x1234, Key: 0xabcdef01, Addr: 0x7f00_0000_1000, Sizes: [3]uint16{1, 2, 3}, Last: true}
+	w.Inner.A, w.Inner.B = -5, 1.25
+	for _, img := range []*Compiled{native, ptxOnly} {
+		m, err := c.ModuleLoadData(img.Image())
+		require.NoError(t, err, img.Arch)
+		f, err := m.Function("echo_struct")
+		require.NoError(t, err)
+		out, err := Alloc[uint64](c, 11)
+		require.NoError(t, err)
+		require.NoError(t, out.Zero())
+		require.NoError(t, c.LaunchKernel(f, Dim3{X: 1}, Dim3{X: 1}, 0, nil, out.Ptr(), w, temp(2.5), devAddr(0x1234_5678), level(-7)))
+		require.NoError(t, c.Synchronize())
+		got, err := out.Elements()
+		require.NoError(t, err)
+		require.Equal(t, []uint64{8, 0x1234, 0xabcdef01, 0x7f00_0000_1000, 1 | 2<<16 | 3<<32,
+			uint64(math.MaxUint64 - 4), math.Float64bits(1.25), 1, uint64(math.Float32bits(2.5)), 0x1234_5678,
+			uint64(math.MaxUint64 - 6)}, got, "arch %s", img.Arch)
+		require.NoError(t, out.Free())
+		require.NoError(t, m.Unload())
+	}
+}
+
+// TestGPUBuffer round-trips typed data through a Buffer and checks its
+// bounds and lifetime against the driver.
+func TestGPUBuffer(t *testing.T) {
+	c := newCtx(t)
+	type rec struct {
+		A uint32
+		B float32
+		C int64
+	}
+	b, err := Alloc[rec](c, 1000)
+	require.NoError(t, err)
+	require.Equal(t, uintptr(16000), b.Size())
+	start, size, err := c.PointerRange(b.Ptr())
+	require.NoError(t, err)
+	require.Equal(t, b.Ptr(), start)
+	require.Equal(t, b.Size(), size)
+	require.NoError(t, b.Zero())
+	src := make([]rec, 10)
+	for i := range src {
+		src[i] = rec{uint32(i), float32(i) / 2, -int64(i)}
+	}
+	require.NoError(t, b.Write(990, src))
+	all, err := b.Elements()
+	require.NoError(t, err)
+	require.Equal(t, src, all[990:])
+	require.Equal(t, make([]rec, 990), all[:990])
+	require.ErrorIs(t, b.Write(991, src), ErrorInvalidValue, "past the end")
+	// The raw typed copies agree with the buffer.
+	p, err := b.At(995)
+	require.NoError(t, err)
+	one := make([]rec, 1)
+	require.NoError(t, CopyFromDevice(c, one, p))
+	require.Equal(t, src[5], one[0])
+	require.NoError(t, b.Free())
+	require.NoError(t, b.Free())
+	require.ErrorIs(t, b.Read(0, one), ErrReleased)
+}
+
+// TestGPULiveObjects checks that a live allocation, module and stream are
+// reported with the stack that created them, and vanish once freed.
+func TestGPULiveObjects(t *testing.T) {
+	c := newCtx(t)
+	p, err := c.MemAlloc(4096)
+	require.NoError(t, err)
+	m := loadKernelsNoCleanup(t, c)
+	s, err := c.NewStream(StreamDefault)
+	require.NoError(t, err)
+	found := map[string]bool{}
+	for _, o := range LiveObjects() {
+		if strings.Contains(o.Stack, "cuda.TestGPULiveObjects") {
+			found[o.Kind] = true
+		}
+	}
+	require.Equal(t, map[string]bool{"context": true, "device memory": true, "module": true, "stream": true}, found)
+	require.Contains(t, LeakReport(), fmt.Sprintf("4096 bytes at %#x, created at:", uintptr(p)))
+	require.NoError(t, s.Destroy())
+	require.NoError(t, m.Unload())
+	require.NoError(t, c.MemFree(p))
+	for _, o := range LiveObjects() {
+		if o.Kind != "context" { // newCtx's context is released at cleanup
+			require.NotContains(t, o.Stack, "cuda.TestGPULiveObjects", "%s still listed", o.Kind)
+		}
+	}
+}
+
+func loadKernelsNoCleanup(t *testing.T, c *Context) *Module {
+	t.Helper()
+	m, err := c.ModuleLoadData(kernelsPTX)
+	require.NoError(t, err)
+	return m
+}

@@ -66,6 +66,8 @@ func TestEntryPointsFailCleanly(t *testing.T) {
 	expect("DeviceGet", err)
 	_, err = DeviceByPCIBusID("0000:8a:00.0")
 	expect("DeviceByPCIBusID", err)
+	_, err = Devices()
+	expect("Devices", err)
 	_, err = GetErrorName(ErrorOutOfMemory)
 	if wantNoDriver {
 		expect("GetErrorName", err)
@@ -90,6 +92,15 @@ func TestEntryPointsFailCleanly(t *testing.T) {
 	expect("Device.PCIBusID", err)
 	_, err = d.PrimaryContext()
 	expect("Device.PrimaryContext", err)
+	_, err = d.Info()
+	expect("Device.Info", err)
+	_, err = d.NUMANode()
+	expect("Device.NUMANode", err)
+	_, err = Compile("", "x.cu", &CompileOptions{Device: &d})
+	if err != nil && !errors.Is(err, ErrNoNVRTC) {
+		expect("Compile for a device", err)
+	}
+	require.Empty(t, LiveObjects(), "nothing was created")
 }
 
 // TestNilObjects checks that every method of a nil Context, Stream, Event
@@ -135,6 +146,12 @@ func TestNilObjects(t *testing.T) {
 	require.Error(t, err, "aligned dmabuf range on a nil context")
 	_, err = c.ModuleLoadData([]byte("x"))
 	released("ModuleLoadData", err)
+	_, err = c.ModuleLoadData(nil)
+	require.ErrorIs(t, err, ErrorInvalidImage, "an empty image")
+	_, err = c.ModuleLoadFile("testdata/kernels.ptx")
+	released("ModuleLoadFile", err)
+	_, err = c.ModuleLoadFile("testdata/no-such-file.ptx")
+	require.ErrorIs(t, err, os.ErrNotExist)
 	_, err = c.NewStream(StreamDefault)
 	released("NewStream", err)
 	_, err = c.NewEvent(EventDefault)
@@ -171,6 +188,11 @@ func TestNilObjects(t *testing.T) {
 	require.NoError(t, m.Unload())
 
 	released("LaunchKernel", c.LaunchKernel(nil, Dim3{X: 1}, Dim3{X: 1}, 0, nil))
+	f := &Function{name: "k"}
+	require.ErrorIs(t, c.LaunchKernel(f, Dim3{}, Dim3{X: 1}, 0, nil), ErrorInvalidValue, "an empty grid")
+	require.ErrorIs(t, c.LaunchKernel(f, Dim3{X: 1}, Dim3{X: 1}, 0, nil, 1), ErrBadArgument, "an int argument")
+	released("LaunchKernel without a module", c.LaunchKernel(f, Dim3{X: 1}, Dim3{X: 1}, 0, nil, uint32(1)))
+	require.Equal(t, "", (*Function)(nil).Name())
 	_, err = c.MemAlloc(1)
 	require.True(t, strings.Contains(err.Error(), "cuMemAlloc_v2"), "error names the call: %v", err)
 }

@@ -1,0 +1,36 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// testLibraryEnv, when set, replaces the driver library name before any
+// test runs; the no-driver test re-executes the test binary with it pointing
+// at a file that does not exist.
+const testLibraryEnv = "GPUNETIO_CUDA_TEST_LIBRARY"
+
+// TestMain records the creating stack of every CUDA object and fails the run
+// when any Context, or anything made through one, is still live at the end,
+// naming each object and where it was created.
+func TestMain(m *testing.M) {
+	if lib := os.Getenv(testLibraryEnv); lib != "" {
+		libraryName = lib
+	}
+	RecordStacks(true)
+	code := m.Run()
+	if keep != nil {
+		if err := keep.Release(); err != nil {
+			fmt.Fprintf(os.Stderr, "cuda: release the shared test context: %v\n", err)
+			code = 1
+		}
+	}
+	if r := LeakReport(); r != "" {
+		fmt.Fprintln(os.Stderr, r)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,118 @@
+// Run-time binding of NVRTC: dlopen of libnvrtc, dlsym of its entry points,
+// and one forwarding function per call.
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include "nvrtc.h"
+
+static gn_result (*p_nvrtcVersion)(int *, int *);
+static const char *(*p_nvrtcGetErrorString)(gn_result);
+static gn_result (*p_nvrtcCreateProgram)(gn_program *, const char *, const char *, int,
+                                         const char *const *, const char *const *);
+static gn_result (*p_nvrtcDestroyProgram)(gn_program *);
+static gn_result (*p_nvrtcAddNameExpression)(gn_program, const char *);
+static gn_result (*p_nvrtcCompileProgram)(gn_program, int, const char *const *);
+static gn_result (*p_nvrtcGetProgramLogSize)(gn_program, size_t *);
+static gn_result (*p_nvrtcGetProgramLog)(gn_program, char *);
+static gn_result (*p_nvrtcGetPTXSize)(gn_program, size_t *);
+static gn_result (*p_nvrtcGetPTX)(gn_program, char *);
+static gn_result (*p_nvrtcGetLoweredName)(gn_program, const char *, const char **);
+static gn_result (*p_nvrtcGetCUBINSize)(gn_program, size_t *);
+static gn_result (*p_nvrtcGetCUBIN)(gn_program, char *);
+static gn_result (*p_nvrtcGetNumSupportedArchs)(int *);
+static gn_result (*p_nvrtcGetSupportedArchs)(int *);
+
+struct gn_sym {
+	const char *name;
+	void **slot;
+	int required;
+};
+
+#define SYM(var, name) {name, (void **)&var, 1}
+#define OPT(var, name) {name, (void **)&var, 0}
+
+static const struct gn_sym gn_syms[] = {
+	SYM(p_nvrtcVersion, "nvrtcVersion"),
+	SYM(p_nvrtcGetErrorString, "nvrtcGetErrorString"),
+	SYM(p_nvrtcCreateProgram, "nvrtcCreateProgram"),
+	SYM(p_nvrtcDestroyProgram, "nvrtcDestroyProgram"),
+	SYM(p_nvrtcAddNameExpression, "nvrtcAddNameExpression"),
+	SYM(p_nvrtcCompileProgram, "nvrtcCompileProgram"),
+	SYM(p_nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"),
+	SYM(p_nvrtcGetProgramLog, "nvrtcGetProgramLog"),
+	SYM(p_nvrtcGetPTXSize, "nvrtcGetPTXSize"),
+	SYM(p_nvrtcGetPTX, "nvrtcGetPTX"),
+	SYM(p_nvrtcGetLoweredName, "nvrtcGetLoweredName"),
+	// CUDA 11.1 and later.
+	OPT(p_nvrtcGetCUBINSize, "nvrtcGetCUBINSize"),
+	OPT(p_nvrtcGetCUBIN, "nvrtcGetCUBIN"),
+	// CUDA 11.2 and later.
+	OPT(p_nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs"),
+	OPT(p_nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
+};
+
+static int gn_loaded;
+
+int gn_load(const char *lib, char *err, size_t errlen) {
+	if (gn_loaded) {
+		snprintf(err, errlen, "an NVRTC library is already loaded");
+		return 3;
+	}
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s", e != NULL ? e : "dlopen failed");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(gn_syms) / sizeof(gn_syms[0]); i++) {
+		void *f = dlsym(h, gn_syms[i].name);
+		if (f == NULL && gn_syms[i].required) {
+			snprintf(err, errlen, "%s", gn_syms[i].name);
+			for (size_t j = 0; j < i; j++) {
+				*gn_syms[j].slot = NULL;
+			}
+			dlclose(h);
+			return 2;
+		}
+		*gn_syms[i].slot = f;
+	}
+	// The handle is kept for the life of the process.
+	gn_loaded = 1;
+	return 0;
+}
+
+int gn_preload(const char *lib) { return dlopen(lib, RTLD_NOW | RTLD_GLOBAL) != NULL ? 0 : 1; }
+
+int gn_has_cubin(void) { return p_nvrtcGetCUBINSize != NULL && p_nvrtcGetCUBIN != NULL; }
+int gn_has_archs(void) {
+	return p_nvrtcGetNumSupportedArchs != NULL && p_nvrtcGetSupportedArchs != NULL;
+}
+
+gn_result gn_version(int *major, int *minor) { return p_nvrtcVersion(major, minor); }
+const char *gn_error_string(gn_result r) {
+	return p_nvrtcGetErrorString != NULL ? p_nvrtcGetErrorString(r) : NULL;
+}
+gn_result gn_num_supported_archs(int *n) { return p_nvrtcGetNumSupportedArchs(n); }
+gn_result gn_supported_archs(int *archs) { return p_nvrtcGetSupportedArchs(archs); }
+
+gn_result gn_create_program(gn_program *p, const char *src, const char *name, int nheaders,
+                            const char *const *headers, const char *const *include_names) {
+	return p_nvrtcCreateProgram(p, src, name, nheaders, headers, include_names);
+}
+gn_result gn_destroy_program(gn_program *p) { return p_nvrtcDestroyProgram(p); }
+gn_result gn_add_name_expression(gn_program p, const char *expr) {
+	return p_nvrtcAddNameExpression(p, expr);
+}
+gn_result gn_compile_program(gn_program p, int nopts, const char *const *opts) {
+	return p_nvrtcCompileProgram(p, nopts, opts);
+}
+gn_result gn_get_log_size(gn_program p, size_t *n) { return p_nvrtcGetProgramLogSize(p, n); }
+gn_result gn_get_log(gn_program p, char *log) { return p_nvrtcGetProgramLog(p, log); }
+gn_result gn_get_ptx_size(gn_program p, size_t *n) { return p_nvrtcGetPTXSize(p, n); }
+gn_result gn_get_ptx(gn_program p, char *ptx) { return p_nvrtcGetPTX(p, ptx); }
+gn_result gn_get_cubin_size(gn_program p, size_t *n) { return p_nvrtcGetCUBINSize(p, n); }
+gn_result gn_get_cubin(gn_program p, char *cubin) { return p_nvrtcGetCUBIN(p, cubin); }
+gn_result gn_get_lowered_name(gn_program p, const char *expr, const char **lowered) {
+	return p_nvrtcGetLoweredName(p, expr, lowered);
+}
