@@ -227,7 +227,8 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	return q, nil
 }
 
-// regUMem registers a GPU buffer per the memory registration type (section 7.4).
+// regUMem registers a GPU buffer per the memory registration type: dma-buf
+// first (DEFAULT falls back to nvidia-peermem), or nvidia-peermem only.
 func (q *QPHL) regUMem(op string, ctx *verbs.Context, m *Mem, t MemRegType) (*verbs.UMem, error) {
 	addr, size := uintptr(m.Dev), uint64(alignUp(m.Size, hostPage))
 	if t == MemRegCUDAPeermem {
@@ -250,7 +251,8 @@ func (q *QPHL) regUMem(op string, ctx *verbs.Context, m *Mem, t MemRegType) (*ve
 	return u, err
 }
 
-// teardown destroys in DOCA's order (section 7.2), continuing past errors
+// teardown destroys in DOCA's order (export, QP, SQ memory, CQ, CQ memory),
+// continuing past errors
 // and returning the first; the UAR is closed by the owner.
 func (q *QPHL) teardown() error {
 	var errs []error
@@ -434,7 +436,7 @@ func NewQPFlatList(qps []*QPHL) (*FlatList, error) {
 		} else if q.g != g {
 			return nil, newErr(op, ErrInvalidValue, "QP %d is on another GPU", i)
 		}
-		t := q.exp.Template()
+		t := q.exp.template()
 		t.Put(img[i*devstruct.QPSize:])
 	}
 	m, err := g.MemAlloc(uintptr(len(img)), 0, MemGPU)

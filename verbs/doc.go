@@ -161,10 +161,15 @@
 // ibverbs call it mirrors), a DOCA error code (Code, with the values of
 // doca_error_t), a message naming the field or object at fault and the
 // underlying cause: a syscall.Errno from the kernel or library, or a
-// *mlx5.CmdError with the PRM status and syndrome when firmware refused a
-// command. errors.Is matches the DOCA code (errors.Is(err,
-// verbs.ErrInvalidValue)) as well as the cause (errors.Is(err,
-// syscall.EOPNOTSUPP)). The codes follow DOCA for the same condition:
+// *FirmwareError with the PRM command, status (FirmwareStatus, by name) and
+// syndrome when the device refused a command. errors.Is matches the DOCA code
+// (errors.Is(err, verbs.ErrInvalidValue)) as well as the cause (errors.Is(err,
+// syscall.EOPNOTSUPP)); errors.As reaches the *FirmwareError.
+//
+// Error completions are not call errors: Poll returns them as WCs with a
+// non-zero Status. WC.Err turns one into a *CompletionError (QPN, WR ID,
+// opcode, status, vendor syndrome, WQE counter), which matches its status
+// with errors.Is (errors.Is(wc.Err(), verbs.WCRemAccessErr)). The codes follow DOCA for the same condition:
 // ErrInvalidValue for bad arguments, sizes and transitions, ErrNotSupported
 // for capabilities the device lacks, ErrDriver for failures of the driver
 // or firmware; ErrInUse and ErrBadState report the lifetime mistakes DOCA
