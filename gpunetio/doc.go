@@ -20,6 +20,11 @@
 // refuses (ErrInUse) where DOCA would leave dangling pointers: a QP in a live
 // array or monitored by a service cannot be unexported.
 //
+// NewQPHL makes the whole GPU QP in one call (CQ and QP with rings in GPU
+// memory, exported); QPHL.LocalEndpoint and QPHL.ConnectRC connect it to a
+// peer (see package verbs for the endpoint encodings and the defaults), and
+// GPUQP().DeviceQP() is what kernels take.
+//
 // The device structs have one definition, the C header
 // cuda/include/common/doca_gpunetio_verbs_dev.h; internal/devstruct takes
 // their layout from it through cgo.

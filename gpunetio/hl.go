@@ -24,7 +24,8 @@ type QPHLConfig struct {
 // QPHL is a high-level GPU QP (struct doca_gpu_verbs_qp_hl): a CQ and an
 // RC QP whose rings and doorbell records live in GPU memory (the DBR in host
 // memory when a CPU helper writes it), exported to the GPU. The QP is left in
-// RST: connect it with verbs Modify, then pass GPUQP().DeviceQP() to kernels.
+// RST: connect it with ConnectRC (or verbs Modify), then pass
+// GPUQP().DeviceQP() to kernels.
 type QPHL struct {
 	g       *GPU
 	n       uint32
@@ -331,6 +332,41 @@ func (q *QPHL) Close() error {
 		q.closed = true
 	}
 	return err
+}
+
+// LocalEndpoint describes the high-level QP for its peer: the GID at
+// gidIndex and the LID, active MTU and link layer of port, the QPN, PSN 0
+// (verbs.QP.LocalEndpoint). Add the regions the peer may access before
+// sending it.
+func (q *QPHL) LocalEndpoint(port uint8, gidIndex uint32) (verbs.LocalEndpoint, error) {
+	const op = "QPHL.LocalEndpoint"
+	if err := q.usable(op); err != nil {
+		return verbs.LocalEndpoint{}, err
+	}
+	return q.qp.LocalEndpoint(port, gidIndex)
+}
+
+// ConnectRC moves the high-level QP from RST to RTS towards remote in one
+// call, with the DOCA examples' defaults and opts' overrides
+// (verbs.QP.ConnectRC, which documents both). After it the QP is ready for
+// kernels: pass GPUQP().DeviceQP() to them. On failure the QP is left in
+// RST.
+func (q *QPHL) ConnectRC(local verbs.LocalEndpoint, remote verbs.Endpoint, opts *verbs.ConnectOptions) error {
+	const op = "QPHL.ConnectRC"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	return q.qp.ConnectRC(local, remote, opts)
+}
+
+func (q *QPHL) usable(op string) error {
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	if q.closed || q.qp == nil {
+		return newErr(op, ErrBadState, "the high-level QP is closed")
+	}
+	return nil
 }
 
 // QP is the verbs QP.

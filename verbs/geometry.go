@@ -16,6 +16,7 @@ const (
 	logMsgMax    = 30 // 1 GiB largest message, as DOCA programs it
 	maxUserIndex = 1<<24 - 1
 	psnMask      = 1<<24 - 1
+	qpnMask      = 1<<24 - 1
 )
 
 func isPow2(v uint64) bool { return v != 0 && v&(v-1) == 0 }
