@@ -20,9 +20,6 @@ import (
 // TestModulePublicAPI is the guard: no exported identifier of any public
 // package of this module may have a type from an internal package.
 func TestModulePublicAPI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the check compiles the public packages' dependencies with go list -export")
-	}
 	goCmd := goCommand(t)
 	root := moduleRoot(t, goCmd)
 	pkgs, err := Load(goCmd, root)
@@ -180,9 +177,6 @@ func TestCheckCatchesEveryUse(t *testing.T) {
 // The loader reads real export data: a package of this module with a
 // deliberate leak is reported (the guard can fail).
 func TestLoadReportsALeak(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds a temporary module with go list -export")
-	}
 	goCmd := goCommand(t)
 	dir := t.TempDir()
 	write := func(name, src string) {
