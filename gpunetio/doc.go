@@ -20,6 +20,11 @@
 // refuses (ErrInUse) where DOCA would leave dangling pointers: a QP in a live
 // array or monitored by a service cannot be unexported.
 //
+// NewQPHL makes the whole GPU QP in one call (CQ and QP with rings in GPU
+// memory, exported); QPHL.LocalEndpoint and QPHL.ConnectRC connect it to a
+// peer (see package verbs for the endpoint encodings and the defaults), and
+// GPUQP().DeviceQP() is what kernels take.
+//
 // The device structs have one definition, the C header
 // cuda/include/common/doca_gpunetio_verbs_dev.h; internal/devstruct takes
 // their layout from it through cgo.
@@ -32,8 +37,8 @@
 // NIC's MMIO page, an emulated UAR being host memory), else to CPU_PROXY;
 // NO_DBR_EXT QPs and SW-emulated no-DBR make it GPU_SM_NO_DBR. QP.CPUAssisted
 // tells whether a CPU thread must call QP.ProgressProxy (or a Service must
-// monitor the QP). ProgressProxy implements host-api.md section 5 exactly,
-// with single 64-bit MMIO stores and a device write barrier (internal/mmio).
+// monitor the QP). ProgressProxy rings the doorbell exactly as DOCA's CPU
+// proxy does (see its doc), with single 64-bit MMIO stores and a device write barrier (internal/mmio).
 // Calls on one QP are serialised internally.
 //
 // The Service runs one goroutine locked to its OS thread. It progresses all
@@ -51,27 +56,27 @@
 // (internal/emugpu), so QPs whose rings live in GPU memory work on emu*
 // devices; the hook is process-wide and removed when the last GPU closes.
 //
-// # Differences from DOCA (host-api.md section 11 fixes that apply here)
+// # Differences from DOCA
 //
-//   - 4: export works with the QP's internal or external UAR (DOCA crashes
-//     on an internal one).
-//   - 5: export uses the QP's cached send DBR mode instead of a hardware query.
-//   - 6: the SW-emulated helper of a GPU-SM QP gets the QPN for its doorbell.
-//   - 7, 26: ProgressProxy returns ErrBadState when the watched device QP does
-//     not exist (before DeviceQP, after DevQPArray.Close); ExportQPs frees an
+//   - Export works with the QP's internal or external UAR (DOCA crashes on
+//     an internal one).
+//   - Export uses the QP's cached send DBR mode instead of a hardware query.
+//   - The SW-emulated helper of a GPU-SM QP gets the QPN for its doorbell.
+//   - ProgressProxy returns ErrBadState when the watched device QP does not
+//     exist (before DeviceQP, after DevQPArray.Close); ExportQPs frees an
 //     earlier DeviceQP copy instead of leaking it.
-//   - 8, 25: UAR exports are keyed by host page; the proxy mailbox is freed
-//     through its Mem.
-//   - 9: CPU_GPU memory is page-rounded, zeroed and honours alignment.
-//   - 10: GPU_CPU without GDRCopy is an error, not host memory.
-//   - 11: a failed high-level create cleans up everything; a UAR that cannot
-//     be created is an error.
-//   - 12: group Close destroys the companion, then the main QP, then the UAR.
-//   - 13: a flat-list copy failure frees the array and returns ErrDriver.
-//   - 18: the service flag is atomic; Service.Unmonitor exists.
-//   - 21: high-level SQ rings and DBRs are zeroed.
-//   - 27 / D19: CPU_PROXY with SW-emulated no-DBR runs the full proxy
-//     sequence on the mailbox.
+//   - UAR exports are keyed by host page; the proxy mailbox is freed through
+//     its Mem.
+//   - CPU_GPU memory is page-rounded, zeroed and honours alignment.
+//   - GPU_CPU without GDRCopy is an error, not host memory.
+//   - A failed high-level create cleans up everything; a UAR that cannot be
+//     created is an error.
+//   - Group Close destroys the companion, then the main QP, then the UAR.
+//   - A flat-list copy failure frees the array and returns ErrDriver.
+//   - The service flag is atomic; Service.Unmonitor exists.
+//   - High-level SQ rings and DBRs are zeroed.
+//   - CPU_PROXY with SW-emulated no-DBR runs the full proxy sequence on the
+//     mailbox.
 //   - CanGPURegisterUAR, ExportUAR and UnexportUAR are GPU methods (the CUDA
 //     context is explicit in Go); the probe answer is cached per GPU.
 //   - Export rejects (ErrInvalidValue) a CQ that is not the QP's send CQ and

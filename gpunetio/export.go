@@ -144,7 +144,7 @@ func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, e
 		q.cpuDB.Store(m.Host)
 	} else {
 		if cfg.SendDBRModeExt == SendNoDBRSWEmulated {
-			// Fix of DOCA quirk 6: the helper also needs the QPN.
+			// Unlike DOCA, the helper also gets the QPN it needs for the doorbell.
 			q.cpuAssist, q.sqDB, q.sqDBRec = true, dbHost, qp.DBRAddr()+4
 		}
 		if cfg.NICHandler == NICHandlerAuto {
@@ -254,13 +254,16 @@ func (q *QP) DeviceQP() (DevPtr, error) {
 
 // swEmulated: the CPU helper runs mode B (GPU-SM handler with SW-emulated
 // no-DBR). With CPU_PROXY the mailbox protocol is used whatever the ext
-// mode (device-api.md decision D19).
+// mode: the kernel writes the mailbox, and the helper runs the full proxy
+// sequence on it.
 func (q *QP) swEmulated() bool {
 	return q.ext == SendNoDBRSWEmulated && q.handler != NICHandlerCPUProxy
 }
 
-// Template returns a copy of the host template of the device QP.
-func (q *QP) Template() devstruct.QP {
+// template returns a copy of the host template of the device QP (the
+// struct kernels receive; its layout is defined by the device headers, so it
+// is not part of the Go API).
+func (q *QP) template() devstruct.QP {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.tmpl

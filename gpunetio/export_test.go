@@ -87,7 +87,7 @@ func TestExportFillsDeviceQP(t *testing.T) {
 			checkDeviceQP(t, img, vqp, cq, tc.want)
 			got, err := devstruct.DecodeQP(img)
 			require.NoError(t, err)
-			assert.Equal(t, q.Template(), got)
+			assert.Equal(t, q.template(), got)
 
 			// Where sq_db points.
 			switch {

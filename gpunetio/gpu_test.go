@@ -160,7 +160,7 @@ func TestGPUExportDeviceQP(t *testing.T) {
 		checkDeviceQP(t, img, q.QP(), q.CQ(), x.NICHandler())
 		got, err := devstruct.DecodeQP(img)
 		require.NoError(t, err)
-		assert.Equal(t, x.Template(), got)
+		assert.Equal(t, x.template(), got)
 		assert.Equal(t, uint64(q.SQRing().Dev), got.SQWQEDAddr, "SQ ring in GPU memory")
 		assert.Equal(t, uint64(q.CQRing().Dev), got.CQ.CQEDAddr, "CQ ring in GPU memory")
 		ring := make([]byte, 64*64)
@@ -318,7 +318,7 @@ func TestGPUKernelPostsWQE(t *testing.T) {
 
 	copy(p.a.buf[512:], "written by a kernel")
 	require.NoError(t, g.b.memcpyHtoD(uintptr(src.Dev), writeWQE(t, p, 0, 512, 3000, 19)))
-	mailboxDev := DevPtr(q.Template().SQDB)
+	mailboxDev := DevPtr(q.template().SQDB)
 	require.NoError(t, ctx.LaunchKernel(fn, cuda.Dim3{X: 1}, cuda.Dim3{X: 1}, 0, stream,
 		uintptr(p.hl.SQRing().Dev), uintptr(src.Dev), uintptr(mailboxDev), uint64(1)))
 	require.NoError(t, stream.Wait(10*time.Second))

@@ -24,7 +24,8 @@ type QPHLConfig struct {
 // QPHL is a high-level GPU QP (struct doca_gpu_verbs_qp_hl): a CQ and an
 // RC QP whose rings and doorbell records live in GPU memory (the DBR in host
 // memory when a CPU helper writes it), exported to the GPU. The QP is left in
-// RST: connect it with verbs Modify, then pass GPUQP().DeviceQP() to kernels.
+// RST: connect it with ConnectRC (or verbs Modify), then pass
+// GPUQP().DeviceQP() to kernels.
 type QPHL struct {
 	g       *GPU
 	n       uint32
@@ -227,7 +228,8 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	return q, nil
 }
 
-// regUMem registers a GPU buffer per the memory registration type (section 7.4).
+// regUMem registers a GPU buffer per the memory registration type: dma-buf
+// first (DEFAULT falls back to nvidia-peermem), or nvidia-peermem only.
 func (q *QPHL) regUMem(op string, ctx *verbs.Context, m *Mem, t MemRegType) (*verbs.UMem, error) {
 	addr, size := uintptr(m.Dev), uint64(alignUp(m.Size, hostPage))
 	if t == MemRegCUDAPeermem {
@@ -250,7 +252,8 @@ func (q *QPHL) regUMem(op string, ctx *verbs.Context, m *Mem, t MemRegType) (*ve
 	return u, err
 }
 
-// teardown destroys in DOCA's order (section 7.2), continuing past errors
+// teardown destroys in DOCA's order (export, QP, SQ memory, CQ, CQ memory),
+// continuing past errors
 // and returning the first; the UAR is closed by the owner.
 func (q *QPHL) teardown() error {
 	var errs []error
@@ -329,6 +332,41 @@ func (q *QPHL) Close() error {
 		q.closed = true
 	}
 	return err
+}
+
+// LocalEndpoint describes the high-level QP for its peer: the GID at
+// gidIndex and the LID, active MTU and link layer of port, the QPN, PSN 0
+// (verbs.QP.LocalEndpoint). Add the regions the peer may access before
+// sending it.
+func (q *QPHL) LocalEndpoint(port uint8, gidIndex uint32) (verbs.LocalEndpoint, error) {
+	const op = "QPHL.LocalEndpoint"
+	if err := q.usable(op); err != nil {
+		return verbs.LocalEndpoint{}, err
+	}
+	return q.qp.LocalEndpoint(port, gidIndex)
+}
+
+// ConnectRC moves the high-level QP from RST to RTS towards remote in one
+// call, with the DOCA examples' defaults and opts' overrides
+// (verbs.QP.ConnectRC, which documents both). After it the QP is ready for
+// kernels: pass GPUQP().DeviceQP() to them. On failure the QP is left in
+// RST.
+func (q *QPHL) ConnectRC(local verbs.LocalEndpoint, remote verbs.Endpoint, opts *verbs.ConnectOptions) error {
+	const op = "QPHL.ConnectRC"
+	if err := q.usable(op); err != nil {
+		return err
+	}
+	return q.qp.ConnectRC(local, remote, opts)
+}
+
+func (q *QPHL) usable(op string) error {
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	if q.closed || q.qp == nil {
+		return newErr(op, ErrBadState, "the high-level QP is closed")
+	}
+	return nil
 }
 
 // QP is the verbs QP.
@@ -434,7 +472,7 @@ func NewQPFlatList(qps []*QPHL) (*FlatList, error) {
 		} else if q.g != g {
 			return nil, newErr(op, ErrInvalidValue, "QP %d is on another GPU", i)
 		}
-		t := q.exp.Template()
+		t := q.exp.template()
 		t.Put(img[i*devstruct.QPSize:])
 	}
 	m, err := g.MemAlloc(uintptr(len(img)), 0, MemGPU)

@@ -148,7 +148,7 @@ func TestGroupAndFlatList(t *testing.T) {
 	for i, q := range []*QPHL{grp.Main, grp.Companion} {
 		got, err := devstruct.DecodeQP(arr[i*devstruct.QPSize:])
 		require.NoError(t, err)
-		assert.Equal(t, q.GPUQP().Template(), got)
+		assert.Equal(t, q.GPUQP().template(), got)
 	}
 	_, err = NewQPFlatList(nil)
 	assert.ErrorIs(t, err, ErrInvalidValue)

@@ -6,7 +6,7 @@ import (
 )
 
 // ProgressProxy is one step of the CPU helper
-// (doca_gpu_verbs_cpu_proxy_progress, host-api.md section 5):
+// (doca_gpu_verbs_cpu_proxy_progress):
 //
 // Mode A (resolved handler CPU_PROXY): read the 64-bit mailbox the GPU
 // writes its producer index to; when its low 32 bits changed, ring the

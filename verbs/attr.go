@@ -1,9 +1,5 @@
 package verbs
 
-import (
-	"github.com/gdaki/gpunetio/internal/mlx5"
-)
-
 // DeviceAttr is a snapshot of a device's capabilities
 // (doca_verbs_query_device): what ibv_query_device reports plus the DevX
 // capabilities DOCA reads with QUERY_HCA_CAP (general, RoCE, general 2).
@@ -86,5 +82,3 @@ func gidTableSizeIB(code uint32) uint32 {
 	}
 	return 8 << code
 }
-
-var _ = mlx5.GIDTypeRoCEv2 // keep the import when prm.go moves

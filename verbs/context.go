@@ -122,12 +122,12 @@ func (c *Context) Close() error {
 
 // PortAttr is the state of a physical port (ibv_query_port).
 type PortAttr struct {
-	State     mlx5.PortState
+	State     PortState
 	MaxMTU    MTU
 	ActiveMTU MTU
-	GIDTblLen uint32
-	LID       uint16
-	LinkLayer mlx5.LinkLayer
+	GIDTblLen uint32 // entries in the port's GID table
+	LID       uint16 // the port's LID on InfiniBand; 0 on Ethernet
+	LinkLayer LinkLayer
 }
 
 // QueryPort reports the state of a port (ports are numbered from 1).
@@ -143,8 +143,8 @@ func (c *Context) QueryPort(port uint8) (PortAttr, error) {
 	if err != nil {
 		return PortAttr{}, driverErr(op, err, "device %s port %d", c.name, port)
 	}
-	return PortAttr{State: p.State, MaxMTU: mtuFromIBV(p.MaxMTU), ActiveMTU: mtuFromIBV(p.ActiveMTU),
-		GIDTblLen: p.GIDTblLen, LID: p.LID, LinkLayer: p.LinkLayer}, nil
+	return PortAttr{State: PortState(p.State), MaxMTU: mtuFromIBV(p.MaxMTU), ActiveMTU: mtuFromIBV(p.ActiveMTU),
+		GIDTblLen: p.GIDTblLen, LID: p.LID, LinkLayer: LinkLayer(p.LinkLayer)}, nil
 }
 
 // mtuFromIBV maps enum ibv_mtu (1 = 256) to MTU (0 = 256).
@@ -179,7 +179,7 @@ func ParseGID(s string) (GID, error) {
 type GIDEntry struct {
 	GID   GID
 	Index uint32
-	Type  mlx5.GIDType
+	Type  GIDType
 }
 
 // QueryGID reads GID table entry index of a port (ibv_query_gid_ex).
@@ -192,5 +192,5 @@ func (c *Context) QueryGID(port uint8, index uint32) (GIDEntry, error) {
 	if err != nil {
 		return GIDEntry{}, driverErr(op, err, "device %s port %d index %d", c.name, port, index)
 	}
-	return GIDEntry{GID: GID(e.GID), Index: e.Index, Type: e.Type}, nil
+	return GIDEntry{GID: GID(e.GID), Index: e.Index, Type: GIDType(e.Type)}, nil
 }

@@ -19,8 +19,8 @@
 // DOCA examples' prefix match). On the Context: AllocPD, NewUMem (memory for
 // rings, in host or GPU memory), NewUAR (a doorbell page), NewCQ, then, on a
 // PD, RegMR (data buffers), NewSRQ and NewQP. A QP starts in RST and is
-// moved to RTS with Modify after the peers exchange QPN, GID, addresses and
-// rkeys out of band. CQs, QPs and SRQs created without external UMEMs or UAR
+// moved to RTS with ConnectRC (or step by step with Modify) after the peers
+// exchange QPN, GID, addresses and rkeys out of band. CQs, QPs and SRQs created without external UMEMs or UAR
 // allocate their own: rings and doorbell records in mmap'd host memory
 // registered as an internal UMEM, and an internal UAR (CQs: a dedicated
 // non-cached page, falling back to the shared non-cached page when the
@@ -80,6 +80,45 @@
 // the emulator, reads and writes them behind the Go runtime's back).
 // PollWait is the host wait: it always takes a timeout and fails with
 // ErrTimeOut instead of blocking forever.
+//
+// # Connecting two QPs
+//
+// Endpoint is what the peers exchange: GID, LID, QPN, PSN, MTU and the
+// Regions (address, length, rkey) the peer may access. QP.LocalEndpoint
+// fills it for a QP from its port and GID table (and keeps the port, GID
+// index and link layer for ConnectRC); MR.Region describes a registered
+// buffer. The transport is the application's (TCP, typically):
+//
+//	local, err := qp.LocalEndpoint(1, gidIndex)
+//	local.Regions = []verbs.Region{mr.Region()}
+//	remote, err := verbs.ExchangeEndpointDOCA(conn, local.Endpoint, 1)
+//	err = qp.ConnectRC(local, remote, nil)
+//
+// Two encodings exist. The DOCA encoding (MarshalDOCA, WriteEndpointDOCA,
+// ReadEndpointDOCA, ExchangeEndpointDOCA) is the byte stream the DOCA
+// GPUNetIO examples send: for each region its address (8 bytes) and rkey
+// (4), then QPN (4), GID (16) and LID (4), little-endian, no framing. It
+// carries no region count, length, PSN or MTU: the reader says how many
+// regions to expect, decoding yields PSN 0, MTU 4096 and length 0 (what a
+// DOCA peer uses), and encoding an endpoint with another PSN or MTU fails
+// instead of dropping it. Both sides write their endpoint before reading the
+// peer's, which is the order that works against the DOCA examples as server
+// or as client. The self-describing encoding (MarshalBinary, WriteEndpoint,
+// ReadEndpoint, ExchangeEndpoint: magic "GDEP", version, region count, then
+// every field) is for Go peers. Decoders check exact lengths, counts (at
+// most MaxEndpointRegions), QPN, LID, PSN and MTU ranges and fail with
+// ErrInvalidValue, ErrTooBig or ErrUnsupportedVersion naming the field.
+//
+// ConnectRC runs RST -> INIT -> RTR -> RTS with the DOCA examples' values:
+// path MTU the smaller of the two endpoints' MTUs, PSNs from the endpoints,
+// port 1, ack timeout 14, retry count 7, RNR retry 1, min RNR timer 1,
+// remote write and read allowed, IB-spec atomics, P_Key index 0, and an AH
+// with hop limit 255 from the local GID index to the remote GID (RoCE) or,
+// on an InfiniBand link layer, without GRH to the remote LID. Every value
+// can be overridden through ConnectOptions, whose optional fields are
+// pointers so that a meaningful zero (ack timeout 0: wait forever) is not
+// mistaken for "default". RCTransitions returns the three steps without
+// applying them. A failed transition returns the QP to RST.
 //
 // # QP transitions
 //
@@ -161,10 +200,15 @@
 // ibverbs call it mirrors), a DOCA error code (Code, with the values of
 // doca_error_t), a message naming the field or object at fault and the
 // underlying cause: a syscall.Errno from the kernel or library, or a
-// *mlx5.CmdError with the PRM status and syndrome when firmware refused a
-// command. errors.Is matches the DOCA code (errors.Is(err,
-// verbs.ErrInvalidValue)) as well as the cause (errors.Is(err,
-// syscall.EOPNOTSUPP)). The codes follow DOCA for the same condition:
+// *FirmwareError with the PRM command, status (FirmwareStatus, by name) and
+// syndrome when the device refused a command. errors.Is matches the DOCA code
+// (errors.Is(err, verbs.ErrInvalidValue)) as well as the cause (errors.Is(err,
+// syscall.EOPNOTSUPP)); errors.As reaches the *FirmwareError.
+//
+// Error completions are not call errors: Poll returns them as WCs with a
+// non-zero Status. WC.Err turns one into a *CompletionError (QPN, WR ID,
+// opcode, status, vendor syndrome, WQE counter), which matches its status
+// with errors.Is (errors.Is(wc.Err(), verbs.WCRemAccessErr)). The codes follow DOCA for the same condition:
 // ErrInvalidValue for bad arguments, sizes and transitions, ErrNotSupported
 // for capabilities the device lacks, ErrDriver for failures of the driver
 // or firmware; ErrInUse and ErrBadState report the lifetime mistakes DOCA

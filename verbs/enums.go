@@ -307,3 +307,79 @@ func (a AccessFlags) String() string {
 	}
 	return strings.Join(parts, "|")
 }
+
+// PortState is the logical state of a port (enum ibv_port_state).
+type PortState uint8
+
+// The port states.
+const (
+	PortNop         = PortState(mlx5.PortNop)
+	PortDown        = PortState(mlx5.PortDown)
+	PortInit        = PortState(mlx5.PortInit)
+	PortArmed       = PortState(mlx5.PortArmed)
+	PortActive      = PortState(mlx5.PortActive)
+	PortActiveDefer = PortState(mlx5.PortActive + 1) // IBV_PORT_ACTIVE_DEFER: active, peer error being recovered
+)
+
+func (s PortState) String() string {
+	switch s {
+	case PortNop:
+		return "NOP"
+	case PortDown:
+		return "DOWN"
+	case PortInit:
+		return "INIT"
+	case PortArmed:
+		return "ARMED"
+	case PortActive:
+		return "ACTIVE"
+	case PortActiveDefer:
+		return "ACTIVE_DEFER"
+	}
+	return fmt.Sprintf("PortState(%d)", uint8(s))
+}
+
+// LinkLayer is the link layer of a port (IBV_LINK_LAYER_*): InfiniBand
+// routes by LID, Ethernet (RoCE) by GID.
+type LinkLayer uint8
+
+// The link layers.
+const (
+	LinkLayerUnspecified = LinkLayer(mlx5.LinkLayerUnspecified)
+	LinkLayerInfiniBand  = LinkLayer(mlx5.LinkLayerInfiniBand)
+	LinkLayerEthernet    = LinkLayer(mlx5.LinkLayerEthernet)
+)
+
+func (l LinkLayer) String() string {
+	switch l {
+	case LinkLayerUnspecified:
+		return "Unspecified"
+	case LinkLayerInfiniBand:
+		return "InfiniBand"
+	case LinkLayerEthernet:
+		return "Ethernet"
+	}
+	return fmt.Sprintf("LinkLayer(%d)", uint8(l))
+}
+
+// GIDType is the type of a GID table entry (enum ibv_gid_type).
+type GIDType uint32
+
+// The GID types.
+const (
+	GIDTypeIB     = GIDType(mlx5.GIDTypeIB)
+	GIDTypeRoCEv1 = GIDType(mlx5.GIDTypeRoCEv1)
+	GIDTypeRoCEv2 = GIDType(mlx5.GIDTypeRoCEv2)
+)
+
+func (t GIDType) String() string {
+	switch t {
+	case GIDTypeIB:
+		return "IB"
+	case GIDTypeRoCEv1:
+		return "RoCE v1"
+	case GIDTypeRoCEv2:
+		return "RoCE v2"
+	}
+	return fmt.Sprintf("GIDType(%d)", uint32(t))
+}

@@ -3,6 +3,9 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"syscall"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 // Code is a DOCA error code (doca_error_t); the numeric values are DOCA's.
@@ -72,8 +75,9 @@ func (c Code) Error() string { return c.Name() }
 
 // Error is what every failing call of this package returns: the operation
 // (named after the DOCA call it mirrors, e.g. "doca_verbs_qp_create"), the DOCA
-// code, a message naming the cause, and the underlying error (a
-// syscall.Errno, a *mlx5.CmdError with the PRM status and syndrome, ...).
+// code, a message naming the cause, and the underlying error: a
+// syscall.Errno, a *FirmwareError with the PRM status and syndrome of a
+// command the device refused, another *Error, ...).
 type Error struct {
 	Op   string
 	Code Code
@@ -106,7 +110,7 @@ func newErr(op string, code Code, format string, args ...any) *Error {
 }
 
 func wrapErr(op string, code Code, err error, format string, args ...any) *Error {
-	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, args...), Err: err}
+	return &Error{Op: op, Code: code, Msg: fmt.Sprintf(format, args...), Err: publicCause(err)}
 }
 
 // driverErr wraps a failure of the driver below (rdma-core or the emulator).
@@ -116,4 +120,80 @@ func driverErr(op string, err error, format string, args ...any) *Error {
 		return e
 	}
 	return wrapErr(op, ErrDriver, err, format, args...)
+}
+
+// publicCause replaces a driver's command error by its public form, so the
+// status and syndrome are reachable with errors.As.
+func publicCause(err error) error {
+	if c, ok := mlx5.AsCmdError(err); ok {
+		return &FirmwareError{Call: c.Op, Command: mlx5.OpcodeName(mlx5.Opcode(c.Opcode)), Opcode: c.Opcode,
+			OpMod: c.OpMod, Status: FirmwareStatus(c.Status), Syndrome: c.Syndrome, Errno: c.Errno}
+	}
+	return err
+}
+
+// FirmwareStatus is the status byte of a PRM command's output: what the
+// device's firmware (or the emulated device, which answers the same way)
+// says about a command it refused.
+type FirmwareStatus uint8
+
+// The command statuses.
+const (
+	FirmwareStatusOK              = FirmwareStatus(mlx5.StatusOK)
+	FirmwareStatusIntErr          = FirmwareStatus(mlx5.StatusIntErr)          // internal error
+	FirmwareStatusBadOp           = FirmwareStatus(mlx5.StatusBadOp)           // unknown or unsupported opcode
+	FirmwareStatusBadParam        = FirmwareStatus(mlx5.StatusBadParam)        // a field has a bad value
+	FirmwareStatusBadSysState     = FirmwareStatus(mlx5.StatusBadSysState)     // the device is not in a state to run it
+	FirmwareStatusBadRes          = FirmwareStatus(mlx5.StatusBadRes)          // the named resource does not exist
+	FirmwareStatusResBusy         = FirmwareStatus(mlx5.StatusResBusy)         // the resource is in use
+	FirmwareStatusLimErr          = FirmwareStatus(mlx5.StatusLimErr)          // a limit would be exceeded
+	FirmwareStatusBadResState     = FirmwareStatus(mlx5.StatusBadResState)     // the resource is in the wrong state
+	FirmwareStatusIxErr           = FirmwareStatus(mlx5.StatusIxErr)           // bad index
+	FirmwareStatusNoRes           = FirmwareStatus(mlx5.StatusNoRes)           // out of resources
+	FirmwareStatusBadQPState      = FirmwareStatus(mlx5.StatusBadQPState)      // the QP is in the wrong state
+	FirmwareStatusBadPkt          = FirmwareStatus(mlx5.StatusBadPkt)          // malformed packet
+	FirmwareStatusBadSizeOutsCQEs = FirmwareStatus(mlx5.StatusBadSizeOutsCQEs) // CQ too small for the outstanding CQEs
+	FirmwareStatusBadInpLen       = FirmwareStatus(mlx5.StatusBadInpLen)       // input mailbox length
+	FirmwareStatusBadOutpLen      = FirmwareStatus(mlx5.StatusBadOutpLen)      // output mailbox length
+)
+
+// String returns the PRM name of the status ("BAD_PARAM"), or STATUS_0xNN.
+func (s FirmwareStatus) String() string { return mlx5.Status(s).String() }
+
+// FirmwareError is a PRM command the device refused, found in the chain of
+// an *Error with errors.As. Firmware refusals have Errno EREMOTEIO and carry
+// the status and syndrome of the output mailbox; a command the kernel
+// refused before firmware saw it has Status OK and the kernel's Errno.
+//
+// The syndrome identifies the exact check that failed. Real firmware
+// syndromes are opaque numbers (NVIDIA support can decode them); the
+// emulated devices use their own stable values, listed in the emulator's
+// documentation.
+type FirmwareError struct {
+	Call     string         // the driver call: "devx_obj_create", "devx_obj_modify", "devx_general_cmd", ...
+	Command  string         // the PRM command, e.g. "CREATE_QP", "INIT2RTR_QP"
+	Opcode   uint16         // the PRM opcode of Command
+	OpMod    uint16         // the command's op_mod
+	Status   FirmwareStatus // FirmwareStatusOK when the kernel refused the command
+	Syndrome uint32
+	Errno    syscall.Errno
+}
+
+func (e *FirmwareError) Error() string {
+	if e.Status != FirmwareStatusOK {
+		return fmt.Sprintf("%s %s (op_mod 0x%x): firmware status %s (0x%02x), syndrome 0x%08x",
+			e.Call, e.Command, e.OpMod, e.Status, uint8(e.Status), e.Syndrome)
+	}
+	return fmt.Sprintf("%s %s (op_mod 0x%x): %v", e.Call, e.Command, e.OpMod, e.Errno)
+}
+
+// Unwrap returns the errno, so errors.Is(err, syscall.EREMOTEIO) matches a
+// firmware refusal.
+func (e *FirmwareError) Unwrap() error { return e.Errno }
+
+// Is also matches the errno rdma-core maps the firmware status to (EINVAL
+// for BAD_PARAM, EBUSY for RES_BUSY, ...).
+func (e *FirmwareError) Is(target error) bool {
+	t, ok := target.(syscall.Errno)
+	return ok && e.Status != FirmwareStatusOK && t == mlx5.Status(e.Status).Errno()
 }

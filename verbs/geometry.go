@@ -3,8 +3,8 @@ package verbs
 import "math/bits"
 
 // Queue geometry: how DOCA Verbs sizes CQ, QP and SRQ buffers from the
-// requested work-request counts (host-api.md sections 2.4, 2.5, 2.9). The
-// functions are pure so their arithmetic is tested on its own.
+// requested work-request counts. The functions are pure so their arithmetic
+// is tested on its own.
 
 const (
 	wqebb        = 64 // send WQE basic block
@@ -16,6 +16,7 @@ const (
 	logMsgMax    = 30 // 1 GiB largest message, as DOCA programs it
 	maxUserIndex = 1<<24 - 1
 	psnMask      = 1<<24 - 1
+	qpnMask      = 1<<24 - 1
 )
 
 func isPow2(v uint64) bool { return v != 0 && v&(v-1) == 0 }

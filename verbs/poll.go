@@ -11,7 +11,7 @@ import (
 )
 
 // WCStatus is a completion status: 0 for success, otherwise the mlx5 CQE
-// error syndrome (mlx5-prm.md section 4.7), named like ibv_wc_status.
+// error syndrome of the error CQE, named like ibv_wc_status.
 type WCStatus uint8
 
 const (
@@ -36,6 +36,43 @@ func (s WCStatus) String() string {
 		return "IBV_WC_SUCCESS"
 	}
 	return mlx5.Syndrome(s).WCStatus()
+}
+
+// Error makes a status usable as an errors.Is target:
+// errors.Is(wc.Err(), verbs.WCRemAccessErr) tests for that status. It
+// returns the same name as String, so a status prints the same with %v and
+// %s.
+func (s WCStatus) Error() string { return s.String() }
+
+// CompletionError is a work request that completed with an error: the
+// error CQE's syndrome (Status), vendor syndrome and the WQE it names. WC.Err
+// returns one; it unwraps to its Status, so errors.Is(err,
+// verbs.WCRetryExcErr) works.
+type CompletionError struct {
+	QPN        uint32
+	WRID       uint64 // the work request's ID, when the host posted it
+	Opcode     WCOpcode
+	Status     WCStatus
+	VendorErr  uint8  // vendor_err_synd of the CQE
+	WQECounter uint16 // SQ index (requester) or RQ index (responder) of the failed WQE
+}
+
+func (e *CompletionError) Error() string {
+	return fmt.Sprintf("%s completion on QP 0x%x for WQE %d (wr_id %d): %s (syndrome 0x%02x), vendor syndrome 0x%02x",
+		e.Opcode, e.QPN, e.WQECounter, e.WRID, e.Status, uint8(e.Status), e.VendorErr)
+}
+
+// Unwrap returns the status.
+func (e *CompletionError) Unwrap() error { return e.Status }
+
+// Err returns nil for a successful completion and a *CompletionError for an
+// error completion.
+func (wc WC) Err() error {
+	if wc.Status == WCSuccess {
+		return nil
+	}
+	return &CompletionError{QPN: wc.QPN, WRID: wc.WRID, Opcode: wc.Opcode, Status: wc.Status,
+		VendorErr: wc.VendorErr, WQECounter: wc.WQECounter}
 }
 
 // WCOpcode says what completed.

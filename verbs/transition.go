@@ -1,6 +1,6 @@
 package verbs
 
-// The QP state machine as DOCA Verbs enforces it (host-api.md section 2.10):
+// The QP state machine as DOCA Verbs enforces it (see the package doc):
 // which transitions exist, which QPAttr fields each one requires and allows,
 // and the PRM optional-parameter bits each allowed field maps to.
 
@@ -52,7 +52,8 @@ func (t *transition) checkMask(mask QPAttrMask) (missing, extra QPAttrMask) {
 	return t.required &^ mask, mask &^ (t.required | t.allowed)
 }
 
-// PRM opt_param_mask bits (mlx5-prm.md 2.8.1) that DOCA maps attributes to.
+// PRM opt_param_mask bits of the QP transition commands that DOCA maps
+// attributes to.
 const (
 	optRRE       = 1 << 1
 	optRWE       = 1 << 3

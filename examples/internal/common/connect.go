@@ -3,7 +3,6 @@ package common
 import (
 	"fmt"
 
-	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -29,7 +28,7 @@ func QueryLocal(c *verbs.Context, gidIndex uint32) (LocalPort, error) {
 	if err != nil {
 		return LocalPort{}, fmt.Errorf("query port %d of %s: %w", PortNum, c.Name(), err)
 	}
-	return LocalPort{GID: g.GID, LID: p.LID, InfiniBand: p.LinkLayer == mlx5.LinkLayerInfiniBand, GIDIndex: gidIndex}, nil
+	return LocalPort{GID: g.GID, LID: p.LID, InfiniBand: p.LinkLayer == verbs.LinkLayerInfiniBand, GIDIndex: gidIndex}, nil
 }
 
 // Transition is one QP state change of the RC connection.
