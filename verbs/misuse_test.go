@@ -484,3 +484,30 @@ func TestZeroedExternalRing(t *testing.T) {
 	assert.Contains(t, err.Error(), "names QP 0x0, which never completed to this CQ")
 	assert.Contains(t, err.Error(), "initialised")
 }
+
+// RTS -> RTS applies the source GID index and traffic class of an AH; any
+// other change of the address path is refused before the device sees it (a
+// ConnectX changes an RTS QP's remote address only by path migration).
+func TestRTS2RTSAddressPath(t *testing.T) {
+	a, b := newPair(t, defaultPairOpts())
+	for _, c := range []struct {
+		mod   func(ah *AHAttr)
+		field string
+	}{
+		{func(ah *AHAttr) { ah.GID[15]++ }, "remote GID"},
+		{func(ah *AHAttr) { ah.HopLimit = 1 }, "hop limit"},
+		{func(ah *AHAttr) { ah.AddrType = AddrTypeIPv6 }, "address type"},
+		{func(ah *AHAttr) { ah.SL = 3 }, "service level"},
+	} {
+		ah := AHAttr{GID: b.gid, AddrType: AddrTypeIPv4, HopLimit: 64}
+		c.mod(&ah)
+		err := a.qp.Modify(&QPAttr{NextState: QPStateRTS, AH: &ah}, QPAttrNextState|QPAttrAHAttr)
+		require.ErrorIs(t, err, ErrNotSupported, c.field)
+		assert.Contains(t, err.Error(), "not its "+c.field)
+		assert.Contains(t, err.Error(), "path migration")
+	}
+	attr, _, err := a.qp.Query()
+	require.NoError(t, err)
+	assert.Equal(t, b.gid, attr.AH.GID, "the path is unchanged")
+	assert.Equal(t, QPStateRTS, a.qp.State())
+}

@@ -218,6 +218,10 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		p.minRNR, p.setMinRNR = attr.MinRNRTimer, mask&QPAttrMinRNRTimer != 0
 		p.rwe, p.rre, p.atomic, p.setAccess = rwe, rre, atomic, true
 		if mask&QPAttrAHAttr != 0 {
+			if field := pathChange(&q.path, attr.AH); field != "" {
+				return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: "+
+					"a ConnectX moves an RTS QP to another remote address only by path migration, which this package does not do; reconnect the QP (RST -> RTS) instead", field)
+			}
 			p.sgidIndex, p.setSGID = attr.AH.SGIDIndex, true
 			if da.RTS2RTSQPDSCP && da.PortType == 1 {
 				if v2, err := prmRoCEv2(q.ctx.dev, attr.AH.SGIDIndex); err == nil && v2 {
@@ -239,6 +243,7 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		q.portNum = attr.PortNum
 	case next == QPStateRTR:
 		q.addrType = attr.AH.AddrType
+		q.path = *attr.AH
 	case next == QPStateRST:
 		q.post.reset()
 	}
@@ -363,4 +368,24 @@ func (q *QP) queryState() (QPState, error) {
 		return 0, err
 	}
 	return qpStateFromPRM(op, r.state)
+}
+
+// pathChange names the first field of ah, other than the source GID index
+// and the traffic class, that differs from the programmed path, or "".
+func pathChange(path, ah *AHAttr) string {
+	switch {
+	case ah.GID != path.GID:
+		return "remote GID"
+	case ah.AddrType != path.AddrType:
+		return "address type"
+	case ah.DLID != path.DLID:
+		return "destination LID"
+	case ah.SL != path.SL:
+		return "service level"
+	case ah.StaticRate != path.StaticRate:
+		return "static rate"
+	case ah.HopLimit != path.HopLimit:
+		return "hop limit"
+	}
+	return ""
 }

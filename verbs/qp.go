@@ -74,6 +74,7 @@ type QP struct {
 	mu       sync.Mutex // state and cached modify inputs
 	state    QPState
 	addrType AddrType
+	path     AHAttr // the address path programmed by INIT -> RTR
 	portNum  uint16
 
 	post poster // host-side posting state
