@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 type closer interface{ Close() error }
@@ -29,6 +31,7 @@ func TestCloseWithLiveChildren(t *testing.T) {
 		b, err := syscall.Mmap(-1, 0, 1<<16, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 		require.NoError(t, err)
 		t.Cleanup(func() { syscall.Munmap(b) })
+		mlx5.InitCQEs(b[:4096]) // a CQ ring may start here: its owner initialises it
 		return uintptr(unsafe.Pointer(&b[0]))
 	}
 	// Each builder opens its own device; objects it needs besides the

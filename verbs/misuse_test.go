@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 // A Hold keeps an object open: Close fails with ErrInUse naming the holder
@@ -468,17 +470,24 @@ func TestStateAfterErrorCompletion(t *testing.T) {
 	}
 }
 
-// A CQ on an external ring of zeros holds no completions: Poll refuses the
-// zeroed entries (they name QP 0, which never completes to it) instead of
-// returning them as successes.
+// A CQ ring holds no completions nobody posted: Poll refuses entries that
+// name a QP that never completed to the CQ (what a ring of zeros reads as:
+// QP 0, opcode REQ, owner 0) instead of returning them as successes. (The
+// emulated firmware also refuses an uninitialised ring at CREATE_CQ; a
+// ConnectX reads nothing there, so Poll checks again.)
 func TestZeroedExternalRing(t *testing.T) {
 	f := newFixture(t, "emu0")
-	u := f.umem(t) // mmap'd, so zeroed
+	mlx5.InitCQEs(f.buf[:64*64])
+	u := f.umem(t)
 	cq, err := NewCQ(f.ctx, CQConfig{Size: 64, UMem: u, DBRUMem: u, DBRUMemOffset: 8192})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, cq.Close()) }()
 	wcs := make([]WC, 64)
 	n, err := cq.Poll(wcs)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	clear(f.buf[:64*64]) // the ring as an uninitialised one reads
+	n, err = cq.Poll(wcs)
 	assert.Zero(t, n, "no completion was invented")
 	require.ErrorIs(t, err, ErrUnexpected)
 	assert.Contains(t, err.Error(), "names QP 0x0, which never completed to this CQ")

@@ -219,7 +219,14 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 
 // PostSend writes the work requests to the send queue and rings the
 // doorbell once (doca_verbs_bridge post_send). It returns ErrFull, posting
-// nothing, when the queue lacks room for all of them.
+// nothing, when the queue lacks room for all of them. On a QP in ERR the
+// device flushes what is posted (WCWRFlushErr completions); when the send
+// CQ is in error, which no completion could then reach, PostSend refuses
+// with ErrIOFailed wrapping the *CQError. As on hardware, the error is
+// known once something observed it (Poll, CQ.Err, QP.State, or this check
+// on a QP in ERR): work posted between the failure and that moment is lost
+// with the rest of the QP's outstanding work, and Poll reports the CQ
+// error.
 func (q *QP) PostSend(wrs ...SendWR) error {
 	const op = "doca_verbs_post_send"
 	if err := q.enterQP(op); err != nil {
