@@ -51,6 +51,9 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	if cfg.PD == nil {
 		return nil, newErr(op, ErrInvalidValue, "no PD")
 	}
+	if err := cfg.PD.check(op); err != nil {
+		return nil, err
+	}
 	if cfg.PD.ctx != c {
 		return nil, newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
 	}
