@@ -29,7 +29,10 @@
 // neither a kernel nor the CPU proxy ever stores to a doorbell page or ring
 // that was freed. The entries that take verbs objects (ExportQP, ExportUAR,
 // CanGPURegisterUAR, NewQPHL, NewQPGroupHL) refuse closed ones with
-// ErrBadState.
+// ErrBadState. Memory this package allocates for an object (a QPHL's rings
+// and doorbell records, a device QP, a proxy mailbox, an array or flat
+// list) belongs to it: Mem.Free and GPU.MemFree refuse it with ErrInUse
+// naming the owner, which frees it when it closes.
 //
 // A nil pointer or zero value (&QP{}) is not an object: every method
 // refuses it with ErrInvalidValue and getters return zero values. MemAlloc

@@ -159,7 +159,7 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 		}
 	}
 	if resolved == NICHandlerCPUProxy {
-		m, merr := g.MemAlloc(8, 0, MemCPUGPU)
+		m, merr := g.memAllocFor(fmt.Sprintf("the proxy mailbox of exported QP 0x%x", qp.QPN()), 8, 0, MemCPUGPU)
 		if merr != nil {
 			return nil, merr
 		}
@@ -225,7 +225,7 @@ func (q *QP) release() error {
 		}
 	}
 	if q.proxy != nil {
-		keep(q.proxy.Free())
+		keep(q.proxy.free())
 		q.proxy = nil
 	}
 	if q.uarDev != 0 {
@@ -233,7 +233,7 @@ func (q *QP) release() error {
 		q.uarDev = 0
 	}
 	if q.dev != nil {
-		keep(q.dev.Free())
+		keep(q.dev.free())
 		q.dev = nil
 	}
 	q.cpuDB.Store(0)
@@ -298,12 +298,12 @@ func (q *QP) DeviceQP() (DevPtr, error) {
 	if q.swEmulated() {
 		t = MemGPUCPU
 	}
-	m, err := q.g.MemAlloc(uintptr(devstruct.QPSize), 0, t)
+	m, err := q.g.memAllocFor(fmt.Sprintf("the device QP of exported QP 0x%x", q.qpn), uintptr(devstruct.QPSize), 0, t)
 	if err != nil {
 		return 0, err
 	}
 	if err := q.g.b.memcpyHtoD(uintptr(m.Dev), q.tmpl.Encode()); err != nil {
-		m.Free()
+		m.free()
 		return 0, wrapErr(op, ErrDriver, err, "copy the device QP to %#x", m.Dev)
 	}
 	q.dev, q.devPtr = m, m.Dev

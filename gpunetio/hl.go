@@ -133,6 +133,9 @@ func nextPow2(v uint32) uint32 {
 	return n
 }
 
+// hlOwner names what a QPHL's rings and doorbell records belong to.
+const hlOwner = "a high-level QP (QPHL)"
+
 func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
 	g := cfg.GPU
 	ctx := cfg.PD.Context()
@@ -147,7 +150,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
 
 	// CQ: ring initialised to "not yet written" (op_own 0xF1), zeroed DBR.
-	if q.cqRing, err = g.MemAlloc(ringBytes, hostPage, MemGPU); err != nil {
+	if q.cqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
 	init := make([]byte, ringBytes)
@@ -160,7 +163,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	if q.cqRingU, err = q.regUMem(op, ctx, q.cqRing, cfg.MemRegType); err != nil {
 		return nil, err
 	}
-	if q.cqDBR, err = g.MemAlloc(hostPage, hostPage, MemGPU); err != nil {
+	if q.cqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
 	if err = g.b.memsetD8(uintptr(q.cqDBR.Dev), 0, hostPage); err != nil {
@@ -194,7 +197,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	}
 
 	// SQ ring (zeroed) and DBR (host page when the CPU writes it).
-	if q.sqRing, err = g.MemAlloc(ringBytes, hostPage, MemGPU); err != nil {
+	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
 	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
@@ -211,7 +214,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 			return nil, err
 		}
 	} else {
-		if q.sqDBR, err = g.MemAlloc(hostPage, hostPage, MemGPU); err != nil {
+		if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
 			return nil, err
 		}
 		if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
@@ -292,7 +295,7 @@ func (q *QPHL) teardown() error {
 	}
 	for _, m := range []**Mem{&q.sqRing, &q.sqDBR} {
 		if *m != nil {
-			step((*m).Free())
+			step((*m).free())
 			*m = nil
 		}
 	}
@@ -312,7 +315,7 @@ func (q *QPHL) teardown() error {
 	}
 	for _, m := range []**Mem{&q.cqRing, &q.cqDBR} {
 		if *m != nil {
-			step((*m).Free())
+			step((*m).free())
 			*m = nil
 		}
 	}
@@ -588,12 +591,12 @@ func NewQPFlatList(qps []*QPHL) (_ *FlatList, err error) {
 		e.mu.Unlock()
 		exps = append(exps, e)
 	}
-	m, err := g.MemAlloc(uintptr(len(img)), 0, MemGPU)
+	m, err := g.memAllocFor("a FlatList", uintptr(len(img)), 0, MemGPU)
 	if err != nil {
 		return nil, err
 	}
 	if err := g.b.memcpyHtoD(uintptr(m.Dev), img); err != nil {
-		m.Free()
+		m.free()
 		return nil, wrapErr(op, ErrDriver, err, "copy %d device QPs", len(qps))
 	}
 	f := &FlatList{mem: m, n: len(qps), qps: exps}
@@ -640,7 +643,7 @@ func (f *FlatList) Close() error {
 	if f.closed {
 		return nil
 	}
-	if err := f.mem.Free(); err != nil {
+	if err := f.mem.free(); err != nil {
 		return err
 	}
 	unlist(f.qps)

@@ -26,6 +26,7 @@ type Mem struct {
 	g       *GPU
 	mu      sync.Mutex
 	freed   bool
+	owner   string       // the object this memory belongs to, if any
 	devBase uintptr      // MemGPU/MemGPUCPU: what cuMemAlloc returned
 	host    []byte       // MemCPUGPU: the whole mapping
 	hostReg uintptr      // MemCPUGPU: the registered (aligned) address
@@ -200,12 +201,42 @@ func (m *Mem) made(op string) error {
 	return nil
 }
 
-// Free releases the memory (idempotent).
+// memAllocFor allocates memory that belongs to an object of this package
+// (the rings of a QPHL, a device QP, a proxy mailbox, an array): Free and
+// MemFree refuse it with ErrInUse naming the owner, which frees it with
+// free when it closes.
+func (g *GPU) memAllocFor(owner string, size, alignment uintptr, t MemType) (*Mem, error) {
+	m, err := g.MemAlloc(size, alignment, t)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.owner = owner
+	m.mu.Unlock()
+	return m, nil
+}
+
+// Free releases the memory (idempotent). Memory that an object of this
+// package allocated for itself (a QPHL's rings, an exported QP's device
+// copy or mailbox, an array) is refused with ErrInUse naming the object:
+// close the object instead.
 func (m *Mem) Free() error {
 	const op = "doca_gpu_mem_free"
 	if err := m.made(op); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	owner, freed := m.owner, m.freed
+	m.mu.Unlock()
+	if owner != "" && !freed {
+		return newErr(op, ErrInUse, "%v memory at %#x belongs to %s: close that instead", m.Type, m.Dev, owner)
+	}
+	return m.free()
+}
+
+// free releases the memory, owned or not (idempotent).
+func (m *Mem) free() error {
+	const op = "doca_gpu_mem_free"
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.freed {

@@ -104,9 +104,20 @@ func TestHighLevelReferences(t *testing.T) {
 	closeRefused(t, hl.UAR(), "QP 0x")
 	closeRefused(t, s.pd, "QP 0x")
 
+	// Its memory belongs to it: freeing a ring or the device QP under it
+	// is refused.
+	closeRefused(t, memFreer{hl.SQRing()}, "belongs to a high-level QP (QPHL)")
+	closeRefused(t, memFreer{hl.CQRing()}, "belongs to a high-level QP (QPHL)")
+	dev, err := hl.GPUQP().DeviceQP()
+	require.NoError(t, err)
+	err = g.MemFree(dev)
+	require.ErrorIs(t, err, ErrInUse)
+	assert.Contains(t, err.Error(), "belongs to the device QP of exported QP 0x")
+
 	fl, err := NewQPFlatList([]*QPHL{hl})
 	require.NoError(t, err)
 	closeRefused(t, hl, "flat list")
+	closeRefused(t, memFreer{fl.mem}, "belongs to a FlatList")
 	require.NoError(t, fl.Close())
 	require.NoError(t, fl.Close())
 
@@ -256,3 +267,8 @@ func TestLeakReport(t *testing.T) {
 	require.NoError(t, m.Free())
 	assert.NotContains(t, LeakReport(), "Mem: CPU_GPU 4096 bytes at ")
 }
+
+// memFreer closes a Mem with Free.
+type memFreer struct{ m *Mem }
+
+func (f memFreer) Close() error { return f.m.Free() }

@@ -57,7 +57,7 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 		}
 	}
 	sz := uintptr(devstruct.QPSize)
-	m, err := g.MemAlloc(sz*uintptr(len(qps)), 64<<10, t)
+	m, err := g.memAllocFor("a DevQPArray", sz*uintptr(len(qps)), 64<<10, t)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 		q.tmpl.Put(img[i*int(sz):])
 	}
 	if err := g.b.memcpyHtoD(uintptr(m.Dev), img); err != nil {
-		m.Free()
+		m.free()
 		return nil, wrapErr(op, ErrDriver, err, "copy %d device QPs", len(qps))
 	}
 	a := &DevQPArray{g: g, mem: m, qps: append([]*QP(nil), qps...)}
@@ -74,7 +74,7 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 	for i, q := range qps {
 		if q.dev != nil {
 			q.progMu.Lock()
-			if err := q.dev.Free(); err != nil {
+			if err := q.dev.free(); err != nil {
 				logf(LogErr, "%s: free the earlier device copy of QP 0x%x: %v", op, q.qpn, err)
 			}
 			q.dev = nil
@@ -159,7 +159,7 @@ func (a *DevQPArray) Close() error {
 		q.progMu.Unlock()
 		q.mu.Unlock()
 	}
-	if err := a.mem.Free(); err != nil {
+	if err := a.mem.free(); err != nil {
 		return err
 	}
 	a.closed = true
