@@ -380,13 +380,24 @@ func putAll(q *devhost.QP, cfg config, b *buffer, remote verbs.Region) (time.Dur
 	return d, errors.Join(errs...)
 }
 
+// validationError is the first wrong byte validate finds; it reads as the
+// reference's message.
+type validationError struct {
+	buffer, pos int
+	value       byte
+}
+
+func (e *validationError) Error() string {
+	return fmt.Sprintf("Validation error: buffer %d pos %d has invalid data %d", e.buffer, e.pos, e.value)
+}
+
 // validate checks that every byte of the server's buffer i is i+1, the
 // client's pattern, and names the first one that is not.
 func validate(bufs []*buffer) error {
 	for i, b := range bufs {
 		for pos, v := range b.target {
 			if v != byte(i+1) {
-				return fmt.Errorf("Validation error: buffer %d pos %d has invalid data %d", i, pos, v)
+				return &validationError{buffer: i, pos: pos, value: v}
 			}
 		}
 	}
