@@ -209,14 +209,14 @@ func run(cfg config, stdout io.Writer) (err error) {
 		bufs = append(bufs, b)
 	}
 
-	sl, cLink, err := exchange(srv, cli, bufs, cfg.timeout)
+	srvLink, cliLink, err := exchange(srv, cli, bufs, cfg.timeout)
 	if err != nil {
 		return err
 	}
-	if err := srv.qp.ConnectRC(sl.local, sl.remote, nil); err != nil {
+	if err := srv.qp.ConnectRC(srvLink.local, srvLink.remote, nil); err != nil {
 		return fmt.Errorf("connect the server QP: %w", err)
 	}
-	if err := cli.qp.ConnectRC(cLink.local, cLink.remote, nil); err != nil {
+	if err := cli.qp.ConnectRC(cliLink.local, cliLink.remote, nil); err != nil {
 		return fmt.Errorf("connect the client QP: %w", err)
 	}
 	gq := cli.qp.GPUQP()
@@ -248,7 +248,7 @@ func run(cfg config, stdout io.Writer) (err error) {
 	var msgs, bytes uint64 // measured runs only
 	var total time.Duration
 	for i, b := range bufs {
-		remote := cLink.remote.Regions[i] // as the server sent it
+		remote := cliLink.remote.Regions[i] // as the server sent it
 		remote.RKey ^= cfg.rkeyXor
 		if _, err := putAll(dq, cfg, b, remote); err != nil { // warm-up, as the kernel's
 			return fmt.Errorf("message size %d, warm-up: %w", b.size, err)
