@@ -18,7 +18,8 @@ all: build kernels
 build:
 	$(GO) build ./...
 
-# CUDA kernels (examples and GPU tests) are built only where nvcc exists.
+# CUDA kernels (examples/*/kernel.cu, the quickstart's included, and the GPU
+# tests' cuda/test/*.cu) are built only where nvcc exists.
 kernels:
 ifeq ($(NVCC),)
 	@echo "note: nvcc not found: CUDA kernels not built (Go packages and commands are). Install the CUDA toolkit to build them."
@@ -60,7 +61,10 @@ gpu-build:
 gpu-test:
 	@bash scripts/gpu-test.sh
 
-# put_bw server and client on one GPU over emulated NICs.
+# The put_bw exchange over the emulated NICs emu0 and emu1: server and client
+# on one GPU when there is one; otherwise (or with DEMO_CPU=1) the CPU-driven
+# run, CPU threads posting through the device API compiled as host C++
+# (internal/cpudemo). Non-zero exit on failure. See scripts/demo.sh.
 demo:
 	@bash scripts/demo.sh
 

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The examples part of make gpu-test: every example in every supported exec
-# scope and NIC handler, each run as two processes (server on emu0, client on
-# emu1) on one GPU. Checks the exit statuses, the server's validation line
-# (put_bw, write_bw), that every row of the table is present with the right
-# message sizes and iteration count, and that its numbers are positive and
-# consistent with each other (and with the -o JSON file). Prints a summary.
+# The examples part of make gpu-test. First the quickstart, twice: with its
+# kernel built by nvcc (build/kernels/quickstart_kernel.fatbin, -image) and
+# compiled at run time by NVRTC; each must exit 0 and print its "all bytes
+# arrived" line naming how the kernel was built. Then every benchmark example
+# in every supported exec scope and NIC handler, each run as two processes
+# (server on emu0, client on emu1) on one GPU. Checks the exit statuses, the
+# server's validation line (put_bw, write_bw), that every row of the table is
+# present with the right message sizes and iteration count, and that its
+# numbers are positive and consistent with each other (and with the -o JSON
+# file). Prints a summary.
 #
 # Environment: BW_ITERS (default 512), LAT_ITERS (default 256), EX_GPU (-g),
 # EX_PORT_BASE (default 21000), EX_TIMEOUT (per wait, default 120s),
@@ -143,6 +147,32 @@ run_case() {
   fi
 }
 
+# run_quickstart NAME WANT ARGS...: one quickstart run (both QPs in one
+# process, emu0 -> emu1); it must exit 0 and print the success line with WANT.
+run_quickstart() {
+  local name=$1 want=$2; shift 2
+  if [ -n "${EX_CASES:-}" ] && ! echo "$name" | grep -Eq "$EX_CASES"; then
+    return
+  fi
+  local d="$LOG/$(echo "$name" | tr ' /=()' '_____')"
+  rm -rf "$d"; mkdir -p "$d"
+  local t0=$SECONDS rc=0 why=()
+  echo "=== $name"
+  timeout 300 build/bin/quickstart "${gpu[@]}" "$@" >"$d/out" 2>"$d/err" || rc=$?
+  [ "$rc" -eq 0 ] || why+=("exit $rc")
+  grep -q "all bytes arrived" "$d/out" || why+=("no success line")
+  grep -q "$want" "$d/out" || why+=("not '$want'")
+  if [ ${#why[@]} -eq 0 ]; then
+    pass=$((pass + 1)); summary+=("PASS  $name ($((SECONDS - t0))s)")
+    cat "$d/out"
+  else
+    fail=$((fail + 1)); summary+=("FAIL  $name ($((SECONDS - t0))s): ${why[*]} -- see $d")
+    for f in out err; do echo "--- $f"; tail -20 "$d/$f"; done
+  fi
+}
+
+run_quickstart "quickstart (nvcc image)" "kernel nvcc-built" -image build/kernels/quickstart_kernel.fatbin
+run_quickstart "quickstart (NVRTC)" "kernel compiled by NVRTC"
 for scope in 0 1; do
   for h in 0 1 2; do
     run_case "put_bw -e $scope -p $h" put_bw bw -- -i "$BW_ITERS" -e "$scope" -p "$h"

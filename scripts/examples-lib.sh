@@ -13,13 +13,17 @@ have_gpu() {
   ls /dev/nvidia[0-9]* >/dev/null 2>&1
 }
 
+# The example programs with a kernel.cu (each built into
+# build/kernels/<name>_kernel.fatbin and build/bin/<name>).
+EXAMPLES="put_bw write_bw write_lat quickstart"
+
 # examples_build: kernels (make kernels when nvcc exists) and programs
 # (go build into build/bin when Go exists). Fails when something needed is
 # neither built nor buildable.
 examples_build() {
   local nvcc k stale=0
   nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
-  for k in put_bw write_bw write_lat; do
+  for k in $EXAMPLES; do
     [ "build/kernels/${k}_kernel.fatbin" -nt "examples/$k/kernel.cu" ] || stale=1
   done
   if [ "$stale" -eq 1 ] && [ -n "$nvcc" ]; then
@@ -29,7 +33,7 @@ examples_build() {
       bash scripts/build-kernels.sh "$nvcc" "-O3 -std=c++17 -Werror all-warnings -Icuda/include -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90" || return 1
     fi
   fi
-  for k in put_bw write_bw write_lat; do
+  for k in $EXAMPLES; do
     if [ ! -f "build/kernels/${k}_kernel.fatbin" ]; then
       echo "missing build/kernels/${k}_kernel.fatbin: install the CUDA toolkit (nvcc) and run make kernels" >&2
       return 1
@@ -37,9 +41,11 @@ examples_build() {
   done
   mkdir -p build/bin
   if command -v go >/dev/null 2>&1; then
-    go build -o build/bin/ ./examples/put_bw ./examples/write_bw ./examples/write_lat || return 1
+    local pkgs=()
+    for k in $EXAMPLES; do pkgs+=("./examples/$k"); done
+    go build -o build/bin/ "${pkgs[@]}" || return 1
   fi
-  for k in put_bw write_bw write_lat; do
+  for k in $EXAMPLES; do
     if [ ! -x "build/bin/$k" ]; then
       echo "missing build/bin/$k: install Go and run go build -o build/bin/ ./examples/..." >&2
       return 1

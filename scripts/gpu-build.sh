@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds, on a machine with Go, everything the GPU suite runs on a machine
 # without Go: test binaries of the packages that have GPU tests (into
-# build/tests/, named after the package path) and the example programs (into
-# build/bin/). Carry build/ to the GPU machine and run scripts/gpu-test.sh.
+# build/tests/, named after the package path) and the example programs, the
+# quickstart among them (into build/bin/). Carry build/ to the GPU machine and
+# run scripts/gpu-test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/tests build/bin

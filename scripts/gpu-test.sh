@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU suite (make gpu-test): compiles the device headers and kernels with
 # nvcc, runs the test binaries of every package with GPU tests (GPU memory,
-# export, kernels posting to emulated NICs), the post-rate benchmark and the
+# export, kernels posting to emulated NICs), the post-rate benchmark, the
+# quickstart (its kernel built by nvcc, then compiled by NVRTC) and the
 # examples as client/server pairs, and prints one summary line per step and a
 # closing "N passed, N failed" line. Test binaries come from
 # scripts/gpu-build.sh (run here first when Go is available).
@@ -53,7 +54,8 @@ if [ -n "$NVCC" ] && [ -f scripts/post-rate.sh ]; then
   step "post-rate benchmark" bash scripts/post-rate.sh
 fi
 if [ -f scripts/examples-gpu-test.sh ]; then
-  step "examples (client/server on emulated NICs)" env OUT="$ROOT/build" bash scripts/examples-gpu-test.sh
+  step "quickstart (kernel by nvcc, then by NVRTC)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^quickstart}" bash scripts/examples-gpu-test.sh
+  step "examples (client/server on emulated NICs)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^(put_bw|write_bw|write_lat)}" bash scripts/examples-gpu-test.sh
 fi
 echo
 echo "GPU suite summary:"

@@ -41,7 +41,7 @@ style_flags() {
 }
 
 # C cleanliness of the two shared .h files (cgo includes them with the C compiler).
-for h in common/doca_gpunetio_verbs_def.h common/doca_gpunetio_verbs_dev.h host/doca_error.h doca_gpunetio_config.h doca_gpunetio_host.h; do
+for h in common/doca_gpunetio_verbs_prim.h common/doca_gpunetio_verbs_def.h common/doca_gpunetio_verbs_dev.h host/doca_error.h doca_gpunetio_config.h doca_gpunetio_host.h; do
 	printf '#include "%s"\nint gpunetio_c_check;\n' "$h" >"$TMP/c.c"
 	run "gcc -std=c11 $h" "$CC" -std=c11 -Wall -Wextra -Werror -I"$INC" -c "$TMP/c.c" -o "$TMP/c.o"
 done

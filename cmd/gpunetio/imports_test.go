@@ -19,15 +19,18 @@ import (
 
 // importRules says which of this module's internal packages the Go files of
 // a directory tree may import: the commands and examples are written the way
-// a user's program is, so they may use public packages only. A file must obey
-// every rule whose root contains it. Paths are slash-separated and relative
-// to the module root; an allowed entry admits that package and the packages
-// below it.
+// a user's program is, so they may use public packages only; the examples
+// share their flags, tables and TCP transport through examples/internal,
+// which itself uses public packages only. A file must obey every rule whose
+// root contains it. Paths are slash-separated and relative to the module
+// root; an allowed entry admits that package and the packages below it.
 var importRules = []struct {
 	root    string
 	allowed []string
 }{
 	{root: "cmd"},
+	{root: "examples", allowed: []string{"examples/internal"}},
+	{root: "examples/internal", allowed: []string{"examples/internal"}},
 }
 
 // TestNoInternalImports fails when a Go file (tests included) under a rule's
@@ -72,6 +75,14 @@ func TestInternalImportsCheck(t *testing.T) {
 	bad, _, err = internalImports(dir, mod, "app", nil)
 	require.NoError(t, err)
 	assert.Contains(t, bad, "app/ok.go imports example.com/m/app/internal/helper")
+
+	// The examples' rules: their shared helpers may not reach into the
+	// library's internals either.
+	write("app/internal/helper/bad.go", "package helper\nimport \"example.com/m/internal/devhost\"\n")
+	bad, _, err = internalImports(dir, mod, "app/internal", []string{"app/internal"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"app/internal/helper/bad.go imports example.com/m/internal/devhost"}, bad)
+	require.NoError(t, os.Remove(filepath.Join(dir, "app", "internal", "helper", "bad.go")))
 
 	write("app/broken.go", "package main\nimport (\n")
 	_, _, err = internalImports(dir, mod, "app", nil)

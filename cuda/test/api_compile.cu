@@ -8,6 +8,10 @@
  *   1: -Iinclude -Iinclude/host -Iinclude/common -Iinclude/device, bare file names (examples)
  *   2: -Iinclude, the umbrella <doca_gpunetio_device.h>
  *   3: -Iinclude, sub-directory paths <device/...>, <common/...>, <host/...>
+ *
+ * The file also compiles with NVRTC (-std=c++17, only the headers under cuda/include and no
+ * system include path): there <infiniband/mlx5dv.h>, the CUDA_VERSION check and the host launch
+ * wrapper are left out.
  */
 #ifndef GPUNETIO_INCLUDE_STYLE
 #define GPUNETIO_INCLUDE_STYLE 1
@@ -30,11 +34,15 @@
 #include <host/doca_error.h>
 #endif
 
-#ifndef GPUNETIO_NO_MLX5DV
+#if !defined(GPUNETIO_NO_MLX5DV) && !defined(__CUDACC_RTC__)
 #include <infiniband/mlx5dv.h>
 #define TEST_OPCODE_WRITE MLX5_OPCODE_RDMA_WRITE
 #else
+/* No rdma-core here: the examples' MLX5_OPCODE_RDMA_WRITE stands for the same value. */
 #define TEST_OPCODE_WRITE DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE
+#ifndef MLX5_OPCODE_RDMA_WRITE
+#define MLX5_OPCODE_RDMA_WRITE DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE
+#endif
 #endif
 
 #define RSM_EXCL DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE
@@ -50,7 +58,7 @@ static_assert(sizeof(struct doca_gpu_dev_verbs_qp) == 296, "QP layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_cq) == 64, "CQ layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_wqe) == 64, "WQE layout");
 static_assert(DOCA_GPUNETIO_VERSION == 0x20000, "version");
-#if !defined(CUDA_VERSION)
+#if !defined(CUDA_VERSION) && !defined(__CUDACC_RTC__)
 #error "CUDA_VERSION must be visible through the headers"
 #endif
 
@@ -293,9 +301,16 @@ __global__ void ex_put_bw(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint
 	unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	uint64_t start = doca_gpu_dev_verbs_query_globaltimer();
 	for (int i = 0; i < iters; i++) {
+#if !defined(__CUDACC_RTC__) || __cplusplus >= 202002L
 		doca_gpu_dev_verbs_put<DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, scope>(
 			qp, doca_gpu_dev_verbs_addr{.addr = raddr + size * threadIdx.x, .key = rkey},
 			doca_gpu_dev_verbs_addr{.addr = laddr + size * threadIdx.x, .key = lkey}, size, &ticket);
+#else
+		/* Designated initializers are C++20 (nvcc accepts them in C++17 as an extension, NVRTC does not). */
+		doca_gpu_dev_verbs_put<DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, scope>(
+			qp, doca_gpu_dev_verbs_addr{raddr + size * threadIdx.x, rkey},
+			doca_gpu_dev_verbs_addr{laddr + size * threadIdx.x, lkey}, size, &ticket);
+#endif
 		if (scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD)
 			doca_gpu_dev_verbs_poll_cq_at<DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU>(cq, ticket);
 		else if (lane == 0)
@@ -365,6 +380,7 @@ template __global__ void ex_write_lat<DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB>
 template __global__ void ex_write_lat<DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR>(struct doca_gpu_dev_verbs_qp *, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, int, uint8_t *, uint8_t *);
 template __global__ void ex_write_lat<DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF>(struct doca_gpu_dev_verbs_qp *, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, int, uint8_t *, uint8_t *);
 
+#if !defined(__CUDACC_RTC__)
 /* A host launch wrapper in the style of the examples: doca_error_t from host/doca_error.h. */
 extern "C" doca_error_t gpunetio_test_launch_put_bw(struct doca_gpu_dev_verbs_qp *qp, uint64_t *times)
 {
@@ -373,3 +389,7 @@ extern "C" doca_error_t gpunetio_test_launch_put_bw(struct doca_gpu_dev_verbs_qp
 		return DOCA_ERROR_BAD_STATE;
 	return DOCA_SUCCESS;
 }
+#else
+/* NVRTC: device code only; doca_error_t must still be visible. */
+static_assert(DOCA_SUCCESS == 0 && DOCA_ERROR_BAD_STATE == 18, "host/doca_error.h");
+#endif

@@ -47,7 +47,7 @@ func launch(l *gpurun.BWLaunch) error {
 		return err
 	}
 	return l.Env.Ctx.LaunchKernel(f, cuda.Dim3{X: 1}, cuda.Dim3{X: common.BWThreads}, 0, l.Stream,
-		l.Env.DevQP, l.Iters, uint32(l.Size), l.Local.Addr(), l.LKeyBE(), l.Remote.Addr, l.RKeyBE(), l.Errs)
+		l.Env.DevQP, l.Iters, uint32(l.Size), l.Local.Addr(), l.Local.LKey(), l.Remote.Addr, l.RKey(), l.Errs)
 }
 
 func main() {

@@ -25,6 +25,7 @@ import (
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/examples/internal/gpurun"
 	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 var prog = common.Program{
@@ -86,7 +87,7 @@ func run(ctx context.Context, cfg common.Config, stdout, stderr io.Writer) (err 
 	n := len(common.LatSizes)
 	pollBufs := make([]*gpurun.Buffer, n)
 	postBufs := make([]*gpurun.Buffer, n)
-	local := make([]common.RemoteBuf, n)
+	local := make([]verbs.Region, n)
 	for i, size := range common.LatSizes {
 		if pollBufs[i], err = e.GPUBuffer(size, 0, gpurun.RemoteWritable); err != nil {
 			return err
@@ -94,7 +95,7 @@ func run(ctx context.Context, cfg common.Config, stdout, stderr io.Writer) (err 
 		if postBufs[i], err = e.GPUBuffer(size, 0, gpurun.LocalOnly); err != nil {
 			return err
 		}
-		local[i] = pollBufs[i].Remote()
+		local[i] = pollBufs[i].MR.Region()
 	}
 	status, err := e.Counter()
 	if err != nil {
@@ -106,7 +107,7 @@ func run(ctx context.Context, cfg common.Config, stdout, stderr io.Writer) (err 
 		return fmt.Errorf("failed to set up the OOB connection with the remote peer: %w", err)
 	}
 	defer conn.Close()
-	peer, err := common.Exchange(conn, !cfg.IsClient(), e.Endpoint(local), n, cfg.Timeout)
+	peer, err := common.Exchange(conn, e.Endpoint(local), n, cfg.Timeout)
 	if err != nil {
 		return err
 	}
@@ -145,13 +146,13 @@ func run(ctx context.Context, cfg common.Config, stdout, stderr io.Writer) (err 
 			}
 			return e.Ctx.LaunchKernel(f, cuda.Dim3{X: 1}, cuda.Dim3{X: 1}, 0, s,
 				e.DevQP, isServer, cfg.Iters, base, uint32(size),
-				cuda.DevPtr(pollBufs[i].Addr()), cuda.DevPtr(postBufs[i].Addr()), gpurun.BE32(postBufs[i].MR.LKey()),
-				peer.Bufs[i].Addr, gpurun.BE32(peer.Bufs[i].RKey), uint64(cfg.Timeout/time.Nanosecond), status)
+				pollBufs[i].Addr(), postBufs[i].Addr(), postBufs[i].LKey(),
+				peer.Regions[i].Addr, gpunetio.DeviceKey(peer.Regions[i].RKey), uint64(cfg.Timeout/time.Nanosecond), status.Ptr())
 		})
 		if err != nil {
 			return fmt.Errorf("message size %d: %w", size, err)
 		}
-		st, err := e.ReadCounter(status)
+		st, err := gpurun.ReadCounter(status)
 		if err != nil {
 			return err
 		}

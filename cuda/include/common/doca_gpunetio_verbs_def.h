@@ -2,17 +2,20 @@
  * GPUNetIO verbs definitions shared by host and device code: version macros, utility macros,
  * constants, enums and the mlx5 descriptor segment layouts.
  *
- * Source-compatible with DOCA GPUNetIO 2.0.x (see shared/reference/device-api.md, sections 2 and 3).
+ * Source-compatible with DOCA GPUNetIO 2.0.x (names, values and layouts; see cuda/README.md).
  * Plain C (C11) and C++; no MLX5_* names are defined here so that <infiniband/mlx5dv.h> can be
- * included in the same translation unit.
+ * included in the same translation unit. The platform types come from doca_gpunetio_verbs_prim.h
+ * (the system headers, or NVRTC's own declarations).
+ *
+ * Struct attributes stand before the struct name: NVRTC ignores a trailing
+ * __attribute__((packed)). NVRTC also has no anonymous structs, so under __CUDACC_RTC__ the
+ * three structs that use them (ctrl segment, CQE, WQE view) keep every size and offset but drop
+ * the aliases that only an anonymous struct can express (see cuda/README.md, "NVRTC").
  */
 #ifndef DOCA_GPUNETIO_VERBS_DEF_H
 #define DOCA_GPUNETIO_VERBS_DEF_H
 
-#include <stdio.h>
-#include <stdint.h>
-#include <limits.h>
-#include <linux/types.h>
+#include "doca_gpunetio_verbs_prim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,7 +53,29 @@ extern "C" {
 	 (DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_PATCH << DOCA_GPUNETIO_VERSION_PATCH_SHIFT))
 
 /* ---- Utility macros ------------------------------------------------------------------------ */
-#ifdef __GNUC__
+#if defined(__CUDACC_RTC__)
+/* NVRTC has no __typeof__, and decltype(*p) is a reference: strip it, so that
+ * DOCA_GPUNETIO_VOLATILE(*p) works there as it does with nvcc. */
+#ifdef __cplusplus
+extern "C++" {
+#endif
+template <typename T>
+struct doca_priv_gpunetio_unref {
+	typedef T type;
+};
+template <typename T>
+struct doca_priv_gpunetio_unref<T &> {
+	typedef T type;
+};
+template <typename T>
+struct doca_priv_gpunetio_unref<T &&> {
+	typedef T type;
+};
+#ifdef __cplusplus
+}
+#endif
+#define TYPEOF(x) typename doca_priv_gpunetio_unref<decltype(x)>::type
+#elif defined(__GNUC__)
 #define TYPEOF(x) __typeof__(x)
 #else
 #define TYPEOF(x) decltype(x)
@@ -73,7 +98,11 @@ extern "C" {
 #define DOCA_GPUNETIO_VERBS_ENABLE_DEBUG 0
 #endif
 
-#if DOCA_GPUNETIO_VERBS_ENABLE_DEBUG == 1
+#if DOCA_GPUNETIO_VERBS_ENABLE_DEBUG == 1 && defined(__CUDACC_RTC__)
+/* NVRTC has no <assert.h>: the device assert it would expand to, with NVRTC's built-in. */
+#define DOCA_GPUNETIO_VERBS_ASSERT(x) \
+	((x) ? (void)0 : __assertfail(#x, __FILE__, __LINE__, __func__, sizeof(char)))
+#elif DOCA_GPUNETIO_VERBS_ENABLE_DEBUG == 1
 #include <assert.h>
 #define DOCA_GPUNETIO_VERBS_ASSERT(x) assert(x)
 #else
@@ -288,48 +317,60 @@ enum doca_gpu_dev_verbs_qp_ready_mode {
 };
 
 /* ---- mlx5 segment layouts ------------------------------------------------------------------- */
-struct doca_gpunetio_ib_mlx5_wqe_data_seg {
+struct __attribute__((packed)) doca_gpunetio_ib_mlx5_wqe_data_seg {
 	__be32 byte_count;
 	__be32 lkey;
 	__be64 addr;
-} __attribute__((packed));
+};
 
-struct doca_gpunetio_ib_mlx5_wqe_ctrl_seg {
+#if !defined(__CUDACC_RTC__)
+struct __attribute__((packed, aligned(4))) doca_gpunetio_ib_mlx5_wqe_ctrl_seg {
 	__be32 opmod_idx_opcode;
 	__be32 qpn_ds;
 	union {
-		struct {
+		struct __attribute__((packed)) {
 			uint8_t signature;
 			__be16 dci_stream_channel_id;
 			uint8_t fm_ce_se;
-		} __attribute__((packed));
-		struct {
+		};
+		struct __attribute__((packed)) {
 			__be32 signature_fm_ce_se;
-		} __attribute__((packed));
+		};
 	};
 	__be32 imm;
-} __attribute__((packed)) __attribute__((aligned(4)));
+};
+#else
+/* NVRTC: the three bytes at 8..11 by name; the 4-byte alias signature_fm_ce_se is not there. */
+struct __attribute__((packed, aligned(4))) doca_gpunetio_ib_mlx5_wqe_ctrl_seg {
+	__be32 opmod_idx_opcode;
+	__be32 qpn_ds;
+	uint8_t signature;
+	__be16 dci_stream_channel_id;
+	uint8_t fm_ce_se;
+	__be32 imm;
+};
+#endif
 
-struct doca_gpunetio_ib_mlx5_wqe_raddr_seg {
+struct __attribute__((packed)) doca_gpunetio_ib_mlx5_wqe_raddr_seg {
 	__be64 raddr;
 	__be32 rkey;
 	__be32 reserved;
-} __attribute__((packed));
+};
 
-struct doca_gpunetio_ib_mlx5_wqe_atomic_seg {
+struct __attribute__((packed)) doca_gpunetio_ib_mlx5_wqe_atomic_seg {
 	__be64 swap_add;
 	__be64 compare;
-} __attribute__((packed));
+};
 
 struct doca_gpunetio_ib_mlx5_wqe_inl_data_seg {
 	uint32_t byte_count;
 };
 
-struct doca_gpunetio_ib_mlx5_wqe_wait_seg {
+struct __attribute__((packed)) doca_gpunetio_ib_mlx5_wqe_wait_seg {
 	uint32_t resv[2];
 	__be32 max_index;
 	__be32 qpn_cqn;
-} __attribute__((packed));
+};
 
 struct doca_gpunetio_ib_mlx5_tm_cqe {
 	__be32 success;
@@ -345,6 +386,7 @@ struct doca_gpunetio_ib_ibv_tmh {
 };
 
 struct doca_gpunetio_ib_mlx5_cqe64 {
+#if !defined(__CUDACC_RTC__)
 	union {
 		struct {
 			uint8_t rsvd0[2];
@@ -361,6 +403,19 @@ struct doca_gpunetio_ib_mlx5_cqe64 {
 		struct doca_gpunetio_ib_mlx5_tm_cqe tm_cqe;
 		struct doca_gpunetio_ib_ibv_tmh tmh;
 	};
+#else
+	/* NVRTC: the receive view by name; the tm_cqe and tmh aliases of bytes 0..31 are not there. */
+	uint8_t rsvd0[2];
+	__be16 wqe_id;
+	uint8_t rsvd4[13];
+	uint8_t ml_path;
+	uint8_t rsvd20[4];
+	__be16 slid;
+	__be32 flags_rqpn;
+	uint8_t hds_ip_ext;
+	uint8_t l4_hdr_type_etc;
+	__be16 vlan_info;
+#endif
 	__be32 srqn_uidx;
 	__be32 imm_inval_pkey;
 	uint8_t app;

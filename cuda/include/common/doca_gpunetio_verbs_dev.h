@@ -3,7 +3,7 @@
  * the 64-byte WQE view, memory addresses with keys and the masked-atomic operand layouts.
  *
  * Plain C (C11) and C++: the Go host code includes this file through cgo to fill the structs.
- * Layouts are fixed (device-api.md section 3): QP 296 bytes, CQ 64 bytes, WQE 64 bytes.
+ * Layouts are fixed (those of DOCA GPUNetIO 2.0): QP 296 bytes, CQ 64 bytes, WQE 64 bytes.
  */
 #ifndef DOCA_GPUNETIO_VERBS_DEV_H
 #define DOCA_GPUNETIO_VERBS_DEV_H
@@ -23,28 +23,28 @@ struct doca_gpu_dev_verbs_addr {
 	__be32 key;
 };
 
-typedef struct {
+typedef struct __attribute__((packed)) {
 	uint32_t add_data;
 	uint32_t field_boundary;
 	uint64_t reserved;
-} __attribute__((packed)) doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t;
+} doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t;
 
-typedef struct {
+typedef struct __attribute__((packed)) {
 	uint64_t add_data;
 	uint64_t field_boundary;
-} __attribute__((packed)) doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t;
+} doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t;
 
-typedef struct {
+typedef struct __attribute__((packed)) {
 	uint32_t swap_data;
 	uint32_t compare_data;
 	uint32_t swap_mask;
 	uint32_t compare_mask;
-} __attribute__((packed)) doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t;
+} doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t;
 
-typedef struct {
+typedef struct __attribute__((packed)) {
 	uint64_t swap;
 	uint64_t compare;
-} __attribute__((packed)) doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t;
+} doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t;
 
 #if defined(__cplusplus) && __cplusplus >= 201103L
 static_assert(sizeof(doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t) == 16, "32-bit masked FA segment must be 16 bytes");
@@ -54,7 +54,8 @@ static_assert(sizeof(doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t) == 16, "64-bi
 #endif
 
 /* One 64-byte send WQE building block, viewed per WQE kind. Builders need 16-byte alignment. */
-struct doca_gpu_dev_verbs_wqe {
+#if !defined(__CUDACC_RTC__)
+struct __attribute__((aligned(8))) doca_gpu_dev_verbs_wqe {
 	union {
 		uint8_t inl_data[64];
 		struct {
@@ -88,10 +89,44 @@ struct doca_gpu_dev_verbs_wqe {
 			struct doca_gpunetio_ib_mlx5_wqe_data_seg padding1;
 		};
 	};
-} __attribute__((aligned(8)));
+};
+#else
+/* NVRTC: one anonymous union per 16-byte quarter keeps every segment name at its offset; the
+ * whole-slot alias inl_data[64] needs an anonymous struct and is not there (use (uint8_t *)wqe). */
+struct __attribute__((aligned(8))) doca_gpu_dev_verbs_wqe {
+	union {
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg dseg0;
+		struct doca_gpunetio_ib_mlx5_wqe_ctrl_seg rw_cseg;
+		struct doca_gpunetio_ib_mlx5_wqe_ctrl_seg at_cseg;
+		struct doca_gpunetio_ib_mlx5_wqe_ctrl_seg snd_cseg;
+		struct doca_gpunetio_ib_mlx5_wqe_ctrl_seg wait_cseg;
+	};
+	union {
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg dseg1;
+		struct doca_gpunetio_ib_mlx5_wqe_raddr_seg rw_rseg;
+		struct doca_gpunetio_ib_mlx5_wqe_raddr_seg at_rseg;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg snd_dseg0;
+		struct doca_gpunetio_ib_mlx5_wqe_wait_seg wait_dseg;
+	};
+	union {
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg dseg2;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg rw_dseg0;
+		struct doca_gpunetio_ib_mlx5_wqe_atomic_seg at_seg;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg snd_dseg1;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg padding0;
+	};
+	union {
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg dseg3;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg rw_dseg1;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg at_dseg;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg snd_dseg2;
+		struct doca_gpunetio_ib_mlx5_wqe_data_seg padding1;
+	};
+};
+#endif
 
 /* Device view of a completion queue (64 bytes). */
-struct doca_gpu_dev_verbs_cq {
+struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_cq {
 	uint8_t *cqe_daddr;
 	uint32_t cq_num;
 	uint32_t cqe_num;
@@ -103,10 +138,10 @@ struct doca_gpu_dev_verbs_cq {
 	uint64_t cqe_rsvd;
 	enum doca_gpu_dev_verbs_mem_type mem_type;
 	uint8_t reserved2[12];
-} __attribute__((aligned(8), packed));
+};
 
 /* Device view of a send queue with its embedded send CQ (296 bytes). */
-struct doca_gpu_dev_verbs_qp {
+struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_qp {
 	uint64_t sq_rsvd_index;
 	uint64_t sq_ready_index;
 	uint64_t sq_wqe_pi;
@@ -130,7 +165,184 @@ struct doca_gpu_dev_verbs_qp {
 	uint8_t reserved3[64];
 	enum doca_gpu_dev_verbs_nic_handler nic_handler;
 	enum doca_gpu_dev_verbs_mem_type mem_type;
-} __attribute__((aligned(8), packed));
+};
+
+
+/* ---- Layout checks ---------------------------------------------------------------------------- */
+/* Every size, alignment and offset that kernels, the NIC or the Go host code rely on, checked by
+ * each compiler that includes this header (nvcc, NVRTC, g++, and gcc for the cgo host code). */
+#if DOCA_GPUNETIO_PRIV_HAVE_STATIC_ASSERT
+#define DOCA_GPUNETIO_PRIV_CHECK_SIZE(s, n) DOCA_GPUNETIO_PRIV_STATIC_ASSERT(sizeof(struct s) == (n), "sizeof(struct " #s ")")
+#define DOCA_GPUNETIO_PRIV_CHECK_ALIGN(s, n) \
+	DOCA_GPUNETIO_PRIV_STATIC_ASSERT(DOCA_GPUNETIO_PRIV_ALIGNOF(struct s) == (n), "alignof(struct " #s ")")
+#define DOCA_GPUNETIO_PRIV_CHECK_FIELD(s, f, off, n)                                                     \
+	DOCA_GPUNETIO_PRIV_STATIC_ASSERT(DOCA_GPUNETIO_PRIV_OFFSETOF(struct s, f) == (off) &&            \
+						 sizeof(((struct s *)0)->f) == (n),                      \
+					 "offset or size of " #s "." #f)
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_qp, 296);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_qp, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_rsvd_index, 0, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_ready_index, 8, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_pi, 16, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num, 24, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8, 28, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be, 32, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_1ds, 36, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_2ds, 40, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_3ds, 44, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_4ds, 48, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_5ds, 52, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_lock, 56, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_num, 60, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_mask, 62, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_daddr, 64, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_dbrec, 72, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_db, 80, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved1, 88, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved2, 96, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, cq_sq, 160, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved3, 224, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, nic_handler, 288, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, mem_type, 292, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_cq, 64);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_cq, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cqe_daddr, 0, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cq_num, 8, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cqe_num, 12, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, dbrec, 16, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cqe_ci, 24, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cqe_mask, 32, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cqe_size, 36, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, reserved1, 37, 3);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, cqe_rsvd, 40, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, mem_type, 48, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, reserved2, 52, 12);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_wqe, 64);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_wqe, 8);
+#if !defined(__CUDACC_RTC__)
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, inl_data, 0, 64);
+#endif
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, dseg0, 0, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, dseg1, 16, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, dseg2, 32, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, dseg3, 48, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, rw_cseg, 0, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, rw_rseg, 16, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, rw_dseg0, 32, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, rw_dseg1, 48, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, at_cseg, 0, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, at_rseg, 16, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, at_seg, 32, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, at_dseg, 48, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, snd_cseg, 0, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, snd_dseg0, 16, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, snd_dseg1, 32, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, snd_dseg2, 48, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, wait_cseg, 0, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, wait_dseg, 16, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, padding0, 32, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe, padding1, 48, 16);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_addr, 16);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_addr, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_addr, addr, 0, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_addr, key, 8, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, opmod_idx_opcode, 0, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, qpn_ds, 4, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, signature, 8, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, dci_stream_channel_id, 9, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, fm_ce_se, 11, 1);
+#if !defined(__CUDACC_RTC__)
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, signature_fm_ce_se, 8, 4);
+#endif
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, imm, 12, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_wqe_data_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_mlx5_wqe_data_seg, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_data_seg, byte_count, 0, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_data_seg, lkey, 4, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_data_seg, addr, 8, 8);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_wqe_raddr_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_raddr_seg, raddr, 0, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_raddr_seg, rkey, 8, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_raddr_seg, reserved, 12, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_wqe_atomic_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_atomic_seg, swap_add, 0, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_atomic_seg, compare, 8, 8);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_wqe_inl_data_seg, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_wqe_wait_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_wait_seg, resv, 0, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_wait_seg, max_index, 8, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_wqe_wait_seg, qpn_cqn, 12, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_tm_cqe, 20);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_mlx5_tm_cqe, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_tm_cqe, success, 0, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_tm_cqe, hw_phase_cnt, 4, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_tm_cqe, rsvd0, 6, 12);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_ibv_tmh, 16);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_ibv_tmh, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_ibv_tmh, opcode, 0, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_ibv_tmh, reserved, 1, 3);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_ibv_tmh, app_ctx, 4, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_ibv_tmh, tag, 8, 8);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_cqe64, 64);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_mlx5_cqe64, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, wqe_id, 2, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, ml_path, 17, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, slid, 22, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, flags_rqpn, 24, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, hds_ip_ext, 28, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, l4_hdr_type_etc, 29, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, vlan_info, 30, 2);
+#if !defined(__CUDACC_RTC__)
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, tm_cqe, 0, 20);
+#endif
+#if !defined(__CUDACC_RTC__)
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, tmh, 0, 16);
+#endif
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, srqn_uidx, 32, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, imm_inval_pkey, 36, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, app, 40, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, app_op, 41, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, app_info, 42, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, byte_cnt, 44, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, timestamp, 48, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, sop_drop_qpn, 56, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, wqe_counter, 60, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, signature, 62, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, op_own, 63, 1);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_err_cqe_ex, 64);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_mlx5_err_cqe_ex, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, rsvd0, 0, 32);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, srqn, 32, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, rsvd1, 36, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, hw_err_synd, 52, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, hw_synd_type, 53, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, vendor_err_synd, 54, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, syndrome, 55, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, s_wqe_opcode_qpn, 56, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, wqe_counter, 60, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, signature, 62, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, op_own, 63, 1);
+
+#undef DOCA_GPUNETIO_PRIV_CHECK_SIZE
+#undef DOCA_GPUNETIO_PRIV_CHECK_ALIGN
+#undef DOCA_GPUNETIO_PRIV_CHECK_FIELD
+#endif /* DOCA_GPUNETIO_PRIV_HAVE_STATIC_ASSERT */
 
 #ifdef __cplusplus
 }

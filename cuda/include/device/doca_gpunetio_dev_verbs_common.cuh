@@ -14,20 +14,28 @@
 #ifndef DOCA_GPUNETIO_DEV_VERBS_COMMON_H
 #define DOCA_GPUNETIO_DEV_VERBS_COMMON_H
 
+#include "../common/doca_gpunetio_verbs_dev.h"
+#if defined(__CUDACC_RTC__)
+/* NVRTC: no system or toolkit headers; doca_gpunetio_verbs_prim.h declared what is needed. */
+#elif defined(__CUDACC__)
+/* The includes of the DOCA header: kernels may rely on what they make visible. */
 #include <stdio.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
-#if defined(__CUDACC__)
 #include <cuda.h>
 #include <cuda/atomic>
+#include <math.h>
 #else
+#include <stdio.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
 #include <atomic>
 #include <sched.h>
 #include <time.h>
 #endif
-#include <math.h>
-#include "../common/doca_gpunetio_verbs_dev.h"
 
 /* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
 #if defined(__GNUC__)
@@ -58,18 +66,28 @@
 #define DOCA_GPUNETIO_VERBS_HAS_TMA_COPY 1
 #endif
 
-#if defined(CUDA_VERSION) && CUDA_VERSION >= 12020
+/* Internal: the toolkit version the feature tests compare with. CUDA_VERSION comes from <cuda.h>;
+ * NVRTC has no <cuda.h>, and the PTX it emits is that of its own version. */
+#if defined(CUDA_VERSION)
+#define DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION CUDA_VERSION
+#elif defined(__CUDACC_RTC__)
+#define DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION (__CUDACC_VER_MAJOR__ * 1000 + __CUDACC_VER_MINOR__ * 10)
+#endif
+
+#if defined(DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION) && DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION >= 12020
 #define DOCA_GPUNETIO_VERBS_HAS_STORE_RELAXED_MMIO 1
 #elif defined(__CUDACC__) && !defined(DOCA_GPUNETIO_VERBS_NO_MMIO_WARNING)
 #warning "CUDA >= 12.2 is needed for st.mmio.relaxed.sys doorbell stores; using system-scope relaxed stores instead (define DOCA_GPUNETIO_VERBS_NO_MMIO_WARNING to silence)"
 #endif
 
-#if defined(CUDA_VERSION) && CUDA_VERSION >= 12080 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION) && DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION >= 12080 && \
+	defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define DOCA_GPUNETIO_VERBS_HAS_FENCE_ACQUIRE_RELEASE_PTX 1
 #endif
 
 /* Internal: the TMA bulk-copy PTX needs a CUDA 12 assembler as well as sm_90. */
-#if defined(DOCA_GPUNETIO_VERBS_HAS_TMA_COPY) && defined(CUDA_VERSION) && CUDA_VERSION >= 12000
+#if defined(DOCA_GPUNETIO_VERBS_HAS_TMA_COPY) && defined(DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION) && \
+	DOCA_PRIV_GPU_DEV_VERBS_CUDA_VERSION >= 12000
 #define DOCA_GPUNETIO_VERBS_PRIV_TMA_PTX 1
 #endif
 
@@ -472,10 +490,63 @@ __device__ static __forceinline__ T doca_gpu_dev_verbs_atomic_add(T *ptr, T val)
 		return 0;
 	} else {
 #if defined(__CUDACC__)
-		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
-			return cuda::atomic_ref<T, cuda::thread_scope_block>(*ptr).fetch_add(val,
-											 cuda::memory_order_relaxed);
-		return cuda::atomic_ref<T, cuda::thread_scope_device>(*ptr).fetch_add(val, cuda::memory_order_relaxed);
+		static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic_add is defined for 4- and 8-byte types");
+		constexpr bool cta = resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA;
+		if constexpr ((T)0.5 != (T)0) { /* floating point */
+			if constexpr (sizeof(T) == 8) {
+				double old;
+				if (cta)
+					asm volatile("atom.relaxed.cta.global.add.f64 %0, [%1], %2;"
+						     : "=d"(old)
+						     : "l"(ptr), "d"((double)val)
+						     : "memory");
+				else
+					asm volatile("atom.relaxed.gpu.global.add.f64 %0, [%1], %2;"
+						     : "=d"(old)
+						     : "l"(ptr), "d"((double)val)
+						     : "memory");
+				return (T)old;
+			} else {
+				float old;
+				if (cta)
+					asm volatile("atom.relaxed.cta.global.add.f32 %0, [%1], %2;"
+						     : "=f"(old)
+						     : "l"(ptr), "f"((float)val)
+						     : "memory");
+				else
+					asm volatile("atom.relaxed.gpu.global.add.f32 %0, [%1], %2;"
+						     : "=f"(old)
+						     : "l"(ptr), "f"((float)val)
+						     : "memory");
+				return (T)old;
+			}
+		} else if constexpr (sizeof(T) == 8) {
+			unsigned long long old;
+			if (cta)
+				asm volatile("atom.relaxed.cta.global.add.u64 %0, [%1], %2;"
+					     : "=l"(old)
+					     : "l"(ptr), "l"((unsigned long long)val)
+					     : "memory");
+			else
+				asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
+					     : "=l"(old)
+					     : "l"(ptr), "l"((unsigned long long)val)
+					     : "memory");
+			return (T)old;
+		} else {
+			unsigned int old;
+			if (cta)
+				asm volatile("atom.relaxed.cta.global.add.u32 %0, [%1], %2;"
+					     : "=r"(old)
+					     : "l"(ptr), "r"((unsigned int)val)
+					     : "memory");
+			else
+				asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+					     : "=r"(old)
+					     : "l"(ptr), "r"((unsigned int)val)
+					     : "memory");
+			return (T)old;
+		}
 #else
 		return __atomic_fetch_add(ptr, val, __ATOMIC_RELAXED);
 #endif
@@ -489,7 +560,7 @@ __device__ static __forceinline__ T doca_gpu_dev_verbs_atomic_read(T *ptr)
 		return *ptr;
 	} else {
 #if defined(__CUDACC__)
-		return READ_ONCE(*ptr);
+		return *(volatile T *)ptr;
 #else
 		return __atomic_load_n(ptr, __ATOMIC_RELAXED);
 #endif

@@ -9,7 +9,9 @@
 #ifndef DOCA_GPUNETIO_DEV_VERBS_CQ_H
 #define DOCA_GPUNETIO_DEV_VERBS_CQ_H
 
+#if !defined(__CUDACC_RTC__)
 #include <errno.h>
+#endif
 #include "doca_gpunetio_dev_verbs_common.cuh"
 
 /* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
@@ -218,7 +220,7 @@ template <bool is_overrun>
 __device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_cq_update_dbrec(struct doca_gpu_dev_verbs_cq *cq,
 									       uint32_t cqe_num)
 {
-	uint32_t ci = (uint32_t)READ_ONCE(cq->cqe_ci);
+	uint32_t ci = (uint32_t) * (volatile uint64_t *)&cq->cqe_ci;
 	ci = (ci + cqe_num) & DOCA_GPUNETIO_VERBS_CQE_CI_MASK;
 	if (!is_overrun) {
 #if defined(__CUDACC__)
@@ -229,7 +231,7 @@ __device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_cq_update_dbrec(st
 		__atomic_store_n(cq->dbrec, doca_gpu_dev_verbs_bswap32(ci), __ATOMIC_RELEASE);
 #endif
 	}
-	WRITE_ONCE(cq->cqe_ci, (uint64_t)ci);
+	*(volatile uint64_t *)&cq->cqe_ci = (uint64_t)ci;
 	return ci;
 }
 

@@ -11,7 +11,7 @@
 #ifndef DOCA_GPUNETIO_DEV_VERBS_QP_H
 #define DOCA_GPUNETIO_DEV_VERBS_QP_H
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)
 #include <cuda/atomic>
 #endif
 #include "doca_gpunetio_dev_verbs_cq.cuh"
@@ -332,7 +332,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca
 	uint64_t *mailbox = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
 	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
 		doca_priv_gpu_dev_verbs_store_relaxed_sys64(mailbox, prod_idx);
-		WRITE_ONCE(*mailbox, prod_idx);
+		*(volatile uint64_t *)mailbox = prod_idx;
 		DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
 	} else {
 #if defined(__CUDACC__)

@@ -2,7 +2,9 @@
 #ifndef DOCA_ERROR_H
 #define DOCA_ERROR_H
 
+#if !defined(__CUDACC_RTC__)
 #include <errno.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // Listen opens the server's out-of-band socket on all IPv4 addresses at
@@ -92,44 +94,23 @@ func Dial(ctx context.Context, host string, port uint16, timeout time.Duration) 
 	}
 }
 
-// Exchange sends local and receives the peer's endpoint record, which must
-// carry remoteBufs buffers. The server writes first, the client reads first
-// (the reference's order). Every read and write must finish within timeout.
-func Exchange(conn net.Conn, server bool, local Endpoint, remoteBufs int, timeout time.Duration) (Endpoint, error) {
-	out, err := local.MarshalBinary()
-	if err != nil {
-		return Endpoint{}, err
-	}
-	if remoteBufs < 0 || remoteBufs > MaxBufs {
-		return Endpoint{}, fmt.Errorf("oob: exchange: %d remote buffers (0..%d): %w", remoteBufs, MaxBufs, ErrBadRecord)
-	}
-	in := make([]byte, EndpointSize(remoteBufs))
+// Exchange sends local and receives the peer's endpoint, which must carry
+// remoteRegions regions, in the byte format of the DOCA GPUNetIO examples
+// (verbs.ExchangeEndpointDOCA): so either side may be NVIDIA's C++ example.
+// Both roles write their record before reading the peer's, which works
+// against the reference in either role (it sends each field before it
+// receives the peer's, or receives first, and TCP buffers the few bytes).
+// The whole exchange must finish within timeout.
+func Exchange(conn net.Conn, local verbs.Endpoint, remoteRegions int, timeout time.Duration) (verbs.Endpoint, error) {
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
-		return Endpoint{}, fmt.Errorf("oob: exchange: set deadline: %w", err)
+		return verbs.Endpoint{}, fmt.Errorf("oob: exchange endpoints: set deadline: %w", err)
 	}
 	defer conn.SetDeadline(time.Time{}) //nolint:errcheck // best effort reset
-	send := func() error {
-		if _, err := conn.Write(out); err != nil {
-			return fmt.Errorf("oob: send local endpoint (%d bytes): %w", len(out), err)
-		}
-		return nil
+	peer, err := verbs.ExchangeEndpointDOCA(conn, local, remoteRegions)
+	if err != nil {
+		return verbs.Endpoint{}, fmt.Errorf("oob: exchange endpoints with %s: %w", conn.RemoteAddr(), err)
 	}
-	recv := func() error {
-		if _, err := io.ReadFull(conn, in); err != nil {
-			return fmt.Errorf("oob: receive remote endpoint (%d bytes): %w", len(in), err)
-		}
-		return nil
-	}
-	steps := []func() error{recv, send}
-	if server {
-		steps = []func() error{send, recv}
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return Endpoint{}, err
-		}
-	}
-	return DecodeEndpoint(in, remoteBufs)
+	return peer, nil
 }
 
 // SendDone sends the client's completion record.

@@ -1,6 +1,6 @@
 package common
 
-// Reference constants (host-api.md section 9.1).
+// The constants of the DOCA GPUNetIO verbs examples.
 const (
 	// DefaultIters is the default number of iterations per message size (-i).
 	DefaultIters = 2048
@@ -13,8 +13,8 @@ const (
 	SQWQEs = 2048
 	// DefaultOOBPort is the TCP port of the out-of-band exchange.
 	DefaultOOBPort = 2000
-	// HopLimit is the AH hop limit.
-	HopLimit = 255
+	// PortNum is the RDMA device port the examples use.
+	PortNum = 1
 )
 
 // BWSizes are the message sizes of put_bw and write_bw, in bytes.

@@ -13,7 +13,8 @@ import (
 	"github.com/gdaki/gpunetio/verbs"
 )
 
-// Access rights of the examples' buffers (host-api.md 9.1).
+// Access rights of the examples' buffers, the reference's: relaxed ordering
+// everywhere, remote write for the buffers the peer writes.
 const (
 	// RemoteWritable is for buffers the peer writes.
 	RemoteWritable = verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRelaxedOrder
@@ -31,17 +32,15 @@ type Buffer struct {
 }
 
 // Addr is the address kernels and WQEs use.
-func (b *Buffer) Addr() uint64 {
+func (b *Buffer) Addr() cuda.DevPtr {
 	if b.Mem != nil {
-		return uint64(b.Mem.Dev)
+		return b.Mem.Dev
 	}
-	return uint64(uintptr(unsafe.Pointer(&b.Host[0])))
+	return cuda.DevPtr(unsafe.Pointer(&b.Host[0]))
 }
 
-// Remote is the buffer as the peer sees it.
-func (b *Buffer) Remote() common.RemoteBuf {
-	return common.RemoteBuf{Addr: b.MR.IOVA(), RKey: b.MR.RKey()}
-}
+// LKey is the local key as kernels take it (gpunetio.DeviceKey).
+func (b *Buffer) LKey() uint32 { return gpunetio.DeviceKey(b.MR.LKey()) }
 
 func (b *Buffer) close() error {
 	var errs []error
@@ -63,9 +62,8 @@ func (b *Buffer) close() error {
 var PageSize = uint64(os.Getpagesize())
 
 // GPUBuffer allocates size bytes (rounded up to a page) of GPU memory, fills
-// them with fill and registers them: through a dma-buf when the GPU exports
-// one and the device accepts it, otherwise by address (nvidia-peermem, or
-// the emulated NIC's GPU-memory adapter).
+// them with fill and registers them (gpunetio.Mem.RegMR: through a dma-buf
+// when the GPU exports one and the device accepts it, otherwise by address).
 func (e *Env) GPUBuffer(size uint64, fill byte, access verbs.AccessFlags) (*Buffer, error) {
 	size = common.AlignUp(size, PageSize)
 	m, err := e.GPU.MemAlloc(uintptr(size), uintptr(PageSize), gpunetio.MemGPU)
@@ -73,22 +71,13 @@ func (e *Env) GPUBuffer(size uint64, fill byte, access verbs.AccessFlags) (*Buff
 		return nil, fmt.Errorf("allocate %d bytes of GPU memory: %w", size, err)
 	}
 	b := &Buffer{Mem: m, Size: size}
-	if err := e.Ctx.MemsetD8(cuda.DevPtr(m.Dev), fill, uintptr(size)); err != nil {
+	if err := e.Ctx.MemsetD8(m.Dev, fill, uintptr(size)); err != nil {
 		_ = b.close()
 		return nil, fmt.Errorf("fill GPU buffer: %w", err)
 	}
-	var dmaErr error
-	if fd, err := e.GPU.DmabufFD(m.Dev, uintptr(size)); err == nil {
-		b.MR, dmaErr = e.PD.RegDmabufMR(verbs.Dmabuf{FD: fd}, size, uint64(m.Dev), uintptr(m.Dev), access)
-		_ = syscall.Close(fd) // the registration holds its own reference
-	} else {
-		dmaErr = err
-	}
-	if b.MR == nil {
-		if b.MR, err = e.PD.RegMR(uintptr(m.Dev), size, access); err != nil {
-			_ = b.close()
-			return nil, fmt.Errorf("register GPU buffer of %d bytes (dma-buf: %v; by address): %w", size, dmaErr, err)
-		}
+	if b.MR, err = m.RegMR(e.PD, access, gpunetio.MemRegDefault); err != nil {
+		_ = b.close()
+		return nil, fmt.Errorf("register GPU buffer of %d bytes: %w", size, err)
 	}
 	e.bufs = append(e.bufs, b)
 	return b, nil
@@ -112,23 +101,23 @@ func (e *Env) HostBuffer(size uint64, access verbs.AccessFlags) (*Buffer, error)
 }
 
 // Counter is a zeroed 32-bit word of GPU memory kernels count into.
-func (e *Env) Counter() (cuda.DevPtr, error) {
-	m, err := e.GPU.MemAlloc(4, 0, gpunetio.MemGPU)
+func (e *Env) Counter() (*cuda.Buffer[uint32], error) {
+	c, err := cuda.Alloc[uint32](e.Ctx, 1)
 	if err != nil {
-		return 0, fmt.Errorf("allocate a GPU counter: %w", err)
+		return nil, fmt.Errorf("allocate a GPU counter: %w", err)
 	}
-	e.bufs = append(e.bufs, &Buffer{Mem: m, Size: 4})
-	if err := e.Ctx.MemsetD32(cuda.DevPtr(m.Dev), 0, 1); err != nil {
-		return 0, fmt.Errorf("zero a GPU counter: %w", err)
+	e.counters = append(e.counters, c)
+	if err := c.Zero(); err != nil {
+		return nil, fmt.Errorf("zero a GPU counter: %w", err)
 	}
-	return cuda.DevPtr(m.Dev), nil
+	return c, nil
 }
 
 // ReadCounter reads a Counter.
-func (e *Env) ReadCounter(p cuda.DevPtr) (uint32, error) {
-	var b [4]byte
-	if err := e.Ctx.MemcpyDtoH(b[:], p); err != nil {
+func ReadCounter(c *cuda.Buffer[uint32]) (uint32, error) {
+	var v [1]uint32
+	if err := c.Read(0, v[:]); err != nil {
 		return 0, fmt.Errorf("read a GPU counter: %w", err)
 	}
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24, nil
+	return v[0], nil
 }

@@ -2,7 +2,6 @@ package gpurun
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // BWLaunch is one bandwidth kernel launch: iters messages of size bytes from
@@ -23,24 +23,12 @@ type BWLaunch struct {
 	Iters  uint32
 	Size   uint64
 	Local  *Buffer
-	Remote common.RemoteBuf
+	Remote verbs.Region
 	Errs   cuda.DevPtr
 }
 
-// LKeyBE and RKeyBE are the keys as the kernels take them: big-endian
-// (htobe32) values.
-func (l *BWLaunch) LKeyBE() uint32 { return BE32(l.Local.MR.LKey()) }
-
-// RKeyBE is the remote key, big-endian.
-func (l *BWLaunch) RKeyBE() uint32 { return BE32(l.Remote.RKey) }
-
-// BE32 returns the uint32 whose little-endian bytes are v big-endian
-// (htobe32 on the little-endian hosts CUDA runs on).
-func BE32(v uint32) uint32 {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], v)
-	return binary.LittleEndian.Uint32(b[:])
-}
+// RKey is the remote key as kernels take it (gpunetio.DeviceKey).
+func (l *BWLaunch) RKey() uint32 { return gpunetio.DeviceKey(l.Remote.RKey) }
 
 // BWSpec is what differs between put_bw and write_bw.
 type BWSpec struct {
@@ -88,12 +76,12 @@ func bwServer(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 	defer closeEnv(e, &err)
 
 	bufs := make([]*Buffer, len(common.BWSizes))
-	remote := make([]common.RemoteBuf, len(common.BWSizes))
+	remote := make([]verbs.Region, len(common.BWSizes))
 	for i, size := range common.BWSizes {
 		if bufs[i], err = e.HostBuffer(common.BWThreads*size, RemoteWritable); err != nil {
 			return err
 		}
-		remote[i] = bufs[i].Remote()
+		remote[i] = bufs[i].MR.Region()
 	}
 
 	l, err := common.Listen(cfg.Port)
@@ -111,7 +99,7 @@ func bwServer(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 		return fmt.Errorf("failed to set up the OOB connection with the remote peer: %w", err)
 	}
 	defer conn.Close()
-	peer, err := common.Exchange(conn, true, e.Endpoint(remote), 0, cfg.Timeout)
+	peer, err := common.Exchange(conn, e.Endpoint(remote), 0, cfg.Timeout)
 	if err != nil {
 		return err
 	}
@@ -213,7 +201,7 @@ func bwClient(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 		return fmt.Errorf("failed to set up the OOB connection with the remote peer: %w", err)
 	}
 	defer conn.Close()
-	peer, err := common.Exchange(conn, false, e.Endpoint(nil), len(common.BWSizes), cfg.Timeout)
+	peer, err := common.Exchange(conn, e.Endpoint(nil), len(common.BWSizes), cfg.Timeout)
 	if err != nil {
 		return err
 	}
@@ -238,7 +226,7 @@ func bwClient(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 	r := report(spec.Prog, cfg, e)
 	common.WriteBWHeader(stdout)
 	for i, size := range common.BWSizes {
-		l := &BWLaunch{Cfg: cfg, Env: e, Iters: cfg.Iters, Size: size, Local: bufs[i], Remote: peer.Bufs[i], Errs: errs}
+		l := &BWLaunch{Cfg: cfg, Env: e, Iters: cfg.Iters, Size: size, Local: bufs[i], Remote: peer.Regions[i], Errs: errs.Ptr()}
 		d, err := t.Measure(ctx, cfg.Timeout, func(s *cuda.Stream, _ bool) error {
 			l.Stream = s
 			return spec.Launch(l)
@@ -250,7 +238,7 @@ func bwClient(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 		common.WriteBWRow(stdout, row)
 		r.BW = append(r.BW, row)
 	}
-	n, err := e.ReadCounter(errs)
+	n, err := ReadCounter(errs)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
@@ -27,28 +26,31 @@ type QPOptions struct {
 
 // Env is everything one example process holds.
 type Env struct {
-	BusID  string
-	GPU    *gpunetio.GPU
-	Ctx    *cuda.Context
-	Dev    *verbs.Context
-	PD     *verbs.PD
-	Local  common.LocalPort
-	QP     *gpunetio.QPHL
+	BusID string
+	GPU   *gpunetio.GPU
+	Ctx   *cuda.Context
+	Dev   *verbs.Context
+	PD    *verbs.PD
+	QP    *gpunetio.QPHL
+	// Local is this side of the RC connection: what Endpoint sends to the
+	// peer (without the buffers) and what Connect needs besides.
+	Local  verbs.LocalEndpoint
 	DevQP  cuda.DevPtr // the device QP to pass to kernels
 	Module *cuda.Module
 
-	service *gpunetio.Service
-	bufs    []*Buffer
-	closers []func() error // in creation order
-	closed  bool
+	service  *gpunetio.Service
+	bufs     []*Buffer
+	counters []*cuda.Buffer[uint32]
+	closers  []func() error // in creation order
+	closed   bool
 	// abandoned is set when a wait for a kernel gave up: the kernel may
 	// still use the QP and the buffers, so nothing is released.
 	abandoned bool
 }
 
-// Open creates the resources of one role in the reference order: GPU, RDMA
-// device, PD, local address, high-level QP (left in RST), kernel module.
-// Progress messages go to log.
+// Open creates the resources of one role in the reference order: GPU and
+// its CUDA context, RDMA device, PD, high-level QP (left in RST) and its
+// local endpoint, kernel module. Progress messages go to log.
 func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) (env *Env, err error) {
 	if err := cuda.Init(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
@@ -72,58 +74,27 @@ func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) 
 			return nil, fmt.Errorf("PCIe address of CUDA device 0: %w", err)
 		}
 	}
-	dev, err := cuda.DeviceByPCIBusID(e.BusID)
-	if err != nil {
+	if _, err := cuda.DeviceByPCIBusID(e.BusID); err != nil {
 		return nil, fmt.Errorf("invalid GPU bus id provided (-g %s): %w", e.BusID, err)
 	}
 	if e.GPU, err = gpunetio.NewGPU(e.BusID); err != nil {
 		return nil, fmt.Errorf("open GPU %s: %w", e.BusID, err)
 	}
 	e.closers = append(e.closers, e.GPU.Close)
-	if e.Ctx, err = dev.PrimaryContext(); err != nil {
+	if e.Ctx, err = e.GPU.CUDAContext(); err != nil {
 		return nil, fmt.Errorf("CUDA context of GPU %s: %w", e.BusID, err)
 	}
 	e.closers = append(e.closers, e.Ctx.Release)
-
-	if e.Dev, err = verbs.OpenDevicePrefix(cfg.Device); err != nil {
-		return nil, fmt.Errorf("open RDMA device %q: %w", cfg.Device, err)
-	}
-	e.closers = append(e.closers, e.Dev.Close)
-	if e.PD, err = e.Dev.AllocPD(); err != nil {
-		return nil, fmt.Errorf("allocate PD on %s: %w", e.Dev.Name(), err)
-	}
-	e.closers = append(e.closers, e.PD.Close)
-	if e.Local, err = common.QueryLocal(e.Dev, cfg.GIDIndex); err != nil {
+	if err := e.openQP(prog, cfg, opt, log); err != nil {
 		return nil, err
 	}
-
-	e.QP, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{
-		GPU: e.GPU, PD: e.PD, SQWQEs: common.SQWQEs,
-		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
-		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create high-level QP (NIC handler %s, DBR mode %s): %w", opt.Handler, opt.DBRMode, err)
-	}
-	e.closers = append(e.closers, e.QP.Close)
-	p, err := e.QP.GPUQP().DeviceQP()
-	if err != nil {
-		return nil, fmt.Errorf("device QP: %w", err)
-	}
-	e.DevQP = cuda.DevPtr(p)
-	fmt.Fprintf(log, "%s: GPU %s, RDMA device %s (%s), QP 0x%x, NIC handler %s (requested %s)\n",
-		prog.Name, e.BusID, e.Dev.Name(), e.Dev.Driver(), e.QP.QP().QPN(), e.QP.NICHandler(), opt.Handler)
 
 	if !opt.NoKernel {
 		path, err := common.FindKernel(cfg.Kernel, prog.Kernel)
 		if err != nil {
 			return nil, err
 		}
-		img, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("read kernel image: %w", err)
-		}
-		if e.Module, err = e.Ctx.ModuleLoadData(img); err != nil {
+		if e.Module, err = e.Ctx.ModuleLoadFile(path); err != nil {
 			return nil, fmt.Errorf("load kernel image %s: %w", path, err)
 		}
 		e.closers = append(e.closers, e.Module.Unload)
@@ -131,14 +102,58 @@ func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) 
 	return e, nil
 }
 
-// Endpoint is this side's out-of-band record with the given buffers.
-func (e *Env) Endpoint(bufs []common.RemoteBuf) common.Endpoint {
-	return common.Endpoint{Bufs: bufs, QPN: e.QP.QP().QPN(), GID: e.Local.GID, LID: e.Local.LID}
+// openQP opens the RDMA device (by prefix, as the reference does), the PD
+// and the high-level QP on e.GPU, and describes the local side. It needs no
+// CUDA context, so it also runs on a host-memory GPU (gpunetio.NewHostGPU).
+func (e *Env) openQP(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) (err error) {
+	if e.Dev, err = verbs.OpenDevicePrefix(cfg.Device); err != nil {
+		return fmt.Errorf("open RDMA device %q: %w", cfg.Device, err)
+	}
+	e.closers = append(e.closers, e.Dev.Close)
+	if e.PD, err = e.Dev.AllocPD(); err != nil {
+		return fmt.Errorf("allocate PD on %s: %w", e.Dev.Name(), err)
+	}
+	e.closers = append(e.closers, e.PD.Close)
+	e.QP, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{
+		GPU: e.GPU, PD: e.PD, SQWQEs: common.SQWQEs,
+		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
+		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed,
+	})
+	if err != nil {
+		return fmt.Errorf("create high-level QP (NIC handler %s, DBR mode %s): %w", opt.Handler, opt.DBRMode, err)
+	}
+	e.closers = append(e.closers, e.QP.Close)
+	if e.Local, err = e.QP.LocalEndpoint(common.PortNum, cfg.GIDIndex); err != nil {
+		return fmt.Errorf("local endpoint of %s port %d, GID index %d: %w", e.Dev.Name(), common.PortNum, cfg.GIDIndex, err)
+	}
+	// The reference connects with a 4096-byte path MTU whatever the port's
+	// active MTU, and its record carries none: do the same, so that either
+	// side may be the reference.
+	e.Local.MTU = verbs.EndpointDOCAMTU
+	p, err := e.QP.GPUQP().DeviceQP()
+	if err != nil {
+		return fmt.Errorf("device QP: %w", err)
+	}
+	e.DevQP = p
+	fmt.Fprintf(log, "%s: GPU %s, RDMA device %s (%s), QP 0x%x, NIC handler %s (requested %s)\n",
+		prog.Name, e.GPU, e.Dev.Name(), e.Dev.Driver(), e.QP.QP().QPN(), e.QP.NICHandler(), opt.Handler)
+	return nil
 }
 
-// Connect moves the QP to RTS towards remote.
-func (e *Env) Connect(remote common.Endpoint) error {
-	return common.ConnectRC(e.QP.QP(), e.Local, remote)
+// Endpoint is this side's out-of-band record with the given buffers.
+func (e *Env) Endpoint(bufs []verbs.Region) verbs.Endpoint {
+	ep := e.Local.Endpoint
+	ep.Regions = bufs
+	return ep
+}
+
+// Connect moves the QP to RTS towards remote with the reference's values
+// (verbs.QP.ConnectRC's defaults).
+func (e *Env) Connect(remote verbs.Endpoint) error {
+	if err := e.QP.ConnectRC(e.Local, remote, nil); err != nil {
+		return fmt.Errorf("connect QP 0x%x to QP 0x%x: %w", e.QP.QP().QPN(), remote.QPN, err)
+	}
+	return nil
 }
 
 // StartProxy starts the CPU-proxy service when the resolved NIC handler needs
@@ -189,6 +204,9 @@ func (e *Env) Close() error {
 	var errs []error
 	if e.service != nil {
 		errs = append(errs, e.service.Close())
+	}
+	for i := len(e.counters) - 1; i >= 0; i-- {
+		errs = append(errs, e.counters[i].Free())
 	}
 	for i := len(e.bufs) - 1; i >= 0; i-- {
 		errs = append(errs, e.bufs[i].close())

@@ -12,13 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestBE32(t *testing.T) {
-	for _, tc := range []struct{ in, want uint32 }{{0x12345678, 0x78563412}, {0, 0}, {0xff, 0xff000000}} {
-		assert.Equal(t, tc.want, BE32(tc.in))
-		assert.Equal(t, tc.in, BE32(BE32(tc.in)))
-	}
-}
-
 var testProg = common.Program{Name: "put_bw", Kernel: "put_bw_kernel.fatbin", ExecScope: true, IterMult: common.BWThreads,
 	Handlers: []gpunetio.NICHandler{gpunetio.NICHandlerAuto}}
 
