@@ -32,7 +32,8 @@
 // ErrBadState. Memory this package allocates for an object (a QPHL's rings
 // and doorbell records, a device QP, a proxy mailbox, an array or flat
 // list) belongs to it: Mem.Free and GPU.MemFree refuse it with ErrInUse
-// naming the owner, which frees it when it closes.
+// naming the owner, which frees it when it closes. Memory registered with
+// Mem.RegMR is not freed while the region is open (ErrInUse naming it).
 //
 // A nil pointer or zero value (&QP{}) is not an object: every method
 // refuses it with ErrInvalidValue and getters return zero values. MemAlloc

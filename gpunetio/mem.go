@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/gdaki/gpunetio/internal/gdrcopy"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // gpuPage is the GPU page size GDRCopy pins: GPU_CPU memory is aligned to it.
@@ -27,6 +28,7 @@ type Mem struct {
 	mu      sync.Mutex
 	freed   bool
 	owner   string       // the object this memory belongs to, if any
+	mrs     []*verbs.MR  // regions made by RegMR (Free refuses while one is open)
 	devBase uintptr      // MemGPU/MemGPUCPU: what cuMemAlloc returned
 	host    []byte       // MemCPUGPU: the whole mapping
 	hostReg uintptr      // MemCPUGPU: the registered (aligned) address
@@ -234,13 +236,17 @@ func (m *Mem) Free() error {
 	return m.free()
 }
 
-// free releases the memory, owned or not (idempotent).
+// free releases the memory, owned or not (idempotent), unless a region
+// registered over it is open.
 func (m *Mem) free() error {
 	const op = "doca_gpu_mem_free"
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.freed {
 		return nil
+	}
+	if open := m.openMRs(); len(open) > 0 {
+		return newErr(op, ErrInUse, "%v memory at %#x is registered as MR lkey 0x%x (and %d more): close the region first", m.Type, m.Dev, open[0].LKey(), len(open)-1)
 	}
 	b := m.g.b
 	switch m.Type {

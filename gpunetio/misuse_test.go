@@ -272,3 +272,19 @@ func TestLeakReport(t *testing.T) {
 type memFreer struct{ m *Mem }
 
 func (f memFreer) Close() error { return f.m.Free() }
+
+// Memory registered with Mem.RegMR cannot be freed under its region: the
+// NIC would write freed memory.
+func TestMemFreeRefusedUnderMR(t *testing.T) {
+	g, _ := hostGPU(t)
+	s := newSide(t, "emu0")
+	m, err := g.MemAlloc(8192, 0, MemGPU)
+	require.NoError(t, err)
+	mr, err := m.RegMR(s.pd, verbs.AccessLocalWrite|verbs.AccessRemoteWrite, MemRegCUDAPeermem)
+	require.NoError(t, err)
+	err = m.Free()
+	require.ErrorIs(t, err, ErrInUse)
+	assert.Contains(t, err.Error(), fmt.Sprintf("registered as MR lkey 0x%x", mr.LKey()))
+	require.NoError(t, mr.Close())
+	require.NoError(t, m.Free())
+}
