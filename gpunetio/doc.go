@@ -15,10 +15,35 @@
 // doca_gpu_dev_verbs_qp; QP.DeviceQP copies it to GPU memory once and
 // returns the address kernels take. GPU.ExportQPs puts several device QPs in
 // one array (*DevQPArray). Tear down in reverse: kernels, services
-// (Service.Close or Unmonitor), DevQPArray.Close, QP.Close, then the verbs
-// QP, CQ, UMEMs, memory, UAR, GPU. Close is idempotent everywhere and
-// refuses (ErrInUse) where DOCA would leave dangling pointers: a QP in a live
-// array or monitored by a service cannot be unexported.
+// (Service.Close or Unmonitor), DevQPArray.Close and FlatList.Close,
+// QP.Close, then the verbs QP, CQ, UMEMs, memory, UAR, GPU. Close is
+// idempotent everywhere and refuses (ErrInUse) where DOCA would leave
+// dangling pointers: a QP in a live array or flat list or monitored by a
+// service cannot be unexported, and the QPs of a QPGroupHL close only with
+// the group.
+//
+// Every object that uses a verbs object holds it (verbs Hold): an exported
+// QP holds its verbs QP and send CQ until QP.Close, and each GPU.ExportUAR
+// holds its UAR until its UnexportUAR. Closing a held verbs object, or one
+// it uses (its UAR, UMEMs, PD), fails with ErrInUse naming the export, so
+// neither a kernel nor the CPU proxy ever stores to a doorbell page or ring
+// that was freed. The entries that take verbs objects (ExportQP, ExportUAR,
+// CanGPURegisterUAR, NewQPHL, NewQPGroupHL) refuse closed ones with
+// ErrBadState. Memory this package allocates for an object (a QPHL's rings
+// and doorbell records, a device QP, a proxy mailbox, an array or flat
+// list) belongs to it: Mem.Free and GPU.MemFree refuse it with ErrInUse
+// naming the owner, which frees it when it closes. Memory registered with
+// Mem.RegMR is not freed while the region is open (ErrInUse naming it).
+//
+// A nil pointer or zero value (&QP{}) is not an object: every method
+// refuses it with ErrInvalidValue and getters return zero values. MemAlloc
+// refuses sizes whose rounding and alignment would not fit (ErrInvalidValue)
+// and reports allocator failures (ErrNoMemory, ErrDriver); DevQPArray.At
+// refuses indexes outside the array. OpenObjects and LeakReport name every
+// open GPU, allocation, export, array, high-level QP, group, flat list and
+// service, with the stack that made it when RecordStacks (or
+// GPUNETIO_STACKS=1, which also turns on the verbs and cuda recording) is
+// on; this package's tests fail on any leak, here or in verbs or cuda.
 //
 // NewQPHL makes the whole GPU QP in one call (CQ and QP with rings in GPU
 // memory, exported); QPHL.LocalEndpoint and QPHL.ConnectRC connect it to a
@@ -81,6 +106,9 @@
 //     context is explicit in Go); the probe answer is cached per GPU.
 //   - Export rejects (ErrInvalidValue) a CQ that is not the QP's send CQ and
 //     an SQ of more than 32768 WQEBBs (sq_wqe_num is 16 bits).
+//   - Exports hold the verbs QP, CQ and UAR they use (DOCA lets them be
+//     destroyed under a running proxy or kernel); a flat list keeps its QPs
+//     from being destroyed.
 //
 // # Threading
 //

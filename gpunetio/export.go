@@ -1,6 +1,8 @@
 package gpunetio
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -30,12 +32,14 @@ type QP struct {
 	mu      sync.Mutex
 	tmpl    devstruct.QP
 	closed  bool
-	proxy   *Mem   // CPU proxy mailbox (8 bytes, CPU_GPU)
-	uarDev  DevPtr // exported doorbell (GPU-SM handlers)
-	dev     *Mem   // device copy from DeviceQP
-	devPtr  DevPtr // the device copy in use (own or in an array)
+	holds   []*verbs.Hold // on the verbs QP and CQ while exported
+	proxy   *Mem          // CPU proxy mailbox (8 bytes, CPU_GPU)
+	uarDev  DevPtr        // exported doorbell (GPU-SM handlers)
+	dev     *Mem          // device copy from DeviceQP
+	devPtr  DevPtr        // the device copy in use (own or in an array)
 	arr     *DevQPArray
 	monitor int // services monitoring this QP
+	lists   int // flat lists holding this QP's template
 
 	// CPU assistance (proxy or SW-emulated DBR), read by ProgressProxy.
 	cpuAssist bool
@@ -51,18 +55,46 @@ type QP struct {
 // for qp and its send CQ (doca_gpu_verbs_export_qp). Nothing is copied to
 // the GPU until DeviceQP (or GPU.ExportQPs).
 //
+// The export holds qp and sqCQ (verbs.QP.Hold, verbs.CQ.Hold) until Close:
+// while exported, closing either (or what they use: their UAR, UMEMs, PD)
+// fails with ErrInUse naming the export, so neither a kernel nor the CPU
+// proxy can ring a freed doorbell page. A closed QP or CQ is refused
+// (ErrBadState).
+//
 // NIC handler resolution: for every handler but CPU_PROXY the QP's doorbell
 // register is exported to the GPU; if that fails an AUTO request falls back
 // to CPU_PROXY, any other request fails. CPU_PROXY gets an 8-byte mailbox in
 // CPU_GPU memory. AUTO then resolves to GPU_SM_NO_DBR for NO_DBR_EXT QPs or
 // SW-emulated no-DBR, else GPU_SM_DB.
-func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, err error) {
-	const op = "doca_gpu_verbs_export_qp"
+func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (*QP, error) {
+	return g.exportQP("doca_gpu_verbs_export_qp", qp, sqCQ, cfg, "gpunetio.QP")
+}
+
+// exportQP is ExportQP; what names the exporting object in the holds.
+func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig, what string) (_ *QP, err error) {
 	if err := g.use(op); err != nil {
 		return nil, err
 	}
 	if qp == nil || sqCQ == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil QP or CQ")
+	}
+	q := &QP{g: g, qp: qp, cq: sqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
+	defer func() {
+		if err != nil {
+			q.release()
+			q.releaseHolds()
+		}
+	}()
+	// Hold first: it refuses closed objects and keeps them open from here on.
+	holder := fmt.Sprintf("%s export of QP 0x%x to %s", what, qp.QPN(), g.b.describe())
+	for _, h := range []interface {
+		Hold(string) (*verbs.Hold, error)
+	}{qp, sqCQ} {
+		hd, herr := h.Hold(holder)
+		if herr != nil {
+			return nil, wrapErr(op, codeOf(herr), herr, "QP 0x%x, CQ 0x%x", qp.QPN(), sqCQ.CQN())
+		}
+		q.holds = append(q.holds, hd)
 	}
 	switch cfg.NICHandler {
 	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR:
@@ -101,7 +133,6 @@ func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, e
 	}
 	_, ciDBR, _ := sqCQ.Doorbells()
 
-	q := &QP{g: g, qp: qp, cq: sqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
 	t := &q.tmpl
 	t.SetQPN(qp.QPN())
 	t.SQWQENum = uint16(wq.SQWQEBBs)
@@ -112,11 +143,6 @@ func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, e
 	t.CQ = devstruct.CQ{CQEDAddr: uint64(ring), CQNum: sqCQ.CQN(), CQENum: entries, DBRec: uint64(ciDBR),
 		CQEMask: entries - 1, CQESize: 64, MemType: devstruct.MemTypeGPU}
 
-	defer func() {
-		if err != nil {
-			q.release()
-		}
-	}()
 	dbHost := qp.DoorbellAddr()
 	resolved := cfg.NICHandler
 	if cfg.NICHandler != NICHandlerCPUProxy {
@@ -133,7 +159,7 @@ func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, e
 		}
 	}
 	if resolved == NICHandlerCPUProxy {
-		m, merr := g.MemAlloc(8, 0, MemCPUGPU)
+		m, merr := g.memAllocFor(fmt.Sprintf("the proxy mailbox of exported QP 0x%x", qp.QPN()), 8, 0, MemCPUGPU)
 		if merr != nil {
 			return nil, merr
 		}
@@ -156,8 +182,37 @@ func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (_ *QP, e
 	}
 	q.handler = resolved
 	t.NICHandler = uint32(resolved)
+	track(q, "QP", holder)
 	logf(LogDebug, "%s: QP 0x%x exported with %v, %v", op, qp.QPN(), resolved, cfg.SendDBRModeExt)
 	return q, nil
+}
+
+// releaseHolds lets the verbs QP and CQ close again.
+func (q *QP) releaseHolds() {
+	for _, h := range q.holds {
+		h.Release()
+	}
+	q.holds = nil
+}
+
+// made refuses a nil QP and a zero value (one ExportQP did not return).
+func (q *QP) made(op string) error {
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	if q.g == nil {
+		return newErr(op, ErrInvalidValue, "QP is a zero value, not one made by GPU.ExportQP")
+	}
+	return nil
+}
+
+// codeOf is the DOCA code of err (ErrDriver for an error without one).
+func codeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ErrDriver
 }
 
 // release frees what the export made; mu need not be held (no sharing yet,
@@ -170,7 +225,7 @@ func (q *QP) release() error {
 		}
 	}
 	if q.proxy != nil {
-		keep(q.proxy.Free())
+		keep(q.proxy.free())
 		q.proxy = nil
 	}
 	if q.uarDev != 0 {
@@ -178,7 +233,7 @@ func (q *QP) release() error {
 		q.uarDev = 0
 	}
 	if q.dev != nil {
-		keep(q.dev.Free())
+		keep(q.dev.free())
 		q.dev = nil
 	}
 	q.cpuDB.Store(0)
@@ -187,13 +242,14 @@ func (q *QP) release() error {
 }
 
 // Close unexports the QP (doca_gpu_verbs_unexport_qp): frees the mailbox,
-// the device copy and the doorbell export. It refuses with ErrInUse while a
-// DevQPArray holding the QP is open or a Service monitors it. The verbs QP
-// and CQ are not touched. A second Close returns nil.
+// the device copy and the doorbell export, and releases the holds on the
+// verbs QP and CQ, which may then be closed. It refuses with ErrInUse while
+// a DevQPArray holding the QP is open, a FlatList copies its template or a
+// Service monitors it. A second Close returns nil.
 func (q *QP) Close() error {
 	const op = "doca_gpu_verbs_unexport_qp"
-	if q == nil {
-		return newErr(op, ErrInvalidValue, "nil QP")
+	if err := q.made(op); err != nil {
+		return err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -203,6 +259,9 @@ func (q *QP) Close() error {
 	if q.arr != nil {
 		return newErr(op, ErrInUse, "QP 0x%x is in a multi-QP export: close the DevQPArray first", q.qpn)
 	}
+	if q.lists > 0 {
+		return newErr(op, ErrInUse, "QP 0x%x is in %d flat list(s): close them first", q.qpn, q.lists)
+	}
 	if q.monitor > 0 {
 		return newErr(op, ErrInUse, "QP 0x%x is monitored by %d service(s)", q.qpn, q.monitor)
 	}
@@ -211,7 +270,9 @@ func (q *QP) Close() error {
 	if err := q.release(); err != nil {
 		return err
 	}
+	q.releaseHolds()
 	q.closed = true
+	untrack(q)
 	return nil
 }
 
@@ -222,8 +283,8 @@ func (q *QP) Close() error {
 // After GPU.ExportQPs it returns the QP's element of the array.
 func (q *QP) DeviceQP() (DevPtr, error) {
 	const op = "doca_gpu_verbs_get_qp_dev"
-	if q == nil {
-		return 0, newErr(op, ErrInvalidValue, "nil QP")
+	if err := q.made(op); err != nil {
+		return 0, err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -237,12 +298,12 @@ func (q *QP) DeviceQP() (DevPtr, error) {
 	if q.swEmulated() {
 		t = MemGPUCPU
 	}
-	m, err := q.g.MemAlloc(uintptr(devstruct.QPSize), 0, t)
+	m, err := q.g.memAllocFor(fmt.Sprintf("the device QP of exported QP 0x%x", q.qpn), uintptr(devstruct.QPSize), 0, t)
 	if err != nil {
 		return 0, err
 	}
 	if err := q.g.b.memcpyHtoD(uintptr(m.Dev), q.tmpl.Encode()); err != nil {
-		m.Free()
+		m.free()
 		return 0, wrapErr(op, ErrDriver, err, "copy the device QP to %#x", m.Dev)
 	}
 	q.dev, q.devPtr = m, m.Dev
@@ -269,22 +330,50 @@ func (q *QP) template() devstruct.QP {
 	return q.tmpl
 }
 
+// The getters return values fixed at export, and zero values for a nil or
+// zero QP.
+
 // NICHandler is the resolved handler (never AUTO).
-func (q *QP) NICHandler() NICHandler { return q.handler }
+func (q *QP) NICHandler() NICHandler {
+	if q == nil {
+		return 0
+	}
+	return q.handler
+}
 
 // CPUAssisted reports whether a CPU must run ProgressProxy for this QP (CPU
 // proxy, or SW-emulated no-DBR): decide on this, not on the requested
 // handler.
-func (q *QP) CPUAssisted() bool { return q.cpuAssist }
+func (q *QP) CPUAssisted() bool { return q != nil && q.cpuAssist }
 
 // SendDBRModeExt is the mode given at export.
-func (q *QP) SendDBRModeExt() SendDBRModeExt { return q.ext }
+func (q *QP) SendDBRModeExt() SendDBRModeExt {
+	if q == nil {
+		return 0
+	}
+	return q.ext
+}
 
 // VerbsQP is the exported verbs QP.
-func (q *QP) VerbsQP() *verbs.QP { return q.qp }
+func (q *QP) VerbsQP() *verbs.QP {
+	if q == nil {
+		return nil
+	}
+	return q.qp
+}
 
 // CQ is the send CQ given at export.
-func (q *QP) CQ() *verbs.CQ { return q.cq }
+func (q *QP) CQ() *verbs.CQ {
+	if q == nil {
+		return nil
+	}
+	return q.cq
+}
 
 // GPU is the GPU the QP is exported to.
-func (q *QP) GPU() *GPU { return q.g }
+func (q *QP) GPU() *GPU {
+	if q == nil {
+		return nil
+	}
+	return q.g
+}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // GPU is a GPU opened by PCIe address (struct doca_gpu). It owns the table of
@@ -22,8 +23,9 @@ type GPU struct {
 }
 
 type uarRef struct {
-	refs int
-	dev  uintptr // device address of the page
+	refs  int
+	dev   uintptr       // device address of the page
+	holds []*verbs.Hold // one per ExportUAR: the UAR stays open while exported
 }
 
 // NewGPU opens the GPU at a PCIe address ("8A:00.0", "0000:8a:00.0", any
@@ -53,7 +55,9 @@ func NewGPU(pciBusID string) (*GPU, error) {
 }
 
 func newGPU(b backend) *GPU {
-	return &GPU{b: b, allocs: map[DevPtr]*Mem{}, uars: map[uintptr]*uarRef{}, uarDev: map[DevPtr]uintptr{}, canReg: map[bool]bool{}}
+	g := &GPU{b: b, allocs: map[DevPtr]*Mem{}, uars: map[uintptr]*uarRef{}, uarDev: map[DevPtr]uintptr{}, canReg: map[bool]bool{}}
+	track(g, "GPU", b.describe())
+	return g
 }
 
 // newHostGPU returns a GPU made of host memory (tests without a GPU).
@@ -87,19 +91,36 @@ func (g *GPU) CUDAContext() (*cuda.Context, error) {
 	return c, nil
 }
 
-// String names the GPU.
-func (g *GPU) String() string { return g.b.describe() }
+// String names the GPU ("" for a nil or zero GPU).
+func (g *GPU) String() string {
+	if g == nil || g.b == nil {
+		return ""
+	}
+	return g.b.describe()
+}
 
 // SupportsDmabuf reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED.
-func (g *GPU) SupportsDmabuf() bool { return g.b.dmabufSupported() }
+func (g *GPU) SupportsDmabuf() bool { return g != nil && g.b != nil && g.b.dmabufSupported() }
 
 // SupportsGDRCopy reports whether GDRCopy can be used (GPU_CPU memory,
 // SW-emulated no-DBR).
-func (g *GPU) SupportsGDRCopy() bool { return g.b.gdrAvailable() == nil }
+func (g *GPU) SupportsGDRCopy() bool { return g != nil && g.b != nil && g.b.gdrAvailable() == nil }
 
-func (g *GPU) use(op string) error {
+// made refuses a nil GPU and a zero value (one not made by NewGPU or
+// NewHostGPU).
+func (g *GPU) made(op string) error {
 	if g == nil {
 		return newErr(op, ErrInvalidValue, "nil GPU")
+	}
+	if g.b == nil {
+		return newErr(op, ErrInvalidValue, "GPU is a zero value, not one made by NewGPU or NewHostGPU")
+	}
+	return nil
+}
+
+func (g *GPU) use(op string) error {
+	if err := g.made(op); err != nil {
+		return err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -111,6 +132,9 @@ func (g *GPU) use(op string) error {
 
 // Live returns the number of live allocations (MemAlloc and internal).
 func (g *GPU) Live() int {
+	if g == nil {
+		return 0
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.allocs)
@@ -121,8 +145,8 @@ func (g *GPU) Live() int {
 // those made by exports) or UAR exports are live. A second Close returns nil.
 func (g *GPU) Close() error {
 	const op = "doca_gpu_destroy"
-	if g == nil {
-		return newErr(op, ErrInvalidValue, "nil GPU")
+	if err := g.made(op); err != nil {
+		return err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -137,5 +161,6 @@ func (g *GPU) Close() error {
 		return wrapErr(op, ErrDriver, err, "release %s", g.b.describe())
 	}
 	g.closed = true
+	untrack(g)
 	return nil
 }

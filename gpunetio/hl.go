@@ -2,6 +2,8 @@ package gpunetio
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"syscall"
 
 	"github.com/gdaki/gpunetio/internal/devstruct"
@@ -43,6 +45,7 @@ type QPHL struct {
 	ownUAR          bool
 	exp             *QP
 	closed          bool
+	group           *QPGroupHL // set on the two QPs of a group
 }
 
 // NewQPHL creates a high-level QP (doca_gpu_verbs_create_qp_hl).
@@ -51,6 +54,13 @@ func NewQPHL(cfg QPHLConfig) (*QPHL, error) {
 	if err := checkHL(op, cfg, true); err != nil {
 		return nil, err
 	}
+	// Hold the PD while the QP is made: a closed PD is refused here, and
+	// it cannot close half-way (the QP references it afterwards).
+	h, err := cfg.PD.Hold("gpunetio: NewQPHL in progress")
+	if err != nil {
+		return nil, wrapErr(op, codeOf(err), err, "PD")
+	}
+	defer h.Release()
 	uar, err := newHLUAR(op, cfg.PD.Context(), cfg.NICHandler)
 	if err != nil {
 		return nil, err
@@ -61,6 +71,7 @@ func NewQPHL(cfg QPHLConfig) (*QPHL, error) {
 		return nil, err
 	}
 	q.ownUAR = true
+	track(q, "QPHL", fmt.Sprintf("QP 0x%x (%v) on %s", q.qp.QPN(), q.handler, cfg.GPU.b.describe()))
 	return q, nil
 }
 
@@ -122,6 +133,9 @@ func nextPow2(v uint32) uint32 {
 	return n
 }
 
+// hlOwner names what a QPHL's rings and doorbell records belong to.
+const hlOwner = "a high-level QP (QPHL)"
+
 func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
 	g := cfg.GPU
 	ctx := cfg.PD.Context()
@@ -136,7 +150,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
 
 	// CQ: ring initialised to "not yet written" (op_own 0xF1), zeroed DBR.
-	if q.cqRing, err = g.MemAlloc(ringBytes, hostPage, MemGPU); err != nil {
+	if q.cqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
 	init := make([]byte, ringBytes)
@@ -149,7 +163,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	if q.cqRingU, err = q.regUMem(op, ctx, q.cqRing, cfg.MemRegType); err != nil {
 		return nil, err
 	}
-	if q.cqDBR, err = g.MemAlloc(hostPage, hostPage, MemGPU); err != nil {
+	if q.cqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
 	if err = g.b.memsetD8(uintptr(q.cqDBR.Dev), 0, hostPage); err != nil {
@@ -183,7 +197,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	}
 
 	// SQ ring (zeroed) and DBR (host page when the CPU writes it).
-	if q.sqRing, err = g.MemAlloc(ringBytes, hostPage, MemGPU); err != nil {
+	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
 	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
@@ -200,7 +214,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 			return nil, err
 		}
 	} else {
-		if q.sqDBR, err = g.MemAlloc(hostPage, hostPage, MemGPU); err != nil {
+		if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
 			return nil, err
 		}
 		if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
@@ -221,7 +235,7 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	if got := q.qp.WQ().SQWQEBBs; got != q.n {
 		return nil, newErr(op, ErrUnexpected, "SQ has %d WQEBBs for %d WQEs: the device QP needs one WQEBB per WQE", got, q.n)
 	}
-	if q.exp, err = g.ExportQP(q.qp, q.cq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}); err != nil {
+	if q.exp, err = g.exportQP(op, q.qp, q.cq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
 		return nil, err
 	}
 	q.handler = q.exp.NICHandler()
@@ -281,7 +295,7 @@ func (q *QPHL) teardown() error {
 	}
 	for _, m := range []**Mem{&q.sqRing, &q.sqDBR} {
 		if *m != nil {
-			step((*m).Free())
+			step((*m).free())
 			*m = nil
 		}
 	}
@@ -301,7 +315,7 @@ func (q *QPHL) teardown() error {
 	}
 	for _, m := range []**Mem{&q.cqRing, &q.cqDBR} {
 		if *m != nil {
-			step((*m).Free())
+			step((*m).free())
 			*m = nil
 		}
 	}
@@ -312,12 +326,39 @@ func (q *QPHL) teardown() error {
 }
 
 // Close destroys everything NewQPHL made (doca_gpu_verbs_destroy_qp_hl).
-// The verbs QP must be idle and no kernel may use it. A second Close returns
-// nil.
+// The verbs QP must be idle and no kernel may use it. It refuses with
+// ErrInUse while the exported QP is in a DevQPArray or FlatList or
+// monitored by a Service, and for the QPs of a QPGroupHL (close the
+// group). A second Close returns nil.
 func (q *QPHL) Close() error {
-	if q == nil {
-		return newErr("doca_gpu_verbs_destroy_qp_hl", ErrInvalidValue, "nil QP")
+	const op = "doca_gpu_verbs_destroy_qp_hl"
+	if err := q.made(op); err != nil {
+		return err
 	}
+	if q.group != nil {
+		if q.closed {
+			return nil
+		}
+		return newErr(op, ErrInUse, "QP 0x%x is part of a QPGroupHL: close the group", q.qpn())
+	}
+	return q.close()
+}
+
+// made refuses a nil QPHL and a zero value (one NewQPHL did not return).
+func (q *QPHL) made(op string) error {
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	if q.g == nil {
+		return newErr(op, ErrInvalidValue, "QPHL is a zero value, not one made by NewQPHL or NewQPGroupHL")
+	}
+	return nil
+}
+
+func (q *QPHL) qpn() uint32 { return q.qp.QPN() }
+
+// close is Close without the group check.
+func (q *QPHL) close() error {
 	if q.closed {
 		return nil
 	}
@@ -330,6 +371,7 @@ func (q *QPHL) Close() error {
 	}
 	if err == nil {
 		q.closed = true
+		untrack(q)
 	}
 	return err
 }
@@ -360,8 +402,8 @@ func (q *QPHL) ConnectRC(local verbs.LocalEndpoint, remote verbs.Endpoint, opts 
 }
 
 func (q *QPHL) usable(op string) error {
-	if q == nil {
-		return newErr(op, ErrInvalidValue, "nil QP")
+	if err := q.made(op); err != nil {
+		return err
 	}
 	if q.closed || q.qp == nil {
 		return newErr(op, ErrBadState, "the high-level QP is closed")
@@ -369,29 +411,71 @@ func (q *QPHL) usable(op string) error {
 	return nil
 }
 
+// The getters return nil or zero for a nil, zero or closed QPHL.
+
 // QP is the verbs QP.
-func (q *QPHL) QP() *verbs.QP { return q.qp }
+func (q *QPHL) QP() *verbs.QP {
+	if q == nil {
+		return nil
+	}
+	return q.qp
+}
 
 // CQ is its send CQ.
-func (q *QPHL) CQ() *verbs.CQ { return q.cq }
+func (q *QPHL) CQ() *verbs.CQ {
+	if q == nil {
+		return nil
+	}
+	return q.cq
+}
 
 // UAR is the doorbell page.
-func (q *QPHL) UAR() *verbs.UAR { return q.uar }
+func (q *QPHL) UAR() *verbs.UAR {
+	if q == nil {
+		return nil
+	}
+	return q.uar
+}
 
 // GPUQP is the exported QP (DeviceQP, ProgressProxy, ...).
-func (q *QPHL) GPUQP() *QP { return q.exp }
+func (q *QPHL) GPUQP() *QP {
+	if q == nil {
+		return nil
+	}
+	return q.exp
+}
 
 // NICHandler is the resolved handler.
-func (q *QPHL) NICHandler() NICHandler { return q.handler }
+func (q *QPHL) NICHandler() NICHandler {
+	if q == nil {
+		return 0
+	}
+	return q.handler
+}
 
 // SQWQEs is the SQ (and CQ) depth after rounding up.
-func (q *QPHL) SQWQEs() uint32 { return q.n }
+func (q *QPHL) SQWQEs() uint32 {
+	if q == nil {
+		return 0
+	}
+	return q.n
+}
 
 // SQRing is the GPU memory of the SQ ring.
-func (q *QPHL) SQRing() *Mem { return q.sqRing }
+func (q *QPHL) SQRing() *Mem {
+	if q == nil {
+		return nil
+	}
+	return q.sqRing
+}
 
 // CQRing is the GPU memory of the CQ ring.
-func (q *QPHL) CQRing() *Mem { return q.cqRing }
+func (q *QPHL) CQRing() *Mem {
+	if q == nil {
+		return nil
+	}
+	return q.cqRing
+}
 
 // QPGroupHL is a main QP plus a companion QP (core-direct master, for the
 // device counter API), sharing one UAR (struct doca_gpu_verbs_qp_group_hl).
@@ -408,6 +492,11 @@ func NewQPGroupHL(cfg QPHLConfig) (*QPGroupHL, error) {
 	if err := checkHL(op, cfg, false); err != nil {
 		return nil, err
 	}
+	h, err := cfg.PD.Hold("gpunetio: NewQPGroupHL in progress")
+	if err != nil {
+		return nil, wrapErr(op, codeOf(err), err, "PD")
+	}
+	defer h.Release()
 	uar, err := newHLUAR(op, cfg.PD.Context(), NICHandlerAuto)
 	if err != nil {
 		return nil, err
@@ -418,24 +507,31 @@ func NewQPGroupHL(cfg QPHLConfig) (*QPGroupHL, error) {
 		return nil, err
 	}
 	if grp.Companion, err = newQPHL(op, cfg, uar, true, true); err != nil {
-		grp.Main.Close()
+		grp.Main.close()
 		uar.Close()
 		return nil, err
 	}
+	grp.Main.group, grp.Companion.group = grp, grp
+	track(grp, "QPGroupHL", fmt.Sprintf("QPs 0x%x and 0x%x on %s", grp.Main.qpn(), grp.Companion.qpn(), cfg.GPU.b.describe()))
 	return grp, nil
 }
 
 // Close destroys the companion, then the main QP, then the shared UAR
-// (DOCA frees the UAR before the companion).
+// (DOCA frees the UAR before the companion). The two QPs close only
+// through it.
 func (g *QPGroupHL) Close() error {
+	const op = "doca_gpu_verbs_destroy_qp_group_hl"
 	if g == nil {
-		return newErr("doca_gpu_verbs_destroy_qp_group_hl", ErrInvalidValue, "nil group")
+		return newErr(op, ErrInvalidValue, "nil group")
+	}
+	if g.uar == nil {
+		return newErr(op, ErrInvalidValue, "QPGroupHL is a zero value, not one made by NewQPGroupHL")
 	}
 	if g.closed {
 		return nil
 	}
 	for _, q := range []*QPHL{g.Companion, g.Main} {
-		if err := q.Close(); err != nil {
+		if err := q.close(); err != nil {
 			return err
 		}
 	}
@@ -443,59 +539,115 @@ func (g *QPGroupHL) Close() error {
 		return err
 	}
 	g.closed = true
+	untrack(g)
 	return nil
 }
 
 // FlatList is a contiguous GPU array of the host templates of high-level
 // QPs (doca_gpu_verbs_qp_flat_list_create_hl). It is an independent copy:
-// do not mix it with the per-QP device QP of the same QP in kernels.
+// do not mix it with the per-QP device QP of the same QP in kernels. While
+// it is open, its QPs cannot be closed (ErrInUse): kernels given the list
+// would use freed rings.
 type FlatList struct {
-	mem *Mem
-	n   int
+	mem    *Mem
+	n      int
+	qps    []*QP
+	mu     sync.Mutex
+	closed bool
 }
 
 // NewQPFlatList copies the templates of qps (all on one GPU) into one GPU
 // allocation, counted in the GPU's allocation table.
-func NewQPFlatList(qps []*QPHL) (*FlatList, error) {
+func NewQPFlatList(qps []*QPHL) (_ *FlatList, err error) {
 	const op = "doca_gpu_verbs_qp_flat_list_create_hl"
 	if len(qps) == 0 {
 		return nil, newErr(op, ErrInvalidValue, "no QPs")
 	}
 	var g *GPU
 	img := make([]byte, devstruct.QPSize*len(qps))
+	var exps []*QP
+	defer func() {
+		if err != nil {
+			unlist(exps)
+		}
+	}()
 	for i, q := range qps {
-		if q == nil || q.exp == nil {
-			return nil, newErr(op, ErrInvalidValue, "QP %d is nil or closed", i)
+		if q == nil || q.exp == nil || q.closed {
+			return nil, newErr(op, ErrInvalidValue, "QP %d is nil, a zero value or closed", i)
 		}
 		if g == nil {
 			g = q.g
 		} else if q.g != g {
 			return nil, newErr(op, ErrInvalidValue, "QP %d is on another GPU", i)
 		}
-		t := q.exp.template()
-		t.Put(img[i*devstruct.QPSize:])
+		e := q.exp
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return nil, newErr(op, ErrBadState, "QP %d is unexported", i)
+		}
+		e.lists++
+		e.tmpl.Put(img[i*devstruct.QPSize:])
+		e.mu.Unlock()
+		exps = append(exps, e)
 	}
-	m, err := g.MemAlloc(uintptr(len(img)), 0, MemGPU)
+	m, err := g.memAllocFor("a FlatList", uintptr(len(img)), 0, MemGPU)
 	if err != nil {
 		return nil, err
 	}
 	if err := g.b.memcpyHtoD(uintptr(m.Dev), img); err != nil {
-		m.Free()
+		m.free()
 		return nil, wrapErr(op, ErrDriver, err, "copy %d device QPs", len(qps))
 	}
-	return &FlatList{mem: m, n: len(qps)}, nil
+	f := &FlatList{mem: m, n: len(qps), qps: exps}
+	track(f, "FlatList", fmt.Sprintf("%d device QPs at %#x on %s", len(qps), m.Dev, g.b.describe()))
+	return f, nil
 }
 
-// Ptr is the GPU address of element 0.
-func (f *FlatList) Ptr() DevPtr { return f.mem.Dev }
+func unlist(exps []*QP) {
+	for _, e := range exps {
+		e.mu.Lock()
+		e.lists--
+		e.mu.Unlock()
+	}
+}
+
+// Ptr is the GPU address of element 0 (0 for a nil or zero list).
+func (f *FlatList) Ptr() DevPtr {
+	if f == nil || f.mem == nil {
+		return 0
+	}
+	return f.mem.Dev
+}
 
 // Len is the number of QPs.
-func (f *FlatList) Len() int { return f.n }
-
-// Close frees the array (doca_gpu_verbs_qp_flat_list_destroy_hl).
-func (f *FlatList) Close() error {
+func (f *FlatList) Len() int {
 	if f == nil {
-		return newErr("doca_gpu_verbs_qp_flat_list_destroy_hl", ErrInvalidValue, "nil list")
+		return 0
 	}
-	return f.mem.Free()
+	return f.n
+}
+
+// Close frees the array (doca_gpu_verbs_qp_flat_list_destroy_hl), after
+// which its QPs can be closed. A second Close returns nil.
+func (f *FlatList) Close() error {
+	const op = "doca_gpu_verbs_qp_flat_list_destroy_hl"
+	if f == nil {
+		return newErr(op, ErrInvalidValue, "nil list")
+	}
+	if f.mem == nil {
+		return newErr(op, ErrInvalidValue, "FlatList is a zero value, not one made by NewQPFlatList")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	if err := f.mem.free(); err != nil {
+		return err
+	}
+	unlist(f.qps)
+	f.closed = true
+	untrack(f)
+	return nil
 }

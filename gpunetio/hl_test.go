@@ -163,8 +163,15 @@ func TestGroupAndFlatList(t *testing.T) {
 	assert.Zero(t, uintptr(ma.Ptr())%(64<<10))
 	da, _ := qa.DeviceQP()
 	db, _ := qb.DeviceQP()
-	assert.Equal(t, ma.At(0), da)
-	assert.Equal(t, ma.At(1), db)
+	for i, d := range []DevPtr{da, db} {
+		p, err := ma.At(i)
+		require.NoError(t, err)
+		assert.Equal(t, p, d)
+	}
+	for _, i := range []int{-1, 2} {
+		_, err := ma.At(i)
+		assert.ErrorIs(t, err, ErrInvalidValue, "index %d is out of range", i)
+	}
 	_, err = g.ExportQPs([]*QP{qa})
 	assert.ErrorIs(t, err, ErrInUse)
 	_, err = g.ExportQPs([]*QP{qb, qb})

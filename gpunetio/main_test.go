@@ -5,22 +5,28 @@ import (
 	"os"
 	"testing"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
 // TestMain makes the emulated devices ConnectX-8 class (so NO_DBR_EXT QPs
-// can be made; DBR_VALID QPs work as on ConnectX-7) and fails the package
-// when a test leaves verbs objects open.
+// can be made; DBR_VALID QPs work as on ConnectX-7), records where every
+// object is made, and fails the package when a test leaves an object of
+// this package, of package verbs or of package cuda open, naming each one
+// and the stack that made it.
 func TestMain(m *testing.M) {
 	if os.Getenv(emu.EnvModel) == "" {
 		os.Setenv(emu.EnvModel, "cx8")
 	}
+	RecordStacks(true)
 	code := m.Run()
-	if code == 0 {
-		if r := verbs.LeakReport(); r != "" {
+	for _, r := range []string{LeakReport(), verbs.LeakReport(), cuda.LeakReport()} {
+		if r != "" {
 			fmt.Fprintln(os.Stderr, r)
-			code = 1
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
 	os.Exit(code)

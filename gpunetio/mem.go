@@ -2,10 +2,13 @@ package gpunetio
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"sync"
 	"syscall"
 
 	"github.com/gdaki/gpunetio/internal/gdrcopy"
+	"github.com/gdaki/gpunetio/verbs"
 )
 
 // gpuPage is the GPU page size GDRCopy pins: GPU_CPU memory is aligned to it.
@@ -24,6 +27,8 @@ type Mem struct {
 	g       *GPU
 	mu      sync.Mutex
 	freed   bool
+	owner   string       // the object this memory belongs to, if any
+	mrs     []*verbs.MR  // regions made by RegMR (Free refuses while one is open)
 	devBase uintptr      // MemGPU/MemGPUCPU: what cuMemAlloc returned
 	host    []byte       // MemCPUGPU: the whole mapping
 	hostReg uintptr      // MemCPUGPU: the registered (aligned) address
@@ -52,6 +57,12 @@ func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
 	}
 	if !isPow2(alignment) {
 		return nil, newErr(op, ErrInvalidValue, "alignment %d is not a power of two", alignment)
+	}
+	// Every size computed below (the size rounded up to pages or GPU pages,
+	// plus the alignment slack) must fit: a wrapped sum would allocate a
+	// few bytes for a Mem claiming size.
+	if need := maxAllocSlack(alignment); size > maxAlloc-need {
+		return nil, newErr(op, ErrInvalidValue, "size %d (0x%x) with alignment %d exceeds the largest allocation, 0x%x bytes", size, size, alignment, maxAlloc-need)
 	}
 	m := &Mem{Size: size, Type: t, g: g}
 	switch t {
@@ -107,8 +118,23 @@ func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
 	g.mu.Lock()
 	g.allocs[m.Dev] = m
 	g.mu.Unlock()
+	track(m, "Mem", fmt.Sprintf("%v %d bytes at %#x on %s", t, size, m.Dev, g.b.describe()))
 	logf(LogDebug, "%s: %v %d bytes at %#x (host %#x)", op, t, size, m.Dev, m.Host)
 	return m, nil
+}
+
+// maxAlloc bounds one allocation: what mmap and the CUDA allocator can be
+// asked for (a signed int of bytes).
+const maxAlloc = uintptr(math.MaxInt64)
+
+// maxAllocSlack is the most MemAlloc adds to a size: rounding up to a GPU
+// page and the alignment slack.
+func maxAllocSlack(alignment uintptr) uintptr {
+	a := alignment
+	if a < gpuPage {
+		a = gpuPage
+	}
+	return 2 * a
 }
 
 func (g *GPU) allocDevice(op string, m *Mem, size, alignment uintptr) error {
@@ -137,8 +163,8 @@ func (g *GPU) allocDevice(op string, m *Mem, size, alignment uintptr) error {
 // faults. MemGPU memory has no CPU side: ErrNotSupported.
 func (m *Mem) HostBytes() ([]byte, error) {
 	const op = "Mem.HostBytes"
-	if m == nil {
-		return nil, newErr(op, ErrInvalidValue, "nil Mem")
+	if err := m.made(op); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -154,8 +180,8 @@ func (m *Mem) HostBytes() ([]byte, error) {
 // MemFree frees the allocation whose GPU address is p (doca_gpu_mem_free).
 func (g *GPU) MemFree(p DevPtr) error {
 	const op = "doca_gpu_mem_free"
-	if g == nil {
-		return newErr(op, ErrInvalidValue, "nil GPU")
+	if err := g.made(op); err != nil {
+		return err
 	}
 	g.mu.Lock()
 	m := g.allocs[p]
@@ -166,16 +192,61 @@ func (g *GPU) MemFree(p DevPtr) error {
 	return m.Free()
 }
 
-// Free releases the memory (idempotent).
-func (m *Mem) Free() error {
-	const op = "doca_gpu_mem_free"
+// made refuses a nil Mem and a zero value (one MemAlloc did not return).
+func (m *Mem) made(op string) error {
 	if m == nil {
 		return newErr(op, ErrInvalidValue, "nil Mem")
 	}
+	if m.g == nil {
+		return newErr(op, ErrInvalidValue, "Mem is a zero value, not one returned by MemAlloc")
+	}
+	return nil
+}
+
+// memAllocFor allocates memory that belongs to an object of this package
+// (the rings of a QPHL, a device QP, a proxy mailbox, an array): Free and
+// MemFree refuse it with ErrInUse naming the owner, which frees it with
+// free when it closes.
+func (g *GPU) memAllocFor(owner string, size, alignment uintptr, t MemType) (*Mem, error) {
+	m, err := g.MemAlloc(size, alignment, t)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.owner = owner
+	m.mu.Unlock()
+	return m, nil
+}
+
+// Free releases the memory (idempotent). Memory that an object of this
+// package allocated for itself (a QPHL's rings, an exported QP's device
+// copy or mailbox, an array) is refused with ErrInUse naming the object:
+// close the object instead.
+func (m *Mem) Free() error {
+	const op = "doca_gpu_mem_free"
+	if err := m.made(op); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	owner, freed := m.owner, m.freed
+	m.mu.Unlock()
+	if owner != "" && !freed {
+		return newErr(op, ErrInUse, "%v memory at %#x belongs to %s: close that instead", m.Type, m.Dev, owner)
+	}
+	return m.free()
+}
+
+// free releases the memory, owned or not (idempotent), unless a region
+// registered over it is open.
+func (m *Mem) free() error {
+	const op = "doca_gpu_mem_free"
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.freed {
 		return nil
+	}
+	if open := m.openMRs(); len(open) > 0 {
+		return newErr(op, ErrInUse, "%v memory at %#x is registered as MR lkey 0x%x (and %d more): close the region first", m.Type, m.Dev, open[0].LKey(), len(open)-1)
 	}
 	b := m.g.b
 	switch m.Type {
@@ -201,6 +272,7 @@ func (m *Mem) Free() error {
 	m.g.mu.Lock()
 	delete(m.g.allocs, m.Dev)
 	m.g.mu.Unlock()
+	untrack(m)
 	return nil
 }
 
@@ -211,6 +283,9 @@ func (g *GPU) DmabufFD(p DevPtr, size uintptr) (int, error) {
 	const op = "doca_gpu_dmabuf_fd"
 	if err := g.use(op); err != nil {
 		return -1, err
+	}
+	if size == 0 || uintptr(p)%hostPage != 0 || size%hostPage != 0 || uintptr(p)+size < uintptr(p) {
+		return -1, newErr(op, ErrInvalidValue, "range %#x+%d: want a non-empty, host-page aligned range", p, size)
 	}
 	if !g.b.dmabufSupported() {
 		return -1, newErr(op, ErrNotSupported, "%s does not support dma-buf", g.b.describe())

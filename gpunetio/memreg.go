@@ -31,9 +31,36 @@ import (
 // and MemRegCUDADmabuf is refused with ErrInvalidValue.
 //
 // The caller closes the MR (MR.Close) before freeing m: the NIC keeps using
-// the memory as long as the region exists. Errors carry the operation
-// "Mem.RegMR" and wrap the verbs or CUDA cause.
+// the memory as long as the region exists, so Free refuses (ErrInUse,
+// naming the region) while a region made here is open. Errors carry the
+// operation "Mem.RegMR" and wrap the verbs or CUDA cause.
 func (m *Mem) RegMR(pd *verbs.PD, access verbs.AccessFlags, how MemRegType) (*verbs.MR, error) {
+	mr, err := m.regMR(pd, access, how)
+	if err == nil {
+		m.mu.Lock()
+		m.mrs = append(m.mrs, mr)
+		m.mu.Unlock()
+	}
+	return mr, err
+}
+
+// openMRs returns the regions made by RegMR that are still open, dropping
+// the closed ones; m.mu held.
+func (m *Mem) openMRs() []*verbs.MR {
+	open := m.mrs[:0]
+	for _, mr := range m.mrs {
+		// A hold succeeds only on an open region.
+		if h, err := mr.Hold("gpunetio: Mem.Free check"); err == nil {
+			h.Release()
+			open = append(open, mr)
+		}
+	}
+	clear(m.mrs[len(open):])
+	m.mrs = open
+	return open
+}
+
+func (m *Mem) regMR(pd *verbs.PD, access verbs.AccessFlags, how MemRegType) (*verbs.MR, error) {
 	const op = "Mem.RegMR"
 	if m == nil || m.g == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil or zero Mem (use GPU.MemAlloc)")

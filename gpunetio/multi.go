@@ -1,6 +1,7 @@
 package gpunetio
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/gdaki/gpunetio/internal/devstruct"
@@ -31,7 +32,7 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 	seen := map[*QP]bool{}
 	for i, q := range qps {
 		if q == nil || q.g != g {
-			return nil, newErr(op, ErrInvalidValue, "QP %d is nil or exported to another GPU", i)
+			return nil, newErr(op, ErrInvalidValue, "QP %d is nil, a zero value or exported to another GPU", i)
 		}
 		if seen[q] {
 			return nil, newErr(op, ErrInvalidValue, "QP 0x%x listed twice", q.qpn)
@@ -56,7 +57,7 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 		}
 	}
 	sz := uintptr(devstruct.QPSize)
-	m, err := g.MemAlloc(sz*uintptr(len(qps)), 64<<10, t)
+	m, err := g.memAllocFor("a DevQPArray", sz*uintptr(len(qps)), 64<<10, t)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +66,15 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 		q.tmpl.Put(img[i*int(sz):])
 	}
 	if err := g.b.memcpyHtoD(uintptr(m.Dev), img); err != nil {
-		m.Free()
+		m.free()
 		return nil, wrapErr(op, ErrDriver, err, "copy %d device QPs", len(qps))
 	}
 	a := &DevQPArray{g: g, mem: m, qps: append([]*QP(nil), qps...)}
+	track(a, "DevQPArray", fmt.Sprintf("%d device QPs at %#x on %s", len(qps), m.Dev, g.b.describe()))
 	for i, q := range qps {
 		if q.dev != nil {
 			q.progMu.Lock()
-			if err := q.dev.Free(); err != nil {
+			if err := q.dev.free(); err != nil {
 				logf(LogErr, "%s: free the earlier device copy of QP 0x%x: %v", op, q.qpn, err)
 			}
 			q.dev = nil
@@ -87,15 +89,49 @@ func (g *GPU) ExportQPs(qps []*QP) (*DevQPArray, error) {
 	return a, nil
 }
 
-// Ptr is the GPU address of element 0.
-func (a *DevQPArray) Ptr() DevPtr { return a.mem.Dev }
+// Ptr is the GPU address of element 0 (0 for a nil or zero array).
+func (a *DevQPArray) Ptr() DevPtr {
+	if a == nil || a.mem == nil {
+		return 0
+	}
+	return a.mem.Dev
+}
 
 // Len is the number of QPs.
-func (a *DevQPArray) Len() int { return len(a.qps) }
+func (a *DevQPArray) Len() int {
+	if a == nil {
+		return 0
+	}
+	return len(a.qps)
+}
 
-// At is the GPU address of element i.
-func (a *DevQPArray) At(i int) DevPtr {
-	return a.mem.Dev + DevPtr(uintptr(i)*uintptr(devstruct.QPSize))
+// At is the GPU address of element i; an index outside 0..Len()-1 is
+// ErrInvalidValue, as is a closed array (ErrBadState).
+func (a *DevQPArray) At(i int) (DevPtr, error) {
+	const op = "DevQPArray.At"
+	if err := a.made(op); err != nil {
+		return 0, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return 0, newErr(op, ErrBadState, "the array is closed")
+	}
+	if i < 0 || i >= len(a.qps) {
+		return 0, newErr(op, ErrInvalidValue, "index %d: the array holds %d QPs", i, len(a.qps))
+	}
+	return a.mem.Dev + DevPtr(uintptr(i)*uintptr(devstruct.QPSize)), nil
+}
+
+// made refuses a nil array and a zero value (one ExportQPs did not return).
+func (a *DevQPArray) made(op string) error {
+	if a == nil {
+		return newErr(op, ErrInvalidValue, "nil array")
+	}
+	if a.mem == nil {
+		return newErr(op, ErrInvalidValue, "DevQPArray is a zero value, not one made by GPU.ExportQPs")
+	}
+	return nil
 }
 
 // Close detaches the QPs from the array and frees it
@@ -103,8 +139,8 @@ func (a *DevQPArray) At(i int) DevPtr {
 // device QP until DeviceQP makes a new one (ProgressProxy: ErrBadState).
 func (a *DevQPArray) Close() error {
 	const op = "doca_gpu_verbs_unexport_multi_qps_dev"
-	if a == nil {
-		return newErr(op, ErrInvalidValue, "nil array")
+	if err := a.made(op); err != nil {
+		return err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -123,9 +159,10 @@ func (a *DevQPArray) Close() error {
 		q.progMu.Unlock()
 		q.mu.Unlock()
 	}
-	if err := a.mem.Free(); err != nil {
+	if err := a.mem.free(); err != nil {
 		return err
 	}
 	a.closed = true
+	untrack(a)
 	return nil
 }

@@ -25,8 +25,8 @@ import (
 // directly at the same time.
 func (q *QP) ProgressProxy() (progressed bool, err error) {
 	const op = "doca_gpu_verbs_cpu_proxy_progress"
-	if q == nil {
-		return false, newErr(op, ErrInvalidValue, "nil QP")
+	if err := q.made(op); err != nil {
+		return false, err
 	}
 	if !q.cpuAssist {
 		return false, newErr(op, ErrNotSupported, "QP 0x%x uses %v with %v: no CPU helper needed", q.qpn, q.handler, q.ext)
@@ -64,7 +64,7 @@ func (q *QP) ProgressProxy() (progressed bool, err error) {
 // QP (0 otherwise): what the GPU stores its producer index to, for host code
 // that plays the GPU in tests.
 func (q *QP) ProxyMailbox() uintptr {
-	if q.handler != NICHandlerCPUProxy {
+	if q == nil || q.handler != NICHandlerCPUProxy {
 		return 0
 	}
 	return q.cpuDB.Load()

@@ -1,6 +1,7 @@
 package gpunetio
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -38,7 +39,20 @@ func NewService() (*Service, error) {
 	s.snap.Store(&empty)
 	s.running.Store(true)
 	go s.loop()
+	track(s, "Service", fmt.Sprintf("service %p", s))
 	return s, nil
+}
+
+// made refuses a nil Service and a zero value (one NewService did not
+// return).
+func (s *Service) made(op string) error {
+	if s == nil {
+		return newErr(op, ErrInvalidValue, "nil service")
+	}
+	if s.stop == nil {
+		return newErr(op, ErrInvalidValue, "Service is a zero value, not one made by NewService")
+	}
+	return nil
 }
 
 func (s *Service) loop() {
@@ -106,8 +120,11 @@ func (s *Service) publish() {
 // unmonitored or the service is closed.
 func (s *Service) Monitor(qp *QP) error {
 	const op = "doca_gpu_verbs_service_monitor_qp"
-	if s == nil || qp == nil {
-		return newErr(op, ErrInvalidValue, "nil service or QP")
+	if err := s.made(op); err != nil {
+		return err
+	}
+	if err := qp.made(op); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -133,8 +150,11 @@ func (s *Service) Monitor(qp *QP) error {
 // longer touches qp. ErrNotFound if it was not monitored.
 func (s *Service) Unmonitor(qp *QP) error {
 	const op = "Service.Unmonitor"
-	if s == nil || qp == nil {
-		return newErr(op, ErrInvalidValue, "nil service or QP")
+	if err := s.made(op); err != nil {
+		return err
+	}
+	if err := qp.made(op); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -167,8 +187,8 @@ func (s *Service) Unmonitor(qp *QP) error {
 // and releases the monitored QPs. A second Close returns nil.
 func (s *Service) Close() error {
 	const op = "doca_gpu_verbs_destroy_service"
-	if s == nil {
-		return newErr(op, ErrInvalidValue, "nil service")
+	if err := s.made(op); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,5 +205,6 @@ func (s *Service) Close() error {
 	s.set = map[*QP]struct{}{}
 	empty := []*QP{}
 	s.snap.Store(&empty)
+	untrack(s)
 	return nil
 }

@@ -2,6 +2,7 @@ package gpunetio
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/gdaki/gpunetio/verbs"
 )
@@ -30,6 +31,13 @@ func (g *GPU) CanGPURegisterUAR(u *verbs.UAR) (bool, error) {
 	if u == nil {
 		return false, newErr(op, ErrInvalidValue, "nil UAR")
 	}
+	// The probe maps the page: hold the UAR meanwhile (a closed UAR, whose
+	// page is gone, is refused).
+	h, err := u.Hold("gpunetio: CanGPURegisterUAR probe on " + g.b.describe())
+	if err != nil {
+		return false, wrapErr(op, codeOf(err), err, "UAR %d", u.ID())
+	}
+	defer h.Release()
 	mmio := u.IsMMIO()
 	page := u.BaseAddr() &^ (uarPage - 1)
 	g.mu.Lock()
@@ -41,7 +49,7 @@ func (g *GPU) CanGPURegisterUAR(u *verbs.UAR) (bool, error) {
 		g.canReg[mmio] = true
 		return true, nil
 	}
-	err := g.b.hostRegister(page, uarPage, uarFlags(mmio))
+	err = g.b.hostRegister(page, uarPage, uarFlags(mmio))
 	ok := err == nil || errors.Is(err, errAlreadyRegistered)
 	if err == nil {
 		if uerr := g.b.hostUnregister(page); uerr != nil {
@@ -58,6 +66,9 @@ func (g *GPU) CanGPURegisterUAR(u *verbs.UAR) (bool, error) {
 // into the GPU and returns its GPU address (doca_gpu_verbs_export_uar). The
 // 4 KiB page holding it is registered once (portable, device-mapped, plus
 // I/O memory for a real NIC's MMIO page) and reference-counted by host page.
+// Each export holds u (verbs.UAR.Hold) until its UnexportUAR: closing the
+// UAR while a GPU may store to its page fails with ErrInUse, and a closed
+// UAR is refused (ErrBadState).
 func (g *GPU) ExportUAR(u *verbs.UAR, db uintptr) (DevPtr, error) {
 	const op = "doca_gpu_verbs_export_uar"
 	if err := g.use(op); err != nil {
@@ -66,8 +77,13 @@ func (g *GPU) ExportUAR(u *verbs.UAR, db uintptr) (DevPtr, error) {
 	if u == nil || db == 0 {
 		return 0, newErr(op, ErrInvalidValue, "nil UAR or doorbell address")
 	}
+	h, err := u.Hold(fmt.Sprintf("gpunetio: UAR page exported to %s", g.b.describe()))
+	if err != nil {
+		return 0, wrapErr(op, codeOf(err), err, "UAR %d", u.ID())
+	}
 	page := db &^ (uarPage - 1)
 	if base := u.BaseAddr(); page != base&^(uarPage-1) {
+		h.Release()
 		return 0, newErr(op, ErrInvalidValue, "doorbell %#x is not in UAR page %#x", db, base)
 	}
 	g.mu.Lock()
@@ -75,11 +91,13 @@ func (g *GPU) ExportUAR(u *verbs.UAR, db uintptr) (DevPtr, error) {
 	r := g.uars[page]
 	if r == nil {
 		if err := g.b.hostRegister(page, uarPage, uarFlags(u.IsMMIO())); err != nil {
+			h.Release()
 			return 0, wrapErr(op, ErrDriver, err, "register UAR page %#x (MMIO %v)", page, u.IsMMIO())
 		}
 		d, err := g.b.hostDevicePointer(page)
 		if err != nil {
 			g.b.hostUnregister(page)
+			h.Release()
 			return 0, wrapErr(op, ErrDriver, err, "device pointer of UAR page %#x", page)
 		}
 		r = &uarRef{dev: d}
@@ -87,6 +105,7 @@ func (g *GPU) ExportUAR(u *verbs.UAR, db uintptr) (DevPtr, error) {
 		g.uarDev[DevPtr(d)] = page
 	}
 	r.refs++
+	r.holds = append(r.holds, h)
 	return DevPtr(r.dev + (db - page)), nil
 }
 
@@ -95,8 +114,11 @@ func (g *GPU) ExportUAR(u *verbs.UAR, db uintptr) (DevPtr, error) {
 // with the last reference.
 func (g *GPU) UnexportUAR(p DevPtr) error {
 	const op = "doca_gpu_verbs_unexport_uar"
-	if g == nil || p == 0 {
-		return newErr(op, ErrInvalidValue, "nil GPU or address")
+	if err := g.made(op); err != nil {
+		return err
+	}
+	if p == 0 {
+		return newErr(op, ErrInvalidValue, "address 0")
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -112,8 +134,10 @@ func (g *GPU) UnexportUAR(p DevPtr) error {
 		}
 		delete(g.uars, page)
 		delete(g.uarDev, devPage)
-		return nil
 	}
 	r.refs--
+	h := r.holds[len(r.holds)-1]
+	r.holds = r.holds[:len(r.holds)-1]
+	h.Release()
 	return nil
 }

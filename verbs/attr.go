@@ -32,17 +32,23 @@ type DeviceAttr struct {
 	LogMaxRAReqQP, LogMaxRAResQP uint8
 	FWVersion                    string
 	VendorPartID                 uint32
+	// MaxMRSize is the largest memory region or UMEM the device registers
+	// (ibv_device_attr.max_mr_size), in bytes.
+	MaxMRSize uint64
 }
 
 // QueryDevice reads the device's capabilities (doca_verbs_query_device).
 func QueryDevice(c *Context) (*DeviceAttr, error) {
 	const op = "doca_verbs_query_device"
-	if c == nil {
-		return nil, newErr(op, ErrInvalidValue, "nil context")
-	}
-	if err := c.use(op); err != nil {
+	if err := c.enterCtx(op); err != nil {
 		return nil, err
 	}
+	defer c.leave()
+	return c.queryDevice(op)
+}
+
+// queryDevice reads the capabilities; the caller holds c open.
+func (c *Context) queryDevice(op string) (*DeviceAttr, error) {
 	ib, err := c.dev.QueryDevice()
 	if err != nil {
 		return nil, driverErr(op, err, "ibv_query_device on %s", c.name)
@@ -52,7 +58,7 @@ func QueryDevice(c *Context) (*DeviceAttr, error) {
 		MaxMR: ib.MaxMR, MaxPD: ib.MaxPD, MaxAH: ib.MaxAH, MaxSRQ: ib.MaxSRQ, MaxSRQWR: ib.MaxSRQWR,
 		MaxSRQSGE: ib.MaxSRQSGE, MaxPKeys: ib.MaxPKeys, PhysPortCnt: ib.PhysPortCnt,
 		MaxQPRDAtom: uint8(ib.MaxQPRDAtom), MaxQPInitRDAtom: uint8(ib.MaxQPInitRDAtom),
-		FWVersion: ib.FWVersion, VendorPartID: ib.VendorPartID,
+		FWVersion: ib.FWVersion, VendorPartID: ib.VendorPartID, MaxMRSize: ib.MaxMRSize,
 	}
 	if err := prmQueryCaps(c.dev, a); err != nil {
 		return nil, driverErr(op, err, "QUERY_HCA_CAP on %s", c.name)
@@ -66,6 +72,9 @@ func QueryDevice(c *Context) (*DeviceAttr, error) {
 // for any other type.
 func (a *DeviceAttr) QPTypeSupported(t QPType) error {
 	const op = "doca_verbs_device_attr_get_is_qp_type_supported"
+	if a == nil {
+		return newErr(op, ErrInvalidValue, "nil device attributes")
+	}
 	if t != QPTypeRC {
 		return newErr(op, ErrInvalidValue, "QP type %v: only RC is supported", t)
 	}

@@ -29,10 +29,7 @@ type LocalEndpoint struct {
 // 4096 (or 0) explicitly, which is what DOCA would program.
 func (q *QP) LocalEndpoint(port uint8, gidIndex uint32) (LocalEndpoint, error) {
 	const op = "QP.LocalEndpoint"
-	if q == nil {
-		return LocalEndpoint{}, newErr(op, ErrInvalidValue, "nil QP")
-	}
-	if err := q.use(op); err != nil {
+	if err := q.check(op); err != nil {
 		return LocalEndpoint{}, err
 	}
 	if port == 0 {
@@ -262,10 +259,7 @@ func rcTransitions(op string, local LocalEndpoint, remote Endpoint, opts *Connec
 // on the QP.
 func (q *QP) ConnectRC(local LocalEndpoint, remote Endpoint, opts *ConnectOptions) error {
 	const op = "QP.ConnectRC"
-	if q == nil {
-		return newErr(op, ErrInvalidValue, "nil QP")
-	}
-	if err := q.use(op); err != nil {
+	if err := q.check(op); err != nil {
 		return err
 	}
 	if local.QPN != q.qpn {

@@ -311,8 +311,9 @@ func TestLocalEndpointFailures(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.ENODATA)
 	assert.ErrorContains(t, err, "QP.LocalEndpoint")
 	assert.ErrorContains(t, err, "GID 1 of emu0 port 1")
-	_, err = a.qp.LocalEndpoint(2, 0)
-	assert.ErrorIs(t, err, ErrDriver)
+	_, err = a.qp.LocalEndpoint(2, 0) // emu0 has one port
+	assert.ErrorIs(t, err, ErrInvalidValue)
+	assert.ErrorContains(t, err, "port 2: device emu0 has ports 1..1")
 
 	ctx, err := OpenDevice("emu1")
 	require.NoError(t, err)

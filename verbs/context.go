@@ -50,7 +50,7 @@ func (c *Context) caps() (*DeviceAttr, error) {
 	if c.attr != nil {
 		return c.attr, nil
 	}
-	a, err := QueryDevice(c)
+	a, err := c.queryDevice("doca_verbs_query_device")
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func OpenDevice(name string) (*Context, error) {
 		return nil, wrapErr(op, code, err, "device %q", name)
 	}
 	c := &Context{dev: d, name: name}
-	c.init("Context")
+	c.init("Context", "Context "+name)
 	return c, nil
 }
 
@@ -98,17 +98,57 @@ func OpenDevicePrefix(prefix string) (*Context, error) {
 	return OpenDevice(prefix) // reports the not-found error with the device list
 }
 
-// Name is the device name.
-func (c *Context) Name() string { return c.name }
+// Name is the device name ("" for a nil or zero Context).
+func (c *Context) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
 
-// Driver is "devx" for a real device and "emu" for an emulated one.
-func (c *Context) Driver() string { return c.dev.Driver() }
+// Driver is "devx" for a real device and "emu" for an emulated one ("" for
+// a nil or zero Context).
+func (c *Context) Driver() string {
+	if c == nil || c.dev == nil {
+		return ""
+	}
+	return c.dev.Driver()
+}
+
+// check refuses a nil or zero-value Context and a closed one.
+func (c *Context) check(op string) error {
+	if c == nil {
+		return newErr(op, ErrInvalidValue, "nil context")
+	}
+	return c.use(op, "Context")
+}
+
+// enterCtx holds c open for a call that uses the device (leave with c.leave).
+func (c *Context) enterCtx(op string) error {
+	if c == nil {
+		return newErr(op, ErrInvalidValue, "nil context")
+	}
+	return c.enter(op, "Context")
+}
+
+// Hold takes a reference that keeps the device open (Close fails with
+// ErrInUse naming holder) until Hold.Release; ErrBadState if it is closed.
+func (c *Context) Hold(holder string) (*Hold, error) {
+	const op = "Context.Hold"
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	return c.hold(op, "Context", holder)
+}
 
 // Close closes the device. It fails with ErrInUse while PDs, CQs, QPs, UMEMs
 // or UARs made on it are open; a second Close returns nil.
 func (c *Context) Close() error {
 	const op = "ibv_close_device"
-	done, err := c.beginClose(op)
+	if c == nil {
+		return newErr(op, ErrInvalidValue, "nil context")
+	}
+	done, err := c.beginClose(op, "Context")
 	if done || err != nil {
 		return err
 	}
@@ -130,14 +170,32 @@ type PortAttr struct {
 	LinkLayer LinkLayer
 }
 
-// QueryPort reports the state of a port (ports are numbered from 1).
+// checkPort refuses a port the device does not have (ports are numbered
+// from 1 to DeviceAttr.PhysPortCnt). c is entered.
+func (c *Context) checkPort(op string, port uint8) error {
+	if port == 0 {
+		return newErr(op, ErrInvalidValue, "port 0: port numbers start at 1")
+	}
+	a, err := c.caps()
+	if err != nil {
+		return wrapErr(op, codeOf(err), err, "device query")
+	}
+	if port > a.PhysPortCnt {
+		return newErr(op, ErrInvalidValue, "port %d: device %s has ports 1..%d", port, c.name, a.PhysPortCnt)
+	}
+	return nil
+}
+
+// QueryPort reports the state of a port (ports are numbered from 1); a port
+// the device does not have is ErrInvalidValue.
 func (c *Context) QueryPort(port uint8) (PortAttr, error) {
 	const op = "ibv_query_port"
-	if err := c.use(op); err != nil {
+	if err := c.enterCtx(op); err != nil {
 		return PortAttr{}, err
 	}
-	if port == 0 {
-		return PortAttr{}, newErr(op, ErrInvalidValue, "port numbers start at 1")
+	defer c.leave()
+	if err := c.checkPort(op, port); err != nil {
+		return PortAttr{}, err
 	}
 	p, err := c.dev.QueryPort(port)
 	if err != nil {
@@ -182,11 +240,24 @@ type GIDEntry struct {
 	Type  GIDType
 }
 
-// QueryGID reads GID table entry index of a port (ibv_query_gid_ex).
+// QueryGID reads GID table entry index of a port (ibv_query_gid_ex). A
+// port the device does not have, or an index beyond the port's GID table,
+// is ErrInvalidValue.
 func (c *Context) QueryGID(port uint8, index uint32) (GIDEntry, error) {
 	const op = "ibv_query_gid_ex"
-	if err := c.use(op); err != nil {
+	if err := c.enterCtx(op); err != nil {
 		return GIDEntry{}, err
+	}
+	defer c.leave()
+	if err := c.checkPort(op, port); err != nil {
+		return GIDEntry{}, err
+	}
+	p, err := c.dev.QueryPort(port)
+	if err != nil {
+		return GIDEntry{}, driverErr(op, err, "device %s port %d", c.name, port)
+	}
+	if index >= p.GIDTblLen {
+		return GIDEntry{}, newErr(op, ErrInvalidValue, "GID index %d: port %d of %s has %d entries", index, port, c.name, p.GIDTblLen)
 	}
 	e, err := c.dev.QueryGID(port, index)
 	if err != nil {

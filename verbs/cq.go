@@ -2,7 +2,10 @@ package verbs
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -18,14 +21,23 @@ type CQConfig struct {
 	// UMem holds the CQE ring (Size*64 bytes at UMemOffset); DBRUMem the
 	// 8-byte doorbell record at DBRUMemOffset. Give both or neither: without
 	// them the CQ allocates host memory for both. UMemOffset must be 0, as in
-	// DOCA (whose firmware command carries no ring offset).
+	// DOCA (whose firmware command carries no ring offset). Both must belong
+	// to the CQ's device.
+	//
+	// The owner of an external ring initialises it before NewCQ, as for any
+	// mlx5 CQ: every CQE invalid and hardware-owned (op_own byte 0xF1, or
+	// rdma-core's 0xF0), which gpunetio's high-level QPs do for their GPU
+	// rings. This package cannot write a ring that may be GPU memory, so it
+	// does not; a zeroed ring reads as valid completions of QP 0, and Poll
+	// refuses those with ErrUnexpected instead of returning them.
 	UMem          *UMem
 	UMemOffset    uint64
 	DBRUMem       *UMem
 	DBRUMemOffset uint64
-	// UAR is the doorbell page for arming; without it the CQ allocates one:
-	// a dedicated non-cached page, else (rdma-core before v45 answers
-	// EOPNOTSUPP) the context's shared non-cached page, else BlueFlame.
+	// UAR is the doorbell page for arming, of the CQ's device; without it
+	// the CQ allocates one: a dedicated non-cached page, else (rdma-core
+	// before v45 answers EOPNOTSUPP) the context's shared non-cached page,
+	// else BlueFlame.
 	UAR *UAR
 	// Overrun sets overrun-ignore: the NIC never checks the consumer index
 	// (GPU-polled CQs).
@@ -48,10 +60,14 @@ type CQ struct {
 	ownUAR  bool
 	buf     *hostBuf // internal ring + DBR
 	umem    *UMem    // internal UMEM over buf
+	held    []*node  // external UMEMs and UAR this CQ references
 	// consumer state of the host-side poller (Poll)
-	pollMu sync.Mutex
-	ci     uint32
-	users  cqQPs // QPs that complete on this CQ
+	pollMu  sync.Mutex
+	ci      uint32
+	checkCI uint32    // ci at the last firmware status check
+	checkAt time.Time // time of the last firmware status check
+	failed  atomic.Pointer[CQError]
+	qps     cqQPs // QPs that complete on this CQ, by number
 }
 
 // NewCQ creates a completion queue (doca_verbs_cq_create).
@@ -60,55 +76,64 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
 	}
-	if err := c.use(op); err != nil {
-		return nil, err
-	}
 	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
 		return nil, newErr(op, ErrInvalidValue, "external ring UMEM and DBR UMEM must be given together")
 	}
 	if !isPow2(uint64(cfg.Size)) {
 		return nil, newErr(op, ErrInvalidValue, "size %d is not a power of two", cfg.Size)
 	}
+	q := &CQ{ctx: c, cfg: cfg, entries: cfg.Size}
+	if err := c.acquire(op, "Context", &q.node); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if terr := q.teardown(); terr != nil {
+				err = errors.Join(err, terr)
+			}
+			c.release(&q.node)
+		}
+	}()
 	attr, err := c.caps()
 	if err != nil {
-		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
+		return nil, wrapErr(op, codeOf(err), err, "device query")
 	}
 	if cfg.Size > attr.MaxCQE+1 {
 		// ibv reports max_cqe as 2^log_max_cq_sz - 1; the PRM size is the power of two.
 		return nil, newErr(op, ErrInvalidValue, "size %d exceeds the device's max CQE %d", cfg.Size, attr.MaxCQE)
 	}
 	if cfg.UMem != nil {
+		if err := cfg.UMem.sameDevice(op, c, "ring UMEM"); err != nil {
+			return nil, err
+		}
+		if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
+			return nil, err
+		}
 		if cfg.UMemOffset != 0 {
 			return nil, newErr(op, ErrInvalidValue, "ring UMEM offset %d: must be 0 (the ring starts at the UMEM)", cfg.UMemOffset)
 		}
 		if uint64(cfg.Size)*cqeSize > cfg.UMem.Size() {
 			return nil, newErr(op, ErrInvalidValue, "ring of %d CQEs needs %d bytes, UMEM has %d", cfg.Size, uint64(cfg.Size)*cqeSize, cfg.UMem.Size())
 		}
-		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset+8 > cfg.DBRUMem.Size() {
+		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset > cfg.DBRUMem.Size() || cfg.DBRUMem.Size()-cfg.DBRUMemOffset < 8 {
 			return nil, newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
 		}
 	}
-	if err := c.acquire(op); err != nil {
-		return nil, err
-	}
-	q := &CQ{ctx: c, cfg: cfg, entries: cfg.Size}
-	defer func() {
-		if err != nil {
-			q.teardown()
-			c.release()
+	if cfg.UAR != nil {
+		if err := cfg.UAR.sameDevice(op, c); err != nil {
+			return nil, err
 		}
-	}()
+	}
 
 	var ringUMem, dbrUMem *UMem
 	var dbrOff uint64
 	if cfg.UMem != nil {
 		ringUMem, dbrUMem, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
-		if err := ringUMem.acquire(op); err != nil {
-			return nil, err
-		}
-		if err := dbrUMem.acquire(op); err != nil {
-			ringUMem.release()
-			return nil, err
+		for _, u := range []*UMem{ringUMem, dbrUMem} {
+			if err := u.acquire(op, "UMem", &q.node); err != nil {
+				return nil, err
+			}
+			q.held = append(q.held, &u.node)
 		}
 	} else {
 		dbrOff = alignUp(uint64(cfg.Size)*cqeSize, dbrArea)
@@ -123,23 +148,29 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 		if q.umem, err = NewUMem(c, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
 			return nil, err
 		}
+		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
+			return nil, err
+		}
 		ringUMem, dbrUMem = q.umem, q.umem
-		_ = q.umem.acquire(op)
 	}
 	q.ring = ringUMem.Addr()
 	q.dbr = dbrUMem.Addr() + uintptr(dbrOff)
 
 	if cfg.UAR != nil {
-		if err := cfg.UAR.acquire(op); err != nil {
+		if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
 			return nil, err
 		}
+		q.held = append(q.held, &cfg.UAR.node)
 		q.uar = cfg.UAR
 	} else {
-		if q.uar, err = newUARFallback(c, op, UARNonCacheDedicated, UARNonCache, UARBlueFlame); err != nil {
+		u, err := newUARFallback(c, op, UARNonCacheDedicated, UARNonCache, UARBlueFlame)
+		if err != nil {
 			return nil, err
 		}
-		q.ownUAR = true
-		_ = q.uar.acquire(op)
+		q.uar, q.ownUAR = u, true
+		if err := u.acquire(op, "UAR", &q.node); err != nil {
+			return nil, err
+		}
 	}
 	eqn, err := c.dev.QueryEQN(0)
 	if err != nil {
@@ -159,7 +190,7 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 		return nil, driverErr(op, err, "CREATE_CQ of %d entries", cfg.Size)
 	}
 	q.cqn = q.obj.ID()
-	q.init("CQ")
+	q.init("CQ", fmt.Sprintf("CQ 0x%x on %s", q.cqn, c.name))
 	return q, nil
 }
 
@@ -182,34 +213,34 @@ func newUARFallback(c *Context, op string, types ...UARAllocType) (*UAR, error) 
 }
 
 // teardown releases what NewCQ acquired, in reverse order; used on a failed
-// create and by Close.
+// create and by Close. It can be called again after a failure.
 func (q *CQ) teardown() error {
 	if q.obj != nil {
 		if err := q.obj.Destroy(); err != nil {
-			return driverErr("doca_verbs_cq_destroy", err, "cqn %d", q.cqn)
+			return driverErr("doca_verbs_cq_destroy", err, "cqn 0x%x", q.cqn)
 		}
 		q.obj = nil
 	}
-	if q.uar != nil {
-		q.uar.release()
-		if q.ownUAR {
-			if err := q.uar.Close(); err != nil {
-				return err
-			}
+	if q.ownUAR && q.uar != nil {
+		q.uar.release(&q.node)
+		if err := q.uar.Close(); err != nil {
+			q.uar.acquire("doca_verbs_cq_destroy", "UAR", &q.node)
+			return err
 		}
 		q.uar = nil
 	}
 	if q.umem != nil {
-		q.umem.release()
+		q.umem.release(&q.node)
 		if err := q.umem.Close(); err != nil {
+			q.umem.acquire("doca_verbs_cq_destroy", "UMem", &q.node)
 			return err
 		}
 		q.umem = nil
-	} else if q.cfg.UMem != nil && q.ring != 0 {
-		q.cfg.UMem.release()
-		q.cfg.DBRUMem.release()
-		q.ring = 0
 	}
+	for _, n := range q.held {
+		n.release(&q.node)
+	}
+	q.held = nil
 	if q.buf != nil {
 		if err := q.buf.free(); err != nil {
 			return wrapErr("doca_verbs_cq_destroy", ErrOperatingSystem, err, "munmap CQ ring")
@@ -219,42 +250,101 @@ func (q *CQ) teardown() error {
 	return nil
 }
 
+// The getters return values fixed at creation, and zero values for a nil
+// or zero CQ.
+
 // CQN is the CQ number.
-func (q *CQ) CQN() uint32 { return q.cqn }
+func (q *CQ) CQN() uint32 {
+	if q == nil {
+		return 0
+	}
+	return q.cqn
+}
 
 // Ring returns the CQE ring: its address, the number of entries and the entry
 // size (64) (doca_verbs_cq_get_wq).
 func (q *CQ) Ring() (addr uintptr, entries uint32, entrySize uint8) {
+	if q == nil {
+		return 0, 0, cqeSize
+	}
 	return q.ring, q.entries, cqeSize
 }
 
 // Doorbells returns the UAR doorbell register, the consumer-index doorbell
 // record word and the arm word (doca_verbs_cq_get_dbr_addr).
 func (q *CQ) Doorbells() (uarDB, ciDBR, armDBR uintptr) {
+	if q == nil || q.dbr == 0 {
+		return 0, 0, 0
+	}
 	return q.uar.RegAddr(), q.dbr, q.dbr + 4
 }
 
 // DBRAddr is the address of the 8-byte CQ doorbell record.
-func (q *CQ) DBRAddr() uintptr { return q.dbr }
+func (q *CQ) DBRAddr() uintptr {
+	if q == nil {
+		return 0
+	}
+	return q.dbr
+}
 
 // UAR is the doorbell page of the CQ.
-func (q *CQ) UAR() *UAR { return q.uar }
+func (q *CQ) UAR() *UAR {
+	if q == nil {
+		return nil
+	}
+	return q.uar
+}
 
 // Config returns the configuration the CQ was created with.
-func (q *CQ) Config() CQConfig { return q.cfg }
+func (q *CQ) Config() CQConfig {
+	if q == nil {
+		return CQConfig{}
+	}
+	return q.cfg
+}
 
 // UserContext returns CQConfig.UserContext.
-func (q *CQ) UserContext() uintptr { return q.cfg.UserContext }
+func (q *CQ) UserContext() uintptr {
+	if q == nil {
+		return 0
+	}
+	return q.cfg.UserContext
+}
 
-// Close destroys the CQ (doca_verbs_cq_destroy); ErrInUse while a QP uses it.
+// Context returns the device of the CQ.
+func (q *CQ) Context() *Context {
+	if q == nil {
+		return nil
+	}
+	return q.ctx
+}
+
+// Hold takes a reference that keeps the CQ, its ring and doorbell page
+// alive (Close fails with ErrInUse naming holder) until Hold.Release;
+// ErrBadState if it is closed. Package gpunetio holds the CQ of every QP it
+// exports.
+func (q *CQ) Hold(holder string) (*Hold, error) {
+	const op = "CQ.Hold"
+	if q == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	return q.hold(op, "CQ", holder)
+}
+
+// Close destroys the CQ (doca_verbs_cq_destroy); ErrInUse while a QP uses it
+// or a Hold is taken on it. It waits for Poll calls in progress.
 func (q *CQ) Close() error {
-	done, err := q.beginClose("doca_verbs_cq_destroy")
+	const op = "doca_verbs_cq_destroy"
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	done, err := q.beginClose(op, "CQ")
 	if done || err != nil {
 		return err
 	}
 	err = q.teardown()
 	if err == nil {
-		q.ctx.release()
+		q.ctx.release(&q.node)
 	}
 	q.endClose(err)
 	return err

@@ -30,20 +30,41 @@
 // # Lifetime
 //
 // Close is explicit, idempotent (a second Close returns nil) and ordered:
-// every object holds a reference on the objects it was made from (a QP on
-// its PD, CQs, SRQ, external UMEMs and UAR; a CQ on its UMEMs and UAR; every
-// object on its Context), and an object that is still referenced refuses to
-// close with ErrInUse, saying how many references remain, and stays fully
+// every object references the objects it was made from (a QP its PD, CQs,
+// SRQ, external UMEMs and UAR; a CQ its UMEMs and UAR; an MR, SRQ or QP its
+// PD; every object its Context), and an object that is still referenced
+// refuses to close with ErrInUse, naming each user ("CQ 0x402 on emu0 is
+// still referenced 2 time(s), by QP 0x105 on emu0 (2)"), and stays fully
 // usable. So teardown runs children first: QPs, then SRQs and CQs, then
 // MRs, UMEMs and UARs, then PDs, then the Context. Internal rings, UMEMs and
-// UARs are released by the object that made them. A call on a closed object
-// (and a create on a closed parent) fails with ErrBadState naming the call
-// and the closed object.
+// UARs are released by the object that made them, and referenced by it
+// meanwhile (QP.UAR and CQ.UAR cannot be closed under their QP or CQ). A
+// call on a closed object (and a create on a closed parent) fails with
+// ErrBadState naming the call and the object.
+//
+// Code built on this package that uses an object without being made on it
+// takes a Hold (QP.Hold, CQ.Hold, UAR.Hold, ... on every object): until
+// Hold.Release, Close of the object fails with ErrInUse naming the holder.
+// Package gpunetio holds every QP and CQ it exports and every UAR page it
+// maps into a GPU, so a GPU kernel or the CPU proxy never writes a doorbell
+// page or ring that was freed; taking the hold also refuses a closed object
+// (ErrBadState).
+//
+// A nil pointer or a zero value (&QP{}) is not an object: every method
+// refuses it with ErrInvalidValue naming the call, and the getters return
+// zero values. Sizes and ranges are checked before any driver sees them:
+// RegMR and NewUMem refuse lengths beyond the device's max_mr_size
+// (DeviceAttr.MaxMRSize), ranges that wrap or end beyond 2^57 (no 64-bit
+// Linux maps user memory there) and unknown access bits; objects of
+// another device are refused with ErrInvalidValue. A failed call leaves
+// nothing referenced.
 //
 // No finalizer is set anywhere: resources are released only by Close. The
 // memory under a UMEM or MR belongs to the caller and must outlive it.
-// LiveObjects counts the open objects of each kind and LeakReport describes
-// them; this package's tests fail when any object is left open.
+// LiveObjects counts the open objects of each kind; OpenObjects lists each
+// open object and unreleased Hold with its users and, when RecordStacks (or
+// GPUNETIO_VERBS_STACKS=1) is on, the stack that made it; LeakReport
+// formats them. This package's tests fail when any object is left open.
 //
 // # Threading
 //
@@ -55,12 +76,15 @@
 //   - QP.Modify and QP.Query may be called concurrently: Modify serializes
 //     on the QP (DOCA leaves concurrent modify calls unsafe), and the state
 //     used as the current state is the one cached by the last successful
-//     Modify, as in DOCA.
+//     Modify, as in DOCA (or ERR, once the device was seen to move the QP
+//     there; see QP.State).
 //   - QP.PostSend, QP.PostRecv, SRQ.PostRecv and CQ.Poll each serialize on
 //     their queue, so several goroutines may post to one QP or poll one CQ
 //     (each completion is returned to one of the pollers).
-//   - Close must not race with other calls on the same object, or with
-//     creates that name it: close an object when nothing uses it any more.
+//   - Close may race with any other call on the object: it waits for the
+//     calls that touch the object's rings, doorbells or device object
+//     (posts, polls, Modify, Query) to return, and every such call that
+//     starts after it fails with ErrBadState, so none touches freed memory.
 //     Close of a parent racing with creates of children is safe (one of
 //     them fails cleanly).
 //
@@ -80,6 +104,34 @@
 // the emulator, reads and writes them behind the Go runtime's back).
 // PollWait is the host wait: it always takes a timeout and fails with
 // ErrTimeOut instead of blocking forever.
+//
+// # Errors of queues
+//
+// An error completion (a WC with a non-zero Status) moves its QP to ERR on
+// the device. QP.State reports it: Poll records ERR when it returns an
+// error completion, and State asks the device (QUERY_QP) while the QP is in
+// RTR or RTS, where the device moves it by itself. Work requests posted to
+// a QP in ERR are flushed by the device with WCWRFlushErr completions.
+//
+// A CQ can fail as a whole: when a completion finds its ring full (overrun:
+// more completions outstanding than entries, unless CQConfig.Overrun) or
+// cannot be written. The device then writes no more completions to it and
+// moves its QPs to ERR. Poll returns the completions written before, then
+// an error with ErrIOFailed wrapping a *CQError (the CQ number and the
+// CQStatus QUERY_CQ reports, CQStatusOverflow or CQStatusWriteFail), on
+// every call; PollWait ends with it instead of timing out; CQ.Err asks the
+// device at any time (for CQs polled by GPU code too). Poll asks the device
+// when it finds the ring empty after a whole ring of completions since it
+// last asked (an overrun needs that many), and every 10 ms otherwise.
+// PostSend and PostRecv refuse work requests whose completions would go to
+// a CQ known to be in error (ErrIOFailed): the device would drop them.
+//
+// A CQ whose ring is an external UMEM must have its ring initialised by
+// its owner before NewCQ, every CQE invalid and hardware-owned (op_own
+// byte 0xF1, or rdma-core's 0xF0): neither the device nor this package
+// writes it, since it may be GPU memory. A zeroed ring reads as valid
+// completions of QP 0; Poll refuses any CQE naming a QP that never
+// completed to the CQ with ErrUnexpected instead of returning it.
 //
 // # Connecting two QPs
 //
@@ -141,6 +193,16 @@
 //	RTS -> RTS    -                                             ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ,
 //	                                                            MIN_RNR_TIMER, AH_ATTR
 //
+// With AH_ATTR, RTS -> RTS applies two fields of the AH, the source GID index and,
+// on RoCE v2 with the rts2rts_qp_dscp capability, the DSCP of the traffic
+// class, as DOCA does; a ConnectX takes no other field of the primary
+// address path in RTS (it moves an RC QP to another remote address only
+// through path migration, which this package does not support). An AH that
+// changes anything else of the path given at INIT -> RTR (remote GID,
+// address type, LID, SL, static rate, hop limit) is refused with
+// ErrNotSupported instead of being ignored; to reach another peer, move
+// the QP to RST and connect it again.
+//
 // The remote atomic mode has no mask bit: it is applied whenever it is not
 // AtomicNone. Values are checked for the fields in the mask: path MTU
 // 256..4096, ack timeout 0..31, retry count 0..7, RNR retry 0..7, min RNR
@@ -177,6 +239,13 @@
 //     the object (DOCA would destroy it under its users).
 //   - A CQ's internal UAR tries a dedicated non-cached page first (DOCA asks
 //     for the shared non-cached page, then BlueFlame).
+//   - Objects of another device, sizes beyond the device's limits or the
+//     address space, unknown access bits, ports and GID indexes the device
+//     lacks are refused with ErrInvalidValue before the driver sees them
+//     (DOCA passes them to rdma-core or firmware).
+//   - An atomic's result buffer must have the operand's size (8 bytes, or
+//     AtomicSize for masked atomics); PostRecv refuses SGE lengths of 0 and
+//     2^31 or more, as PostSend does.
 //
 // Extensions: UC queue pairs can be created (QPTypeUC; DOCA creates RC only,
 // and DeviceAttr.QPTypeSupported still reports DOCA's answer), and the host
@@ -206,11 +275,13 @@
 // syscall.EOPNOTSUPP)); errors.As reaches the *FirmwareError.
 //
 // Error completions are not call errors: Poll returns them as WCs with a
-// non-zero Status. WC.Err turns one into a *CompletionError (QPN, WR ID,
+// non-zero Status (a CQ in error is one: ErrIOFailed with a *CQError, see
+// above). WC.Err turns one into a *CompletionError (QPN, WR ID,
 // opcode, status, vendor syndrome, WQE counter), which matches its status
 // with errors.Is (errors.Is(wc.Err(), verbs.WCRemAccessErr)). The codes follow DOCA for the same condition:
 // ErrInvalidValue for bad arguments, sizes and transitions, ErrNotSupported
 // for capabilities the device lacks, ErrDriver for failures of the driver
 // or firmware; ErrInUse and ErrBadState report the lifetime mistakes DOCA
-// does not detect, and ErrNotFound a device name that does not exist.
+// does not detect, ErrIOFailed a CQ the device put in error, and
+// ErrNotFound a device name that does not exist.
 package verbs

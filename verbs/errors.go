@@ -86,6 +86,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	s := e.Op + ": " + e.Code.Name()
 	if e.Msg != "" {
 		s += ": " + e.Msg
@@ -97,12 +100,17 @@ func (e *Error) Error() string {
 }
 
 // Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // Is matches the DOCA code, so errors.Is(err, ErrInvalidValue) works.
 func (e *Error) Is(target error) bool {
 	c, ok := target.(Code)
-	return ok && c == e.Code
+	return ok && e != nil && c == e.Code
 }
 
 func newErr(op string, code Code, format string, args ...any) *Error {
@@ -180,6 +188,9 @@ type FirmwareError struct {
 }
 
 func (e *FirmwareError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	if e.Status != FirmwareStatusOK {
 		return fmt.Sprintf("%s %s (op_mod 0x%x): firmware status %s (0x%02x), syndrome 0x%08x",
 			e.Call, e.Command, e.OpMod, e.Status, uint8(e.Status), e.Syndrome)
@@ -189,11 +200,16 @@ func (e *FirmwareError) Error() string {
 
 // Unwrap returns the errno, so errors.Is(err, syscall.EREMOTEIO) matches a
 // firmware refusal.
-func (e *FirmwareError) Unwrap() error { return e.Errno }
+func (e *FirmwareError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Errno
+}
 
 // Is also matches the errno rdma-core maps the firmware status to (EINVAL
 // for BAD_PARAM, EBUSY for RES_BUSY, ...).
 func (e *FirmwareError) Is(target error) bool {
 	t, ok := target.(syscall.Errno)
-	return ok && e.Status != FirmwareStatusOK && t == mlx5.Status(e.Status).Errno()
+	return ok && e != nil && e.Status != FirmwareStatusOK && t == mlx5.Status(e.Status).Errno()
 }

@@ -6,12 +6,15 @@ import (
 	"testing"
 )
 
-// TestMain fails the package when a test leaves verbs objects open.
+// TestMain records where every object is created and fails the package
+// when a test leaves an object open or a Hold unreleased, naming each one
+// and the stack that made it.
 func TestMain(m *testing.M) {
+	RecordStacks(true)
 	code := m.Run()
-	if code == 0 {
-		if r := LeakReport(); r != "" {
-			fmt.Fprintln(os.Stderr, r)
+	if r := LeakReport(); r != "" {
+		fmt.Fprintln(os.Stderr, r)
+		if code == 0 {
 			code = 1
 		}
 	}

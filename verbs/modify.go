@@ -68,11 +68,12 @@ func randomSport(lo, hi uint16) uint16 {
 // listed in the package documentation.
 func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 	const op = "doca_verbs_qp_modify"
+	if err := q.enterQP(op); err != nil {
+		return err
+	}
+	defer q.leave()
 	if a == nil {
 		return newErr(op, ErrInvalidValue, "nil attributes")
-	}
-	if err := q.use(op); err != nil {
-		return err
 	}
 	attr := *a // PSN masking must not write the caller's struct
 	if mask&QPAttrCurrentState != 0 && !attr.CurrentState.valid() {
@@ -217,6 +218,10 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		p.minRNR, p.setMinRNR = attr.MinRNRTimer, mask&QPAttrMinRNRTimer != 0
 		p.rwe, p.rre, p.atomic, p.setAccess = rwe, rre, atomic, true
 		if mask&QPAttrAHAttr != 0 {
+			if field := pathChange(&q.path, attr.AH); field != "" {
+				return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: "+
+					"a ConnectX moves an RTS QP to another remote address only by path migration, which this package does not do; reconnect the QP (RST -> RTS) instead", field)
+			}
 			p.sgidIndex, p.setSGID = attr.AH.SGIDIndex, true
 			if da.RTS2RTSQPDSCP && da.PortType == 1 {
 				if v2, err := prmRoCEv2(q.ctx.dev, attr.AH.SGIDIndex); err == nil && v2 {
@@ -238,6 +243,7 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		q.portNum = attr.PortNum
 	case next == QPStateRTR:
 		q.addrType = attr.AH.AddrType
+		q.path = *attr.AH
 	case next == QPStateRST:
 		q.post.reset()
 	}
@@ -282,20 +288,16 @@ func (q *QP) resolveMAC(ah *AHAttr) ([6]byte, error) {
 // returns them with the creation configuration (as Config reports it).
 func (q *QP) Query() (QPAttr, QPConfig, error) {
 	const op = "doca_verbs_qp_query"
-	if err := q.use(op); err != nil {
+	if err := q.enterQP(op); err != nil {
 		return QPAttr{}, QPConfig{}, err
 	}
-	in, outLen, err := prmQueryQP(q.qpn)
+	defer q.leave()
+	r, err := q.queryQP(op)
+	if err != nil {
+		return QPAttr{}, QPConfig{}, err
+	}
 	if err != nil {
 		return QPAttr{}, QPConfig{}, wrapErr(op, ErrUnexpected, err, "build QUERY_QP")
-	}
-	out := make([]byte, outLen)
-	if err := q.obj.Query(in, out); err != nil {
-		return QPAttr{}, QPConfig{}, driverErr(op, err, "QUERY_QP 0x%x", q.qpn)
-	}
-	r, err := prmParseQueryQP(out)
-	if err != nil {
-		return QPAttr{}, QPConfig{}, wrapErr(op, ErrUnexpected, err, "QUERY_QP output")
 	}
 	a := QPAttr{
 		RQPSN: r.rqPSN, SQPSN: r.sqPSN, DestQPNum: r.destQPN, PKeyIndex: r.pkeyIndex,
@@ -303,15 +305,14 @@ func (q *QP) Query() (QPAttr, QPConfig, error) {
 		MinRNRTimer: r.minRNR, AllowRemoteWrite: r.rwe, AllowRemoteRead: r.rre,
 		MaxRDAtomic: uint8(1 << r.logSRA), MaxDestRDAtomic: uint8(1 << r.logRRA),
 	}
-	switch r.state {
-	case 0, 1, 2, 3:
-		a.CurrentState = QPState(r.state)
-	case 6:
-		a.CurrentState = QPStateERR
-	default:
-		return QPAttr{}, QPConfig{}, newErr(op, ErrUnexpected, "device reports QP state %d", r.state)
+	st, err := qpStateFromPRM(op, r.state)
+	if err != nil {
+		return QPAttr{}, QPConfig{}, err
 	}
-	a.NextState = a.CurrentState
+	if st == QPStateERR {
+		q.sawError()
+	}
+	a.CurrentState, a.NextState = st, st
 	switch {
 	case r.mtu == 0: // never programmed: leave the zero value (256) rather than fail
 	case r.mtu >= 1 && r.mtu <= 5:
@@ -329,4 +330,62 @@ func (q *QP) Query() (QPAttr, QPConfig, error) {
 	cfg := q.Config()
 	cfg.UserIndex = r.userIndex
 	return a, cfg, nil
+}
+
+// queryQP runs QUERY_QP; q is entered.
+func (q *QP) queryQP(op string) (queryQPResult, error) {
+	in, outLen, err := prmQueryQP(q.qpn)
+	if err != nil {
+		return queryQPResult{}, wrapErr(op, ErrUnexpected, err, "build QUERY_QP")
+	}
+	out := make([]byte, outLen)
+	if err := q.obj.Query(in, out); err != nil {
+		return queryQPResult{}, driverErr(op, err, "QUERY_QP 0x%x", q.qpn)
+	}
+	r, err := prmParseQueryQP(out)
+	if err != nil {
+		return queryQPResult{}, wrapErr(op, ErrUnexpected, err, "QUERY_QP output")
+	}
+	return r, nil
+}
+
+// qpStateFromPRM maps qpc.state to a QPState.
+func qpStateFromPRM(op string, s uint8) (QPState, error) {
+	switch s {
+	case 0, 1, 2, 3:
+		return QPState(s), nil
+	case 6:
+		return QPStateERR, nil
+	}
+	return 0, newErr(op, ErrUnexpected, "device reports QP state %d", s)
+}
+
+// queryState reads the QP state from the device; q is entered.
+func (q *QP) queryState() (QPState, error) {
+	const op = "QP.State"
+	r, err := q.queryQP(op)
+	if err != nil {
+		return 0, err
+	}
+	return qpStateFromPRM(op, r.state)
+}
+
+// pathChange names the first field of ah, other than the source GID index
+// and the traffic class, that differs from the programmed path, or "".
+func pathChange(path, ah *AHAttr) string {
+	switch {
+	case ah.GID != path.GID:
+		return "remote GID"
+	case ah.AddrType != path.AddrType:
+		return "address type"
+	case ah.DLID != path.DLID:
+		return "destination LID"
+	case ah.SL != path.SL:
+		return "service level"
+	case ah.StaticRate != path.StaticRate:
+		return "static rate"
+	case ah.HopLimit != path.HopLimit:
+		return "hop limit"
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"fmt"
+
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -15,34 +17,74 @@ type PD struct {
 // AllocPD allocates a protection domain (ibv_alloc_pd).
 func (c *Context) AllocPD() (*PD, error) {
 	const op = "ibv_alloc_pd"
-	if err := c.acquire(op); err != nil {
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	p := &PD{ctx: c}
+	if err := c.acquire(op, "Context", &p.node); err != nil {
 		return nil, err
 	}
 	pd, err := c.dev.AllocPD()
 	if err != nil {
-		c.release()
+		c.release(&p.node)
 		return nil, driverErr(op, err, "device %s", c.name)
 	}
-	p := &PD{ctx: c, pd: pd}
-	p.init("PD")
+	p.pd = pd
+	p.init("PD", fmt.Sprintf("PD %d on %s", pd.PDN(), c.name))
 	return p, nil
 }
 
-// Context returns the device the PD belongs to.
-func (p *PD) Context() *Context { return p.ctx }
+// check refuses a nil, zero-value or closed PD.
+func (p *PD) check(op string) error {
+	if p == nil {
+		return newErr(op, ErrInvalidValue, "nil PD")
+	}
+	return p.use(op, "PD")
+}
 
-// PDN is the 24-bit PRM PD number (mlx5dv_pd.pdn).
-func (p *PD) PDN() uint32 { return p.pd.PDN() }
+// Context returns the device the PD belongs to.
+func (p *PD) Context() *Context {
+	if p == nil {
+		return nil
+	}
+	return p.ctx
+}
+
+// PDN is the 24-bit PRM PD number (mlx5dv_pd.pdn); 0 for a nil or zero PD.
+func (p *PD) PDN() uint32 {
+	if p == nil || p.pd == nil {
+		return 0
+	}
+	return p.pd.PDN()
+}
 
 // Raw returns the struct ibv_pd pointer, for code that mixes in its own
-// libibverbs calls; 0 on an emulated device.
-func (p *PD) Raw() uintptr { return p.pd.Native() }
+// libibverbs calls; 0 on an emulated device (and for a nil or zero PD).
+func (p *PD) Raw() uintptr {
+	if p == nil || p.pd == nil {
+		return 0
+	}
+	return p.pd.Native()
+}
+
+// Hold takes a reference that keeps the PD allocated (Close fails with
+// ErrInUse naming holder) until Hold.Release; ErrBadState if it is closed.
+func (p *PD) Hold(holder string) (*Hold, error) {
+	const op = "PD.Hold"
+	if p == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil PD")
+	}
+	return p.hold(op, "PD", holder)
+}
 
 // Close deallocates the PD (ibv_dealloc_pd); ErrInUse while MRs, QPs or SRQs
 // made on it are open.
 func (p *PD) Close() error {
 	const op = "ibv_dealloc_pd"
-	done, err := p.beginClose(op)
+	if p == nil {
+		return newErr(op, ErrInvalidValue, "nil PD")
+	}
+	done, err := p.beginClose(op, "PD")
 	if done || err != nil {
 		return err
 	}
@@ -50,7 +92,7 @@ func (p *PD) Close() error {
 	if err != nil {
 		err = driverErr(op, err, "pdn %d", p.pd.PDN())
 	} else {
-		p.ctx.release()
+		p.ctx.release(&p.node)
 	}
 	p.endClose(err)
 	return err

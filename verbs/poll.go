@@ -58,12 +58,20 @@ type CompletionError struct {
 }
 
 func (e *CompletionError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("%s completion on QP 0x%x for WQE %d (wr_id %d): %s (syndrome 0x%02x), vendor syndrome 0x%02x",
 		e.Opcode, e.QPN, e.WQECounter, e.WRID, e.Status, uint8(e.Status), e.VendorErr)
 }
 
 // Unwrap returns the status.
-func (e *CompletionError) Unwrap() error { return e.Status }
+func (e *CompletionError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Status
+}
 
 // Err returns nil for a successful completion and a *CompletionError for an
 // error completion.
@@ -147,10 +155,13 @@ func wcOpcodeFor(c *mlx5.CQE) (WCOpcode, bool) {
 	return WCOther, false
 }
 
-// cqQPs maps QP numbers to the QPs that use a CQ, for the host poller.
+// cqQPs maps QP numbers to the QPs that use a CQ, for the host poller, and
+// remembers the QPs that used it and were closed: their leftover CQEs are
+// dropped (rdma-core cleans them from the CQ when it destroys the QP).
 type cqQPs struct {
-	mu  sync.RWMutex
-	qps map[uint32]*QP
+	mu   sync.RWMutex
+	qps  map[uint32]*QP
+	gone map[uint32]struct{}
 }
 
 func (c *cqQPs) add(q *QP) {
@@ -159,30 +170,130 @@ func (c *cqQPs) add(q *QP) {
 		c.qps = map[uint32]*QP{}
 	}
 	c.qps[q.qpn] = q
+	delete(c.gone, q.qpn)
 	c.mu.Unlock()
 }
 
 func (c *cqQPs) remove(q *QP) {
 	c.mu.Lock()
-	delete(c.qps, q.qpn)
+	if c.qps[q.qpn] == q {
+		delete(c.qps, q.qpn)
+		if c.gone == nil {
+			c.gone = map[uint32]struct{}{}
+		}
+		c.gone[q.qpn] = struct{}{}
+	}
 	c.mu.Unlock()
 }
 
-func (c *cqQPs) get(qpn uint32) *QP {
+// get returns the QP numbered qpn, or nil and whether a closed QP had
+// that number.
+func (c *cqQPs) get(qpn uint32) (*QP, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.qps[qpn]
+	if q := c.qps[qpn]; q != nil {
+		return q, false
+	}
+	_, gone := c.gone[qpn]
+	return nil, gone
 }
+
+func (c *cqQPs) all() []*QP {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	l := make([]*QP, 0, len(c.qps))
+	for _, q := range c.qps {
+		l = append(l, q)
+	}
+	return l
+}
+
+// CQStatus is the state of a completion queue as the device reports it
+// (cqc.status of QUERY_CQ). A CQ leaves CQStatusOK only for good: the
+// device then writes no more completions to it and moves every QP that
+// completes to it to ERR.
+type CQStatus uint8
+
+// The CQ statuses.
+const (
+	CQStatusOK        CQStatus = 0x0
+	CQStatusOverflow  CQStatus = 0x9 // a CQE found the ring full (overrun)
+	CQStatusWriteFail CQStatus = 0xa // the device could not write a CQE to the ring
+)
+
+func (s CQStatus) String() string {
+	switch s {
+	case CQStatusOK:
+		return "OK"
+	case CQStatusOverflow:
+		return "CQ_OVERFLOW"
+	case CQStatusWriteFail:
+		return "CQ_WRITE_FAIL"
+	}
+	return fmt.Sprintf("CQStatus(0x%x)", uint8(s))
+}
+
+// Error makes a status usable as an errors.Is target:
+// errors.Is(err, verbs.CQStatusOverflow).
+func (s CQStatus) Error() string { return s.String() }
+
+// CQError is a completion queue the device put in error: the CQ number
+// and the status QUERY_CQ reports. Poll, PollWait and CQ.Err return it
+// (through an *Error with ErrIOFailed); it unwraps to its Status.
+type CQError struct {
+	CQN    uint32
+	Status CQStatus
+}
+
+func (e *CQError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("CQ 0x%x is in error: %s (cqc.status 0x%x); the device writes no more completions to it and its QPs are in ERR",
+		e.CQN, e.Status, uint8(e.Status))
+}
+
+// Unwrap returns the status.
+func (e *CQError) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Status
+}
+
+func cqFailure(op string, q *CQ, e *CQError) *Error {
+	return &Error{Op: op, Code: ErrIOFailed, Msg: q.userName(), Err: e}
+}
+
+// cqStatusEvery is how often an idle Poll asks the device whether the CQ
+// went to error without a full ring having been consumed (a failed CQE
+// write, an overrun of a CQ shared by QPs that Poll does not see).
+const cqStatusEvery = 10 * time.Millisecond
 
 // Poll reads up to len(wcs) completions without blocking and returns how
 // many it read. Error completions are returned as WCs with a non-zero
-// Status, not as errors; an error means the CQ cannot be polled from the
-// host (a collapsed CQ, use after Close) or holds a corrupt CQE.
+// Status, not as errors; an error completion also tells Poll that its QP
+// is in ERR (QP.State). An error means the CQ cannot be polled from the
+// host (a collapsed CQ, use after Close), holds a CQE that no QP of this CQ
+// can have written (ErrUnexpected: an external ring that was not
+// initialised), or is in error (ErrIOFailed wrapping a *CQError: overrun, or
+// a failed CQE write). Once the CQ is in error, Poll still returns the
+// completions the device wrote before, then that error on every call.
+//
+// Poll learns of a CQ error by asking the device (QUERY_CQ) when it finds
+// the ring empty after a whole ring of completions since it last asked (an
+// overrun needs that many), and at most every 10 ms otherwise, so an
+// overrun is reported by the first Poll that finds nothing after reading
+// the completions that fitted.
 func (q *CQ) Poll(wcs []WC) (int, error) {
 	const op = "doca_verbs_poll_cq"
-	if err := q.use(op); err != nil {
+	if q == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	if err := q.enter(op, "CQ"); err != nil {
 		return 0, err
 	}
+	defer q.leave()
 	if q.cfg.Collapsed {
 		return 0, newErr(op, ErrNotSupported, "CQ 0x%x is collapsed: only its entry 0 is written; read it directly", q.cqn)
 	}
@@ -190,7 +301,8 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 	defer q.pollMu.Unlock()
 	ring := mem(q.ring, int(q.entries)*cqeSize)
 	logSize := uint(log2(uint64(q.entries)))
-	n := 0
+	n, start := 0, q.ci
+	var err error
 	for n < len(wcs) {
 		slot := q.ci & (q.entries - 1)
 		b := ring[slot*cqeSize : (slot+1)*cqeSize]
@@ -198,9 +310,19 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 			break
 		}
 		mmio.ReadBarrier()
-		c, err := mlx5.DecodeCQE(b)
-		if err != nil {
-			return n, wrapErr(op, ErrUnexpected, err, "CQE %d of CQ 0x%x", q.ci, q.cqn)
+		c, derr := mlx5.DecodeCQE(b)
+		if derr != nil {
+			err = wrapErr(op, ErrUnexpected, derr, "CQE %d of CQ 0x%x", q.ci, q.cqn)
+			break
+		}
+		qp, gone := q.qps.get(c.QPN)
+		if qp == nil && !gone {
+			err = newErr(op, ErrUnexpected, "CQE %d of CQ 0x%x names QP 0x%x, which never completed to this CQ (was the external ring initialised?)", q.ci, q.cqn, c.QPN)
+			break
+		}
+		q.ci++
+		if qp == nil {
+			continue // a closed QP's leftover
 		}
 		wc := &wcs[n]
 		*wc = WC{QPN: c.QPN, ByteLen: c.ByteCnt, WQECounter: c.WQECounter}
@@ -210,35 +332,107 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 		}
 		if c.Opcode.IsError() {
 			wc.Status, wc.VendorErr = WCStatus(c.Syndrome), c.VendorSyndrome
+			qp.sawError()
 		}
-		if qp := q.users.get(c.QPN); qp != nil {
-			switch {
-			case c.Opcode == mlx5.CQEReq || c.Opcode == mlx5.CQEReqErr:
-				wc.WRID = qp.post.complete(c.WQECounter)
-			case qp.cfg.SRQ != nil:
-				wc.WRID = qp.cfg.SRQ.recv.complete(c.WQECounter)
-			default:
-				wc.WRID = qp.post.rq.complete(c.WQECounter)
-			}
+		switch {
+		case c.Opcode == mlx5.CQEReq || c.Opcode == mlx5.CQEReqErr:
+			wc.WRID = qp.post.complete(c.WQECounter)
+		case qp.cfg.SRQ != nil:
+			wc.WRID = qp.cfg.SRQ.recv.complete(c.WQECounter)
+		default:
+			wc.WRID = qp.post.rq.complete(c.WQECounter)
 		}
-		q.ci++
 		n++
 	}
-	if n > 0 {
+	if q.ci != start {
 		mmio.WriteBarrier()
 		mmio.Store32(ptr(q.dbr), mlx5.BE32Native(q.ci&0xffffff))
 	}
-	return n, nil
+	if err != nil || n > 0 {
+		return n, err
+	}
+	if e := q.failed.Load(); e != nil {
+		return 0, cqFailure(op, q, e)
+	}
+	if now := time.Now(); q.ci-q.checkCI >= q.entries || now.Sub(q.checkAt) >= cqStatusEvery {
+		q.checkCI, q.checkAt = q.ci, now
+		if e, err := q.queryStatus(op); err != nil {
+			return 0, err
+		} else if e != nil {
+			return 0, cqFailure(op, q, e)
+		}
+	}
+	return 0, nil
+}
+
+// queryStatus asks the device for the CQ's status (QUERY_CQ). On an error
+// status it records it (every later Poll and post fails with it) and marks
+// the QPs of the CQ as in ERR, where the device put them. q is entered.
+func (q *CQ) queryStatus(op string) (*CQError, error) {
+	if e := q.failed.Load(); e != nil {
+		return e, nil
+	}
+	in, err := mlx5.QueryCQIn(q.cqn).Marshal()
+	if err != nil {
+		return nil, wrapErr(op, ErrUnexpected, err, "build QUERY_CQ")
+	}
+	out := make([]byte, mlx5.QueryCQOutLen)
+	if err := q.obj.Query(in, out); err != nil {
+		return nil, driverErr(op, err, "QUERY_CQ 0x%x", q.cqn)
+	}
+	o, err := mlx5.UnmarshalQueryCQOut(out)
+	if err != nil {
+		return nil, wrapErr(op, ErrUnexpected, err, "QUERY_CQ 0x%x output", q.cqn)
+	}
+	if o.CQC.Status == uint8(CQStatusOK) {
+		return nil, nil
+	}
+	e := &CQError{CQN: q.cqn, Status: CQStatus(o.CQC.Status)}
+	if !q.failed.CompareAndSwap(nil, e) {
+		return q.failed.Load(), nil
+	}
+	for _, qp := range q.qps.all() {
+		qp.sawError()
+	}
+	return e, nil
+}
+
+// Err asks the device whether the CQ is in error (QUERY_CQ): nil while it
+// is not, else an *Error with ErrIOFailed wrapping the *CQError. It works
+// on every CQ, host or GPU polled (Poll checks by itself).
+func (q *CQ) Err() error {
+	const op = "CQ.Err"
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	if err := q.enter(op, "CQ"); err != nil {
+		return err
+	}
+	defer q.leave()
+	e, err := q.queryStatus(op)
+	if err != nil {
+		return err
+	}
+	if e != nil {
+		return cqFailure(op, q, e)
+	}
+	return nil
 }
 
 // PollWait polls until at least min completions have been read into wcs or
 // the timeout expires (ErrTimeOut, with the completions read so far). It
 // spins, then yields the processor between polls (so a thread that
 // completes the work, such as the emulator's engine, can run), then sleeps
-// 20 us between polls.
+// 20 us between polls. A CQ in error ends the wait with Poll's error; a
+// timeout first asks the device, so a CQ error is never reported as a
+// timeout.
 func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
+	const op = "doca_verbs_poll_cq"
+	if q == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil CQ")
+	}
 	if min > len(wcs) {
-		return 0, newErr("doca_verbs_poll_cq", ErrInvalidValue, "waiting for %d completions with room for %d", min, len(wcs))
+		return 0, newErr(op, ErrInvalidValue, "waiting for %d completions with room for %d", min, len(wcs))
 	}
 	deadline := time.Now().Add(timeout)
 	got := 0
@@ -249,7 +443,10 @@ func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 			return got, err
 		}
 		if time.Now().After(deadline) {
-			return got, newErr("doca_verbs_poll_cq", ErrTimeOut, "%d of %d completions on CQ 0x%x after %v", got, min, q.cqn, timeout)
+			if err := q.Err(); err != nil {
+				return got, &Error{Op: op, Code: codeOf(err), Msg: fmt.Sprintf("%d of %d completions on CQ 0x%x", got, min, q.cqn), Err: err}
+			}
+			return got, newErr(op, ErrTimeOut, "%d of %d completions on CQ 0x%x after %v", got, min, q.cqn, timeout)
 		}
 		switch {
 		case spins < 64:

@@ -154,9 +154,15 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 		return mlx5.WQE{}, newErr(op, ErrInvalidValue, "%d SGEs exceed the QP's %d", len(wr.SGL), q.cfg.SendMaxSGE)
 	}
 	inl := wr.InlineData
-	one := func() (mlx5.DataSeg, error) {
+	// one returns the atomic's result buffer: exactly one SGE of exactly
+	// the operand size (the device writes that many bytes; a longer buffer
+	// would be read as holding more than the atomic returns).
+	one := func(size uint32) (mlx5.DataSeg, error) {
 		if len(wr.SGL) != 1 {
 			return mlx5.DataSeg{}, newErr(op, ErrInvalidValue, "%v needs exactly one SGE for the result, got %d", wr.Opcode, len(wr.SGL))
+		}
+		if l := wr.SGL[0].Length; l != size {
+			return mlx5.DataSeg{}, newErr(op, ErrInvalidValue, "%v result buffer of %d bytes: the atomic returns %d bytes", wr.Opcode, l, size)
 		}
 		return dataSegs(wr.SGL)[0], nil
 	}
@@ -184,7 +190,7 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 	case WRRDMARead:
 		return mlx5.NewRDMARead(h, r, dataSegs(wr.SGL)...), nil
 	case WRAtomicCmpSwp, WRAtomicFetchAdd:
-		d, err := one()
+		d, err := one(8)
 		if err != nil {
 			return mlx5.WQE{}, err
 		}
@@ -193,12 +199,12 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 		}
 		return mlx5.NewAtomicFA(h, r, wr.Compare, d), nil
 	case WRMaskedCmpSwp, WRMaskedFetchAdd:
-		d, err := one()
-		if err != nil {
-			return mlx5.WQE{}, err
-		}
 		if wr.AtomicSize != 4 && wr.AtomicSize != 8 {
 			return mlx5.WQE{}, newErr(op, ErrInvalidValue, "masked atomic size %d: must be 4 or 8", wr.AtomicSize)
+		}
+		d, err := one(uint32(wr.AtomicSize))
+		if err != nil {
+			return mlx5.WQE{}, err
 		}
 		if wr.Opcode == WRMaskedCmpSwp {
 			s := mlx5.MaskedCSSeg{Swap: wr.Swap, Compare: wr.Compare, SwapMask: wr.SwapMask, CompareMask: wr.CompareMask}
@@ -213,18 +219,30 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 
 // PostSend writes the work requests to the send queue and rings the
 // doorbell once (doca_verbs_bridge post_send). It returns ErrFull, posting
-// nothing, when the queue lacks room for all of them.
+// nothing, when the queue lacks room for all of them. On a QP in ERR the
+// device flushes what is posted (WCWRFlushErr completions); when the send
+// CQ is in error, which no completion could then reach, PostSend refuses
+// with ErrIOFailed wrapping the *CQError. As on hardware, the error is
+// known once something observed it (Poll, CQ.Err, QP.State, or this check
+// on a QP in ERR): work posted between the failure and that moment is lost
+// with the rest of the QP's outstanding work, and Poll reports the CQ
+// error.
 func (q *QP) PostSend(wrs ...SendWR) error {
 	const op = "doca_verbs_post_send"
-	if err := q.use(op); err != nil {
+	if err := q.enterQP(op); err != nil {
 		return err
 	}
+	defer q.leave()
 	p := &q.post
 	if p.ring == nil {
 		return newErr(op, ErrNotSupported, "QP 0x%x has no send queue", q.qpn)
 	}
-	if st := q.State(); st != QPStateRTS && st != QPStateERR {
+	st := q.cachedState()
+	if st != QPStateRTS && st != QPStateERR {
 		return newErr(op, ErrBadState, "QP 0x%x is %v; post in RTS", q.qpn, st)
+	}
+	if err := q.cqAccepts(op, q.cfg.SendCQ, st); err != nil {
+		return err
 	}
 	if len(wrs) == 0 {
 		return nil
@@ -382,17 +400,62 @@ func (r *receiver) complete(counter uint16) uint64 {
 	return id
 }
 
+// cqAccepts refuses a post when the CQ that would report it is in error:
+// the device would flush the work request without a completion, so it
+// would be lost. The CQ's state is known once Poll, CQ.Err or QP.State saw
+// it; a QP already in ERR asks the device (QUERY_CQ) before accepting, as
+// its work requests are only flushed. q is entered (it references cq, so
+// cq cannot close).
+func (q *QP) cqAccepts(op string, cq *CQ, st QPState) error {
+	if cq == nil {
+		return nil
+	}
+	e := cq.failed.Load()
+	if e == nil && st == QPStateERR {
+		var err error
+		if e, err = cq.queryStatus(op); err != nil {
+			return err
+		}
+	}
+	if e != nil {
+		return &Error{Op: op, Code: ErrIOFailed, Msg: fmt.Sprintf("QP 0x%x completes to %s, which is in error: the work request would be lost", q.qpn, cq.userName()), Err: e}
+	}
+	return nil
+}
+
+// checkRecvSGEs refuses the scatter entries the NIC cannot take: length 0
+// (read by the NIC as 2 GiB) and 2^31 or more (bit 31 marks inline data),
+// as PostSend refuses them.
+func checkRecvSGEs(op string, wrs []RecvWR) error {
+	for i := range wrs {
+		for j, s := range wrs[i].SGL {
+			if s.Length == 0 || s.Length&mlx5.InlineFlag != 0 {
+				return newErr(op, ErrInvalidValue, "receive work request %d, SGE %d: length %d (want 1..2^31-1)", i, j, s.Length)
+			}
+		}
+	}
+	return nil
+}
+
 // PostRecv posts receive work requests to the QP's receive queue.
 func (q *QP) PostRecv(wrs ...RecvWR) error {
 	const op = "doca_verbs_post_recv"
-	if err := q.use(op); err != nil {
+	if err := q.enterQP(op); err != nil {
 		return err
 	}
+	defer q.leave()
 	if q.cfg.SRQ != nil {
 		return newErr(op, ErrInvalidValue, "QP 0x%x receives through SRQ 0x%x: post to the SRQ", q.qpn, q.cfg.SRQ.srqn)
 	}
-	if q.State() == QPStateRST {
+	st := q.cachedState()
+	if st == QPStateRST {
 		return newErr(op, ErrBadState, "QP 0x%x is in RST", q.qpn)
+	}
+	if err := q.cqAccepts(op, q.cfg.RecvCQ, st); err != nil {
+		return err
+	}
+	if err := checkRecvSGEs(op, wrs); err != nil {
+		return err
 	}
 	return q.post.rq.post(op, q.rq.sges, wrs)
 }
@@ -400,7 +463,14 @@ func (q *QP) PostRecv(wrs ...RecvWR) error {
 // PostRecv posts receive work requests to the SRQ.
 func (s *SRQ) PostRecv(wrs ...RecvWR) error {
 	const op = "doca_verbs_srq_post_recv"
-	if err := s.use(op); err != nil {
+	if s == nil {
+		return newErr(op, ErrInvalidValue, "nil SRQ")
+	}
+	if err := s.enter(op, "SRQ"); err != nil {
+		return err
+	}
+	defer s.leave()
+	if err := checkRecvSGEs(op, wrs); err != nil {
 		return err
 	}
 	return s.recv.post(op, s.geo.sges, wrs)

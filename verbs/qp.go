@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -67,29 +69,37 @@ type QP struct {
 	buf     *hostBuf
 	umem    *UMem
 	devAttr *DeviceAttr
+	held    []*node // the objects this QP references (PD, CQs, SRQ, external UMEMs and UAR)
 
 	mu       sync.Mutex // state and cached modify inputs
 	state    QPState
 	addrType AddrType
+	path     AHAttr // the address path programmed by INIT -> RTR
 	portNum  uint16
 
 	post poster // host-side posting state
 }
 
-// NewQP creates a queue pair in the RST state (doca_verbs_qp_create).
+// NewQP creates a queue pair in the RST state (doca_verbs_qp_create). The
+// PD, CQs, SRQ, UMEMs and UAR of cfg must belong to device c
+// (ErrInvalidValue otherwise), be open, and stay open while the QP exists:
+// the QP references each of them.
 func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	const op = "doca_verbs_qp_create"
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
 	}
-	if err := c.use(op); err != nil {
+	if err := c.check(op); err != nil {
 		return nil, err
 	}
 	if cfg.PD == nil {
 		return nil, newErr(op, ErrInvalidValue, "no PD")
 	}
+	if err := cfg.PD.check(op); err != nil {
+		return nil, err
+	}
 	if cfg.PD.ctx != c {
-		return nil, newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.name, c.name)
+		return nil, newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
 	}
 	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
 		return nil, newErr(op, ErrInvalidValue, "external WQ UMEM and DBR UMEM must be given together")
@@ -97,13 +107,68 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	if cfg.UserIndex > maxUserIndex {
 		return nil, newErr(op, ErrInvalidValue, "user index 0x%x does not fit 24 bits", cfg.UserIndex)
 	}
-	attr, err := c.caps()
-	if err != nil {
-		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
-	}
 	if cfg.Type != QPTypeRC && cfg.Type != QPTypeUC {
 		return nil, newErr(op, ErrInvalidValue, "QP type %v is not RC or UC", cfg.Type)
 	}
+	if cfg.SQWR > 0 && cfg.SendCQ == nil {
+		return nil, newErr(op, ErrInvalidValue, "a send queue (sq_wr %d) needs a send CQ", cfg.SQWR)
+	}
+	if (cfg.RQWR > 0 || cfg.SRQ != nil) && cfg.RecvCQ == nil {
+		return nil, newErr(op, ErrInvalidValue, "a receive queue or SRQ needs a receive CQ")
+	}
+	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
+		if cq != nil && cq.ctx != c {
+			return nil, newErr(op, ErrInvalidValue, "CQ %d belongs to another device", cq.cqn)
+		}
+	}
+	if cfg.SRQ != nil && cfg.SRQ.pd != cfg.PD {
+		return nil, newErr(op, ErrInvalidValue, "SRQ %d is on another PD", cfg.SRQ.srqn)
+	}
+	if cfg.UMem != nil {
+		if err := cfg.UMem.sameDevice(op, c, "WQ UMEM"); err != nil {
+			return nil, err
+		}
+		if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.UAR != nil {
+		if err := cfg.UAR.sameDevice(op, c); err != nil {
+			return nil, err
+		}
+	}
+
+	q := &QP{ctx: c, cfg: cfg}
+	// Reference the PD first: it keeps the device open while the QP is made.
+	if err := cfg.PD.acquire(op, "PD", &q.node); err != nil {
+		return nil, err
+	}
+	q.held = append(q.held, &cfg.PD.node)
+	defer func() {
+		if err != nil {
+			if terr := q.teardown(); terr != nil {
+				err = errors.Join(err, terr)
+			}
+			q.releaseHeld()
+		}
+	}()
+	for _, x := range []struct {
+		n    *node
+		kind string
+	}{{nodeOf(cfg.SendCQ), "CQ"}, {nodeOf(cfg.RecvCQ), "CQ"}, {nodeOfSRQ(cfg.SRQ), "SRQ"}} {
+		if x.n == nil {
+			continue
+		}
+		if err := x.n.acquire(op, x.kind, &q.node); err != nil {
+			return nil, err
+		}
+		q.held = append(q.held, x.n)
+	}
+	attr, err := c.caps()
+	if err != nil {
+		return nil, wrapErr(op, codeOf(err), err, "device query")
+	}
+	q.devAttr = attr
 	if cfg.Type == QPTypeRC && !attr.RCSupported {
 		return nil, newErr(op, ErrNotSupported, "device does not support RC")
 	}
@@ -125,22 +190,7 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	if cfg.CoreDirectMaster && !attr.CoreDirect {
 		return nil, newErr(op, ErrNotSupported, "core-direct master QPs need the cd capability")
 	}
-	if cfg.SQWR > 0 && cfg.SendCQ == nil {
-		return nil, newErr(op, ErrInvalidValue, "a send queue (sq_wr %d) needs a send CQ", cfg.SQWR)
-	}
-	if (cfg.RQWR > 0 || cfg.SRQ != nil) && cfg.RecvCQ == nil {
-		return nil, newErr(op, ErrInvalidValue, "a receive queue or SRQ needs a receive CQ")
-	}
-	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
-		if cq != nil && cq.ctx != c {
-			return nil, newErr(op, ErrInvalidValue, "CQ %d belongs to another device", cq.cqn)
-		}
-	}
-	if cfg.SRQ != nil && cfg.SRQ.pd != cfg.PD {
-		return nil, newErr(op, ErrInvalidValue, "SRQ %d is on another PD", cfg.SRQ.srqn)
-	}
 
-	q := &QP{ctx: c, cfg: cfg, devAttr: attr}
 	if cfg.RQWR > 0 && cfg.SRQ == nil {
 		if q.rq, err = sizeRQ(op, cfg.RQWR, cfg.RecvMaxSGE, attr.MaxQPWR, attr.MaxRQDescSize); err != nil {
 			return nil, err
@@ -161,32 +211,9 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 		if wqBytes > cfg.UMem.Size() {
 			return nil, newErr(op, ErrInvalidValue, "work queue needs %d bytes, UMEM has %d", wqBytes, cfg.UMem.Size())
 		}
-		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset+8 > cfg.DBRUMem.Size() {
+		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset > cfg.DBRUMem.Size() || cfg.DBRUMem.Size()-cfg.DBRUMemOffset < 8 {
 			return nil, newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
 		}
-	}
-
-	if err := cfg.PD.acquire(op); err != nil {
-		return nil, err
-	}
-	var held []*node // what this QP holds a reference on, released on failure
-	held = append(held, &cfg.PD.node)
-	defer func() {
-		if err != nil {
-			q.teardown()
-			for _, n := range held {
-				n.release()
-			}
-		}
-	}()
-	for _, n := range []*node{nodeOf(cfg.SendCQ), nodeOf(cfg.RecvCQ), nodeOfSRQ(cfg.SRQ)} {
-		if n == nil {
-			continue
-		}
-		if err := n.acquire(op); err != nil {
-			return nil, err
-		}
-		held = append(held, n)
 	}
 
 	var wqUMem, dbrUMem *UMem
@@ -194,10 +221,10 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	if cfg.UMem != nil {
 		wqUMem, dbrUMem, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
 		for _, u := range []*UMem{wqUMem, dbrUMem} {
-			if err := u.acquire(op); err != nil {
+			if err := u.acquire(op, "UMem", &q.node); err != nil {
 				return nil, err
 			}
-			held = append(held, &u.node)
+			q.held = append(q.held, &u.node)
 		}
 	} else {
 		dbrOff = alignUp(wqBytes, dbrArea)
@@ -207,6 +234,9 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 		if q.umem, err = NewUMem(c, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
 			return nil, err
 		}
+		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
+			return nil, err
+		}
 		wqUMem, dbrUMem = q.umem, q.umem
 	}
 	q.wq = wqUMem.Addr()
@@ -214,16 +244,22 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	q.dbr = dbrUMem.Addr() + uintptr(dbrOff)
 
 	if cfg.UAR != nil {
-		if err := cfg.UAR.acquire(op); err != nil {
+		if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
 			return nil, err
 		}
-		held = append(held, &cfg.UAR.node)
+		q.held = append(q.held, &cfg.UAR.node)
 		q.uar = cfg.UAR
 	} else {
-		if q.uar, err = newUARFallback(c, op, UARBlueFlame, UARNonCache); err != nil {
+		u, err := newUARFallback(c, op, UARBlueFlame, UARNonCache)
+		if err != nil {
 			return nil, err
 		}
-		q.ownUAR = true
+		q.uar, q.ownUAR = u, true
+		// The QP's own page: QP.UAR returns it, and closing it under the
+		// QP would leave the doorbell unmapped.
+		if err := u.acquire(op, "UAR", &q.node); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.SendDBRMode == SendNoDBRExt {
 		q.db = q.uar.DBRLessAddr()
@@ -266,11 +302,19 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	q.post.init(q)
 	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
 		if cq != nil {
-			cq.users.add(q)
+			cq.qps.add(q)
 		}
 	}
-	q.init("QP")
+	q.init("QP", fmt.Sprintf("QP 0x%x on %s", q.qpn, c.name))
 	return q, nil
+}
+
+// releaseHeld drops the references NewQP took on other objects.
+func (q *QP) releaseHeld() {
+	for _, n := range q.held {
+		n.release(&q.node)
+	}
+	q.held = nil
 }
 
 func nodeOf(cq *CQ) *node {
@@ -296,7 +340,8 @@ func tsFormatFor(capTS uint8) uint8 {
 	return 1
 }
 
-// teardown destroys what NewQP made (not the references it holds).
+// teardown destroys what NewQP made (not the references it holds). It can
+// be called again after a failure.
 func (q *QP) teardown() error {
 	const op = "doca_verbs_qp_destroy"
 	if q.obj != nil {
@@ -306,13 +351,17 @@ func (q *QP) teardown() error {
 		q.obj = nil
 	}
 	if q.ownUAR && q.uar != nil {
+		q.uar.release(&q.node)
 		if err := q.uar.Close(); err != nil {
+			q.uar.acquire(op, "UAR", &q.node)
 			return err
 		}
 		q.uar = nil
 	}
 	if q.umem != nil {
+		q.umem.release(&q.node)
 		if err := q.umem.Close(); err != nil {
+			q.umem.acquire(op, "UMem", &q.node)
 			return err
 		}
 		q.umem = nil
@@ -326,9 +375,16 @@ func (q *QP) teardown() error {
 	return nil
 }
 
-// Close destroys the QP (doca_verbs_qp_destroy).
+// Close destroys the QP (doca_verbs_qp_destroy). It fails with ErrInUse
+// while a Hold is taken on the QP (package gpunetio holds the QPs it
+// exports). It waits for PostSend, PostRecv, Modify and Query calls in
+// progress; every call after it fails with ErrBadState.
 func (q *QP) Close() error {
-	done, err := q.beginClose("doca_verbs_qp_destroy")
+	const op = "doca_verbs_qp_destroy"
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	done, err := q.beginClose(op, "QP")
 	if done || err != nil {
 		return err
 	}
@@ -336,29 +392,54 @@ func (q *QP) Close() error {
 	if err == nil {
 		for _, cq := range []*CQ{q.cfg.SendCQ, q.cfg.RecvCQ} {
 			if cq != nil {
-				cq.users.remove(q)
+				cq.qps.remove(q)
 			}
 		}
-		q.cfg.PD.release()
-		for _, n := range []*node{nodeOf(q.cfg.SendCQ), nodeOf(q.cfg.RecvCQ), nodeOfSRQ(q.cfg.SRQ)} {
-			if n != nil {
-				n.release()
-			}
-		}
-		if q.cfg.UMem != nil {
-			q.cfg.UMem.release()
-			q.cfg.DBRUMem.release()
-		}
-		if !q.ownUAR {
-			q.uar.release()
-		}
+		q.releaseHeld()
 	}
 	q.endClose(err)
 	return err
 }
 
+// check refuses a nil, zero-value or closed QP.
+func (q *QP) check(op string) error {
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	return q.use(op, "QP")
+}
+
+// enterQP holds q open for a call that touches its rings, doorbell or
+// device object (leave with q.leave).
+func (q *QP) enterQP(op string) error {
+	if q == nil {
+		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	return q.enter(op, "QP")
+}
+
+// Hold takes a reference that keeps the QP, its rings, doorbell record and
+// doorbell page alive (Close fails with ErrInUse naming holder) until
+// Hold.Release; ErrBadState if it is closed. Package gpunetio holds every
+// QP it exports.
+func (q *QP) Hold(holder string) (*Hold, error) {
+	const op = "QP.Hold"
+	if q == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil QP")
+	}
+	return q.hold(op, "QP", holder)
+}
+
+// The getters return values fixed at creation, and zero values for a nil
+// or zero QP.
+
 // QPN is the QP number.
-func (q *QP) QPN() uint32 { return q.qpn }
+func (q *QP) QPN() uint32 {
+	if q == nil {
+		return 0
+	}
+	return q.qpn
+}
 
 // WQInfo locates the work queues (doca_verbs_qp_get_wq).
 type WQInfo struct {
@@ -372,30 +453,61 @@ type WQInfo struct {
 
 // WQ returns the work-queue geometry.
 func (q *QP) WQ() WQInfo {
+	if q == nil {
+		return WQInfo{}
+	}
 	return WQInfo{SQAddr: q.sqAddr, SQWQEBBs: uint32(q.sq.wqebbs), RQAddr: q.wq,
 		RQEntries: uint32(q.rq.entries), RQWQESize: uint32(q.rq.wqeSize), SQWQESize: uint32(q.sq.wqeSize)}
 }
 
 // DBRAddr is the 8-byte doorbell record (word 0 receive, word 1 send).
-func (q *QP) DBRAddr() uintptr { return q.dbr }
+func (q *QP) DBRAddr() uintptr {
+	if q == nil {
+		return 0
+	}
+	return q.dbr
+}
 
 // DoorbellAddr is the doorbell register this QP rings: UAR base + 0x800, or
 // + 0x600 in NO_DBR_EXT mode (doca_verbs_qp_get_uar_addr).
-func (q *QP) DoorbellAddr() uintptr { return q.db }
+func (q *QP) DoorbellAddr() uintptr {
+	if q == nil {
+		return 0
+	}
+	return q.db
+}
 
 // UAR is the doorbell page.
-func (q *QP) UAR() *UAR { return q.uar }
+func (q *QP) UAR() *UAR {
+	if q == nil {
+		return nil
+	}
+	return q.uar
+}
 
 // SendDBRMode is the QP's send doorbell-record mode.
-func (q *QP) SendDBRMode() SendDBRMode { return q.cfg.SendDBRMode }
+func (q *QP) SendDBRMode() SendDBRMode {
+	if q == nil {
+		return 0
+	}
+	return q.cfg.SendDBRMode
+}
 
 // EmulateNoDBRExt reports QPConfig.EmulateNoDBRExt.
-func (q *QP) EmulateNoDBRExt() bool { return q.cfg.EmulateNoDBRExt }
+func (q *QP) EmulateNoDBRExt() bool {
+	if q == nil {
+		return false
+	}
+	return q.cfg.EmulateNoDBRExt
+}
 
 // Config returns the configuration with the derived values DOCA reports:
 // SQWR is the real WR capacity, RQWR the RQ entries, RecvMaxSGE the rounded
 // SGE count and MaxInlineData the real inline capacity.
 func (q *QP) Config() QPConfig {
+	if q == nil {
+		return QPConfig{}
+	}
 	c := q.cfg
 	if q.cfg.SQWR > 0 {
 		c.SQWR = q.sq.wrCap
@@ -410,24 +522,92 @@ func (q *QP) Config() QPConfig {
 	return c
 }
 
-// State is the state cached from the last successful Modify.
+// State is the QP's state. After a successful Modify it is the state
+// Modify moved the QP to; but the device moves an RTR or RTS QP to ERR by
+// itself (an error completion, a CQ error), so in those two states State
+// asks the device (QUERY_QP, one firmware command) and reports ERR when the
+// device says so. Poll also records ERR when it returns an error
+// completion of the QP. A nil, zero or closed QP reports the last state
+// known.
 func (q *QP) State() QPState {
+	if q == nil {
+		return QPStateRST
+	}
+	st := q.cachedState()
+	if st != QPStateRTR && st != QPStateRTS {
+		return st
+	}
+	if err := q.enterQP("QP.State"); err != nil {
+		return st
+	}
+	defer q.leave()
+	fw, err := q.queryState()
+	if err == nil && fw == QPStateERR {
+		q.mu.Lock()
+		if q.state == st {
+			q.state = QPStateERR
+		}
+		st = q.state
+		q.mu.Unlock()
+	}
+	return st
+}
+
+// cachedState is the state of the last Modify, or ERR once an error was
+// seen; the data path uses it (no firmware command).
+func (q *QP) cachedState() QPState {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.state
 }
 
+// sawError records that the device moved the QP to ERR: Poll returned an
+// error completion of it, or its CQ is in error. Only RTR and RTS QPs move
+// to ERR by themselves.
+func (q *QP) sawError() {
+	q.mu.Lock()
+	if q.state == QPStateRTR || q.state == QPStateRTS {
+		q.state = QPStateERR
+	}
+	q.mu.Unlock()
+}
+
 // Context returns the device of the QP.
-func (q *QP) Context() *Context { return q.ctx }
+func (q *QP) Context() *Context {
+	if q == nil {
+		return nil
+	}
+	return q.ctx
+}
 
 // PD returns the QP's protection domain.
-func (q *QP) PD() *PD { return q.cfg.PD }
+func (q *QP) PD() *PD {
+	if q == nil {
+		return nil
+	}
+	return q.cfg.PD
+}
 
 // SendCQ returns the send CQ.
-func (q *QP) SendCQ() *CQ { return q.cfg.SendCQ }
+func (q *QP) SendCQ() *CQ {
+	if q == nil {
+		return nil
+	}
+	return q.cfg.SendCQ
+}
 
 // RecvCQ returns the receive CQ.
-func (q *QP) RecvCQ() *CQ { return q.cfg.RecvCQ }
+func (q *QP) RecvCQ() *CQ {
+	if q == nil {
+		return nil
+	}
+	return q.cfg.RecvCQ
+}
 
 // DeviceAttr returns the capability snapshot taken at creation.
-func (q *QP) DeviceAttr() *DeviceAttr { return q.devAttr }
+func (q *QP) DeviceAttr() *DeviceAttr {
+	if q == nil {
+		return nil
+	}
+	return q.devAttr
+}

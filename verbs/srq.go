@@ -1,6 +1,9 @@
 package verbs
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -30,17 +33,16 @@ type SRQ struct {
 	dbr  uintptr
 	buf  *hostBuf
 	umem *UMem
+	held []*node // the PD and external UMem
 
 	recv receiver // host-side receive posting
 }
 
-// NewSRQ creates a shared receive queue (doca_verbs_srq_create).
+// NewSRQ creates a shared receive queue (doca_verbs_srq_create). The PD and
+// UMem must belong to device c (ErrInvalidValue otherwise).
 func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	const op = "doca_verbs_srq_create"
-	if c == nil {
-		return nil, newErr(op, ErrInvalidValue, "nil context")
-	}
-	if err := c.use(op); err != nil {
+	if err := c.check(op); err != nil {
 		return nil, err
 	}
 	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
@@ -49,15 +51,39 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	if cfg.PD == nil {
 		return nil, newErr(op, ErrInvalidValue, "no PD")
 	}
+	if err := cfg.PD.check(op); err != nil {
+		return nil, err
+	}
+	if cfg.PD.ctx != c {
+		return nil, newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
+	}
+	if cfg.UMem != nil {
+		if err := cfg.UMem.sameDevice(op, c, "UMEM"); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.WR == 0 {
 		return nil, newErr(op, ErrInvalidValue, "srq_wr is 0")
 	}
 	if cfg.MaxRecvSGE == 0 {
 		return nil, newErr(op, ErrInvalidValue, "receive_max_sges is 0")
 	}
+	s := &SRQ{ctx: c, cfg: cfg, pd: cfg.PD}
+	if err := cfg.PD.acquire(op, "PD", &s.node); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if terr := s.teardown(); terr != nil {
+				err = errors.Join(err, terr)
+			}
+			s.releaseHeld()
+		}
+	}()
+	s.held = append(s.held, &cfg.PD.node)
 	attr, err := c.caps()
 	if err != nil {
-		return nil, wrapErr(op, ErrInvalidValue, err, "device query")
+		return nil, wrapErr(op, codeOf(err), err, "device query")
 	}
 	if cfg.WR > attr.MaxSRQWR {
 		return nil, newErr(op, ErrNotSupported, "srq_wr %d exceeds the device's %d", cfg.WR, attr.MaxSRQWR)
@@ -66,31 +92,26 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 		return nil, newErr(op, ErrNotSupported, "receive_max_sges %d exceeds the device's %d", cfg.MaxRecvSGE, attr.MaxSRQSGE)
 	}
 	g := sizeSRQ(cfg.Type, cfg.WR, cfg.MaxRecvSGE)
-	if cfg.UMem != nil && cfg.UMemOffset+g.dbrOff+8 > cfg.UMem.Size() {
+	s.geo = g
+	if cfg.UMem != nil && (cfg.UMemOffset > cfg.UMem.Size() || cfg.UMem.Size()-cfg.UMemOffset < g.dbrOff+8) {
 		return nil, newErr(op, ErrInvalidValue, "SRQ needs %d bytes at offset %d, UMEM has %d", g.dbrOff+8, cfg.UMemOffset, cfg.UMem.Size())
 	}
-	if err := cfg.PD.acquire(op); err != nil {
-		return nil, err
-	}
-	s := &SRQ{ctx: c, cfg: cfg, pd: cfg.PD, geo: g}
-	defer func() {
-		if err != nil {
-			s.teardown()
-			cfg.PD.release()
-		}
-	}()
 	var u *UMem
 	var off uint64
 	if cfg.UMem != nil {
-		if err := cfg.UMem.acquire(op); err != nil {
+		if err := cfg.UMem.acquire(op, "UMem", &s.node); err != nil {
 			return nil, err
 		}
+		s.held = append(s.held, &cfg.UMem.node)
 		u, off = cfg.UMem, cfg.UMemOffset
 	} else {
 		if s.buf, err = allocHost(op, g.dbrOff+dbrArea); err != nil {
 			return nil, err
 		}
 		if s.umem, err = NewUMem(c, s.buf.addr(), uint64(len(s.buf.b)), 0, nil); err != nil {
+			return nil, err
+		}
+		if err := s.umem.acquire(op, "UMem", &s.node); err != nil {
 			return nil, err
 		}
 		u = s.umem
@@ -102,22 +123,23 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 		umemID: u.ID(), umemOffset: off, dbrOffset: off + g.dbrOff,
 	})
 	if err != nil {
-		if cfg.UMem != nil {
-			cfg.UMem.release()
-		}
 		return nil, wrapErr(op, ErrInvalidValue, err, "build CREATE_RMP")
 	}
 	s.obj, err = c.dev.CreateObj(in, make([]byte, prmCreateOutLen))
 	if err != nil {
-		if cfg.UMem != nil {
-			cfg.UMem.release()
-		}
 		return nil, driverErr(op, err, "CREATE_RMP")
 	}
 	s.srqn = s.obj.ID()
 	s.recv.init(s.ring, uint32(g.entries), uint32(g.wqeSize), s.dbr, cfg.Type == SRQLinkedList)
-	s.init("SRQ")
+	s.init("SRQ", fmt.Sprintf("SRQ 0x%x on %s", s.srqn, c.name))
 	return s, nil
+}
+
+func (s *SRQ) releaseHeld() {
+	for _, n := range s.held {
+		n.release(&s.node)
+	}
+	s.held = nil
 }
 
 func (s *SRQ) teardown() error {
@@ -129,7 +151,9 @@ func (s *SRQ) teardown() error {
 		s.obj = nil
 	}
 	if s.umem != nil {
+		s.umem.release(&s.node)
 		if err := s.umem.Close(); err != nil {
+			s.umem.acquire(op, "UMem", &s.node)
 			return err
 		}
 		s.umem = nil
@@ -143,30 +167,59 @@ func (s *SRQ) teardown() error {
 	return nil
 }
 
+// Hold takes a reference that keeps the SRQ and its ring alive (Close
+// fails with ErrInUse naming holder) until Hold.Release; ErrBadState if it
+// is closed.
+func (s *SRQ) Hold(holder string) (*Hold, error) {
+	const op = "SRQ.Hold"
+	if s == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil SRQ")
+	}
+	return s.hold(op, "SRQ", holder)
+}
+
 // Close destroys the SRQ (doca_verbs_srq_destroy); ErrInUse while QPs use it.
+// It waits for PostRecv calls in progress.
 func (s *SRQ) Close() error {
-	done, err := s.beginClose("doca_verbs_srq_destroy")
+	const op = "doca_verbs_srq_destroy"
+	if s == nil {
+		return newErr(op, ErrInvalidValue, "nil SRQ")
+	}
+	done, err := s.beginClose(op, "SRQ")
 	if done || err != nil {
 		return err
 	}
 	err = s.teardown()
 	if err == nil {
-		s.pd.release()
-		if s.cfg.UMem != nil {
-			s.cfg.UMem.release()
-		}
+		s.releaseHeld()
 	}
 	s.endClose(err)
 	return err
 }
 
+// The getters return values fixed at creation, and zero values for a nil
+// or zero SRQ.
+
 // SRQN is the SRQ number.
-func (s *SRQ) SRQN() uint32 { return s.srqn }
+func (s *SRQ) SRQN() uint32 {
+	if s == nil {
+		return 0
+	}
+	return s.srqn
+}
 
 // Ring returns the receive ring: address, entries and bytes per WQE.
 func (s *SRQ) Ring() (addr uintptr, entries, wqeSize uint32) {
+	if s == nil {
+		return 0, 0, 0
+	}
 	return s.ring, uint32(s.geo.entries), uint32(s.geo.wqeSize)
 }
 
 // DBRAddr is the SRQ doorbell record.
-func (s *SRQ) DBRAddr() uintptr { return s.dbr }
+func (s *SRQ) DBRAddr() uintptr {
+	if s == nil {
+		return 0
+	}
+	return s.dbr
+}

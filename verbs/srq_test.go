@@ -171,7 +171,7 @@ func TestCQUARFallback(t *testing.T) {
 			require.NoError(t, err)
 			r := &uarRefuser{Device: d, refuse: c.refuse}
 			ctx := &Context{dev: r, name: "emu0"}
-			ctx.init("Context")
+			ctx.init("Context", "Context emu0")
 			defer func() { require.NoError(t, ctx.Close()) }()
 			cq, err := NewCQ(ctx, CQConfig{Size: 16})
 			assert.Equal(t, c.asked, r.asked)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,21 +9,14 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/verbs"
+	"github.com/gdaki/gpunetio/internal/leakcheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if r := verbs.LeakReport(); r != "" {
-			fmt.Fprintln(os.Stderr, r)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// TestMain fails the package when a test leaves a verbs, gpunetio or CUDA
+// object open, naming each and the stack that made it.
+func TestMain(m *testing.M) { leakcheck.Main(m) }
 
 func testConfig(h gpunetio.NICHandler) config {
 	return config{iters: 512, threads: 4, handler: h, maxSize: 4096, server: "emu0", client: "emu1", timeout: 10 * time.Second}

@@ -5,18 +5,24 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gdaki/gpunetio/verbs"
+	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/internal/leakcheck"
 )
 
 // emuModelEnv is the emulator's NIC model variable (internal/mlx5/emu.EnvModel).
 const emuModelEnv = "GDAKI_EMU_MODEL"
 
+// TestMain records where every verbs, gpunetio and CUDA object is made and
+// fails the package when a test leaves one open, naming each and its stack;
+// not after a kernel was abandoned (a timed-out kernel may still use the
+// shared environment, which is then left to the process exit).
 func TestMain(m *testing.M) {
 	if os.Getenv(emuModelEnv) == "" {
 		// Before any emulated NIC is opened: cx8 adds the no-DBR SQ mode and
 		// behaves as cx7 otherwise.
 		os.Setenv(emuModelEnv, "cx8")
 	}
+	gpunetio.RecordStacks(true) // and verbs', and cuda's
 	code := m.Run()
 	if err := closeShared(); err != nil {
 		fmt.Fprintf(os.Stderr, "gputest: release the shared GPU environment: %v\n", err)
@@ -24,10 +30,12 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	if code == 0 && !sharedAbandoned() {
-		if r := verbs.LeakReport(); r != "" {
+	if !sharedAbandoned() {
+		for _, r := range leakcheck.Reports() {
 			fmt.Fprintln(os.Stderr, r)
-			code = 1
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
 	os.Exit(code)

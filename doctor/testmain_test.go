@@ -1,0 +1,11 @@
+package doctor
+
+import (
+	"testing"
+
+	"github.com/gdaki/gpunetio/internal/leakcheck"
+)
+
+// TestMain fails the package when a test (the host probe opens emulated
+// devices) leaves a verbs, gpunetio or CUDA object open.
+func TestMain(m *testing.M) { leakcheck.Main(m) }

@@ -1,0 +1,144 @@
+package gpunetio
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/verbs"
+)
+
+// StacksEnv is the environment variable that turns on stack recording at
+// start-up (for this package, package verbs and package cuda) when it is
+// set to a non-empty value other than "0".
+const StacksEnv = "GPUNETIO_STACKS"
+
+var recordStacks atomic.Bool
+
+func init() {
+	if v := os.Getenv(StacksEnv); v != "" && v != "0" {
+		RecordStacks(true)
+	}
+}
+
+// RecordStacks turns on (or off) recording of the stack that creates each
+// object of this package, of package verbs (verbs.RecordStacks) and of
+// package cuda (cuda.RecordStacks), for OpenObjects and the LeakReport of
+// each package. It is off by default, when creating an object costs
+// nothing extra.
+func RecordStacks(on bool) {
+	recordStacks.Store(on)
+	verbs.RecordStacks(on)
+	cuda.RecordStacks(on)
+}
+
+// OpenObject is one object of this package that is still open: a GPU not
+// closed, memory not freed, a QP not unexported, a DevQPArray, QPHL,
+// QPGroupHL or FlatList not closed, a Service not stopped.
+type OpenObject struct {
+	// Kind is "GPU", "Mem", "QP", "DevQPArray", "QPHL", "QPGroupHL",
+	// "FlatList" or "Service".
+	Kind string
+	// What names the object.
+	What string
+	// Stack is where the object was made (one "\tfunction\n\t\tfile:line\n"
+	// pair per frame), or "" when stack recording was off at the time.
+	Stack string
+}
+
+func (o OpenObject) String() string {
+	s := o.Kind + ": " + o.What
+	if o.Stack != "" {
+		s += ", created at:\n" + strings.TrimRight(o.Stack, "\n")
+	}
+	return s
+}
+
+type tracked struct {
+	kind, what string
+	stack      []uintptr
+}
+
+var live = struct {
+	sync.Mutex
+	m map[any]*tracked
+}{m: map[any]*tracked{}}
+
+// track records obj as open, with the stack from track's caller up.
+func track(obj any, kind, what string) {
+	t := &tracked{kind: kind, what: what}
+	if recordStacks.Load() {
+		pcs := make([]uintptr, 32)
+		n := runtime.Callers(2, pcs)
+		t.stack = pcs[:n:n]
+	}
+	live.Lock()
+	live.m[obj] = t
+	live.Unlock()
+}
+
+func untrack(obj any) {
+	live.Lock()
+	delete(live.m, obj)
+	live.Unlock()
+}
+
+func stackString(pcs []uintptr) string {
+	if len(pcs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(&b, "\t%s\n\t\t%s:%d\n", f.Function, f.File, f.Line)
+		if !more {
+			break
+		}
+	}
+	return b.String()
+}
+
+// OpenObjects lists every open object of this package, sorted by kind and
+// name. The verbs objects under them are listed by verbs.OpenObjects.
+func OpenObjects() []OpenObject {
+	live.Lock()
+	out := make([]OpenObject, 0, len(live.m))
+	for _, t := range live.m {
+		out = append(out, OpenObject{Kind: t.kind, What: t.what, Stack: stackString(t.stack)})
+	}
+	live.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].What < out[j].What
+	})
+	return out
+}
+
+// LeakReport returns "" when no object of this package is open, and
+// otherwise a multi-line report naming each one and, when stacks are
+// recorded, where it was made. A TestMain fails the run on it (and on
+// verbs.LeakReport and cuda.LeakReport).
+func LeakReport() string {
+	objs := OpenObjects()
+	if len(objs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "gpunetio: %d object(s) still open:", len(objs))
+	for _, o := range objs {
+		b.WriteString("\n  ")
+		b.WriteString(strings.ReplaceAll(o.String(), "\n", "\n  "))
+	}
+	if !recordStacks.Load() {
+		b.WriteString("\n  (set " + StacksEnv + "=1 or call gpunetio.RecordStacks(true) to see where each was created)")
+	}
+	return b.String()
+}
