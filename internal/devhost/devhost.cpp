@@ -452,6 +452,16 @@ void devhost_counter(int kind, struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr,
 	});
 }
 
+int devhost_qp_get_error(struct doca_gpu_dev_verbs_qp *qp, struct gdaki_dev_qp_error *out)
+{
+	return gdaki_dev_qp_get_error(qp, out);
+}
+
+void devhost_set_poll_timeout(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticks)
+{
+	__atomic_store_n(&qp->gdaki.poll_timeout, ticks, __ATOMIC_RELEASE);
+}
+
 int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm)
 {
 	int r = 0;
@@ -462,6 +472,8 @@ int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm)
 // Mirrors one iteration of the collapsed poll: 0 when the blocking call would return now.
 int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci)
 {
+	if (gdaki_dev_qp_get_error(qp, nullptr) != GDAKI_DEV_QP_OK)
+		return 0; /* the poll returns the recorded failure at once */
 	if (__atomic_load_n(&qp->sq_wqe_pi, __ATOMIC_ACQUIRE) < ci)
 		return EBUSY;
 	const uint64_t cqe_ci = __atomic_load_n(&qp->cq_sq.cqe_ci, __ATOMIC_ACQUIRE);
@@ -469,7 +481,10 @@ int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci)
 		return 0;
 	const uint32_t w32 = __builtin_bswap32(__atomic_load_n((uint32_t *)(qp->cq_sq.cqe_daddr + 60), __ATOMIC_ACQUIRE));
 	const uint16_t w = (uint16_t)(w32 >> 16);
-	if (((w32 & 0xff) >> 4) == DOCA_GPUNETIO_IB_MLX5_CQE_INVALID)
+	const uint8_t op = (uint8_t)((w32 & 0xff) >> 4);
+	if (op == DOCA_GPUNETIO_IB_MLX5_CQE_REQ_ERR || op == DOCA_GPUNETIO_IB_MLX5_CQE_RESP_ERR)
+		return 0; /* the poll returns the error at once */
+	if (op == DOCA_GPUNETIO_IB_MLX5_CQE_INVALID)
 		return EBUSY;
 	if (cqe_ci <= ci && (uint16_t)((uint16_t)ci - w - 2) < qp->cq_sq.cqe_num)
 		return EBUSY;

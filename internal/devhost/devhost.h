@@ -120,7 +120,12 @@ void devhost_write_collapsed_cqe(struct doca_gpu_dev_verbs_cq *cq, uint16_t wqe_
  * indexes 0, embedded send CQ; sq_dbrec must point at the SQ DBR word (DBR base + 4). */
 void devhost_fill_qp(struct doca_gpu_dev_verbs_qp *qp, uint32_t qpn, void *sq, uint16_t sq_wqes, void *sq_dbrec,
 		     void *sq_db, int nic_handler, uint32_t cqn, void *cqes, uint32_t cqe_num, void *cq_dbrec);
-/* Non-blocking probes used to bound host-side waits (no side effects). */
+/* Extension: the QP's error record and poll bound (struct gdaki_dev_qp_ext). */
+int devhost_qp_get_error(struct doca_gpu_dev_verbs_qp *qp, struct gdaki_dev_qp_error *out);
+void devhost_set_poll_timeout(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticks);
+
+/* Non-blocking probes used to bound host-side waits. Like every device poll they record an error
+ * CQE they see in the QP's error record; they change nothing else. */
 int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm);
 int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci);
 

@@ -106,3 +106,12 @@ func cBytes(t *testing.T, data []byte) unsafe.Pointer {
 	t.Cleanup(b.Free)
 	return b.Pointer()
 }
+
+// cqRsvd reads cq_sq.cqe_rsvd.
+func (h *HostQP) cqRsvd() uint64 { return *h.u64(offCQRsvd) }
+
+// clearCQFlags clears cq_sq.gdaki_flags, as in a QP image a host filled
+// without the extension.
+func (h *HostQP) clearCQFlags() {
+	*(*byte)(unsafe.Add(unsafe.Pointer(h.p), offCQ+37)) = 0
+}

@@ -84,7 +84,8 @@ type Addr struct {
 // ErrTimeout is returned when a bounded host-side wait expires.
 var ErrTimeout = errors.New("devhost: timed out")
 
-// pollError converts a device poll status (0, -EIO, EBUSY) into an error naming the operation.
+// pollError converts a device poll status (0, -EIO, -ETIMEDOUT, EBUSY) into an error naming the
+// operation.
 func pollError(op string, index uint64, status C.int) error {
 	switch {
 	case status == 0:
@@ -93,6 +94,8 @@ func pollError(op string, index uint64, status C.int) error {
 		return fmt.Errorf("devhost: %s %d: error CQE: %w", op, index, syscall.EIO)
 	case status == C.int(syscall.EBUSY):
 		return fmt.Errorf("devhost: %s %d: completion not visible: %w", op, index, syscall.EBUSY)
+	case status == -C.int(syscall.ETIMEDOUT):
+		return fmt.Errorf("devhost: %s %d: the QP's poll bound ran out: %w", op, index, syscall.ETIMEDOUT)
 	default:
 		return fmt.Errorf("devhost: %s %d: unexpected status %d: %w", op, index, int(status), syscall.EINVAL)
 	}

@@ -55,6 +55,9 @@
 #ifndef __forceinline__
 #define __forceinline__ inline __attribute__((always_inline))
 #endif
+#ifndef __noinline__
+#define __noinline__ __attribute__((noinline))
+#endif
 #endif
 
 /* ---- Feature macros (conditions exactly as in the reference) ------------------------------ */
@@ -125,6 +128,22 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_compiler_barrier(
 	asm volatile("" ::: "memory");
 }
 
+/* Internal: v is computed here, in program order: the compiler may not sink the loads it depends
+ * on below the next ordered access (no instruction is emitted). */
+template <typename T>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_keep(T &v)
+{
+	static_assert(sizeof(T) == 4 || sizeof(T) == 8, "keep takes a 4- or 8-byte value");
+#if defined(__CUDACC__)
+	if constexpr (sizeof(T) == 8)
+		asm volatile("" : "+l"(v));
+	else
+		asm volatile("" : "+r"(v));
+#else
+	asm volatile("" : "+r"(v));
+#endif
+}
+
 /* Read-only-path load of a field that is immutable while kernels run. */
 template <typename T>
 __device__ static __forceinline__ T doca_priv_gpu_dev_verbs_ldg(const T *ptr)
@@ -149,6 +168,31 @@ __device__ static __forceinline__ T *doca_priv_gpu_dev_verbs_ldg_ptr(T *const *p
 	return (T *)__ldg((const unsigned long long *)ptr);
 #else
 	return *ptr;
+#endif
+}
+
+/* Internal: the clock that poll bounds count: %clock64 (SM clock cycles) on the GPU,
+ * CLOCK_MONOTONIC nanoseconds in a host compile. Only differences of two reads are meaningful. */
+__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ticks()
+{
+#if defined(__CUDACC__)
+	uint64_t t;
+	asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+	return t;
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Internal: 32-bit system-scope release store (publishes a record the host or other SMs read). */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_store_release_sys32(uint32_t *ptr, uint32_t val)
+{
+#if defined(__CUDACC__)
+	asm volatile("st.release.sys.global.b32 [%0], %1;" ::"l"(ptr), "r"(val) : "memory");
+#else
+	__atomic_store_n(ptr, val, __ATOMIC_RELEASE);
 #endif
 }
 
