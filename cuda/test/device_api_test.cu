@@ -13,6 +13,7 @@
  *   gt_counter_<rsm>_<nic>            put/p/put_signal/signal/get _counter on a main + companion QP
  *   gt_errwait_<nic>                  one failing operation and one blocking wait, called directly
  *                                     (GPU sharing mode, one thread): the wait must return on its own
+ *   gt_ext_<rsm>_<nic>                the extensions: fetch_add, compare_swap, signal SET, quiet, fence
  *
  * with <rsm> = excl | gpu, <scope> = thread | warp, <nic> = auto | proxy | db | nodbr (the
  * nic_handler template argument; the QP's runtime handler must match unless it is auto).
@@ -496,6 +497,86 @@ __device__ static void gt_errwait(const struct gt_args &a)
 	__threadfence_system();
 }
 
+/* ---- extensions ---------------------------------------------------------------------------- */
+
+/* Extension operations (gt_ext_<rsm>_<nic>), thread scope; EXCLUSIVE: thread gtid owns
+ * args.qps[gtid], GPU: every thread shares args.qps[0].
+ *   FETCH_ADD  fetch_add of gtid+1 to the shared signal word 0, fetch_wait; the returned old value
+ *              is stored at lcnt + 8*idx (the NIC wrote it at lsig + 8*idx)
+ *   CAS        compare_swap(word 0: 0 -> gtid+1) once per thread, old values as for FETCH_ADD
+ *   SIGNAL_SET put_signal<SET> of op idx's data with value pvalue(idx), then signal<SET> of the
+ *              same value, both to the thread's own word 1+gtid
+ *   QUIET      every op a put without a wait, then gdaki_dev_quiet once, which must return 0
+ *   FENCE      get of op idx's bytes into the second data half, gdaki_dev_fence, put of those
+ *              bytes from there to the remote second half, quiet: the put sends what the get read */
+enum { GT_EXT_FETCH_ADD = 0, GT_EXT_CAS = 1, GT_EXT_SIGNAL_SET = 2, GT_EXT_QUIET = 3, GT_EXT_FENCE = 4 };
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic>
+__device__ static void gt_ext(const struct gt_args &a)
+{
+	const uint64_t deadline = gt_now() + a.timeout_ns;
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	if ((rsm == GT_EXCL && gtid >= a.nqps) || (rsm == GT_GPU && a.nqps != 1)) {
+		gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	struct doca_gpu_dev_verbs_qp *qp = a.qps[rsm == GT_EXCL ? gtid : 0];
+	const uint64_t half = 256ull << 10;
+	for (uint32_t k = 0; k < a.iters; k++) {
+		const uint32_t idx = gtid * a.iters + k;
+		const uint64_t off = (uint64_t)idx * a.size;
+		const struct doca_gpu_dev_verbs_addr lres = gt_addr(a.lsig + 8ull * idx, a.lkey);
+		doca_gpu_dev_verbs_ticket_t t = 0;
+		uint64_t old = 0;
+		int rc = 0;
+		switch (a.op) {
+		case GT_EXT_FETCH_ADD:
+		case GT_EXT_CAS:
+			if (a.op == GT_EXT_FETCH_ADD)
+				gdaki_dev_fetch_add<rsm, nic>(qp, gt_addr(a.rsig, a.rkey), lres, gtid + 1, &t);
+			else
+				gdaki_dev_compare_swap<rsm, nic>(qp, gt_addr(a.rsig, a.rkey), lres, 0, gtid + 1, &t);
+			rc = gdaki_dev_fetch_wait<rsm>(qp, t, lres, &old);
+			if (rc == 0)
+				((volatile uint64_t *)(uintptr_t)a.lcnt)[idx] = old;
+			break;
+		case GT_EXT_SIGNAL_SET: {
+			const struct doca_gpu_dev_verbs_addr own = gt_addr(a.rsig + 8ull * (1 + gtid), a.rkey);
+			doca_gpu_dev_verbs_put_signal<GDAKI_VERBS_SIGNAL_OP_SET, rsm, nic>(
+				qp, gt_addr(a.raddr + off, a.rkey), gt_addr(a.laddr + off, a.lkey), a.size, own, lres,
+				gt_pvalue(idx, 8), &t);
+			rc = gt_poll<rsm>(qp, t, deadline, false);
+			if (rc == 0) {
+				doca_gpu_dev_verbs_signal<GDAKI_VERBS_SIGNAL_OP_SET, rsm, nic>(qp, own, lres, gt_pvalue(idx, 8), &t);
+				rc = gt_poll<rsm>(qp, t, deadline, false);
+			}
+			break;
+		}
+		case GT_EXT_QUIET:
+			doca_gpu_dev_verbs_put<rsm, nic>(qp, gt_addr(a.raddr + off, a.rkey), gt_addr(a.laddr + off, a.lkey), a.size,
+							 &t);
+			break;
+		case GT_EXT_FENCE:
+			doca_gpu_dev_verbs_get<rsm, nic>(qp, gt_addr(a.raddr + off, a.rkey), gt_addr(a.laddr + half + off, a.lkey),
+							 a.size, gt_addr(0, 0), &t);
+			gdaki_dev_fence<rsm, nic>(qp, &t);
+			doca_gpu_dev_verbs_put<rsm, nic>(qp, gt_addr(a.raddr + half + off, a.rkey),
+							 gt_addr(a.laddr + half + off, a.lkey), a.size, &t);
+			rc = gdaki_dev_quiet<rsm>(qp);
+			break;
+		default:
+			gt_report(a, GT_ERR_BAD_OP, gtid, k);
+			return;
+		}
+		if (rc != 0) {
+			gt_report(a, rc == -ETIMEDOUT || rc == GT_ERR_TIMEOUT ? GT_ERR_TIMEOUT : GT_ERR_CQE, gtid, k);
+			return;
+		}
+	}
+	if (a.op == GT_EXT_QUIET && gdaki_dev_quiet<rsm>(qp) != 0)
+		gt_report(a, GT_ERR_CQE, gtid, a.iters);
+}
+
 /* ---- entry points -------------------------------------------------------------------------- */
 
 #define GT_NIC_auto DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO
@@ -527,6 +608,11 @@ __device__ static void gt_errwait(const struct gt_args &a)
 	{                                                                                                  \
 		gt_errwait<GT_NIC_##nic>(a);                                                               \
 	}
+#define GT_EXT(rsm, nic)                                                                                   \
+	extern "C" __global__ void gt_ext_##rsm##_##nic(struct gt_args a)                                  \
+	{                                                                                                  \
+		gt_ext<GT_RSM_##rsm, GT_NIC_##nic>(a);                                                     \
+	}
 #define GT_ALL(nic)                                                                                        \
 	GT_ONESIDED(excl, thread, nic)                                                                     \
 	GT_ONESIDED(excl, warp, nic)                                                                       \
@@ -536,7 +622,9 @@ __device__ static void gt_errwait(const struct gt_args &a)
 	GT_LOWLEVEL(gpu, nic)                                                                              \
 	GT_COUNTER(excl, nic)                                                                              \
 	GT_COUNTER(gpu, nic)                                                                               \
-	GT_ERRWAIT(nic)
+	GT_ERRWAIT(nic)                                                                                    \
+	GT_EXT(excl, nic)                                                                                  \
+	GT_EXT(gpu, nic)
 
 GT_ALL(auto)
 GT_ALL(proxy)

@@ -81,3 +81,49 @@ func (q *QP) GetBlocking(raddr, laddr Addr, size uint64, daddr Addr, mcst bool, 
 		C.uint32_t(laddr.Key), C.uint64_t(size), C.uint64_t(daddr.Addr), C.uint32_t(daddr.Key), mc, 1,
 		C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
 }
+
+// FetchAdd runs gdaki_dev_fetch_add: value is added to the 8-byte word at
+// raddr, its old value lands at laddr; returns the ticket.
+func (q *QP) FetchAdd(raddr, laddr Addr, value uint64, m Mode) (uint64, error) {
+	if err := m.check("fetch_add"); err != nil {
+		return 0, err
+	}
+	return uint64(C.devhost_fetch_add(q.p, C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(laddr.Addr),
+		C.uint32_t(laddr.Key), C.uint64_t(value), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+}
+
+// CompareSwap runs gdaki_dev_compare_swap; returns the ticket.
+func (q *QP) CompareSwap(raddr, laddr Addr, compare, swap uint64, m Mode) (uint64, error) {
+	if err := m.check("compare_swap"); err != nil {
+		return 0, err
+	}
+	return uint64(C.devhost_compare_swap(q.p, C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(laddr.Addr),
+		C.uint32_t(laddr.Key), C.uint64_t(compare), C.uint64_t(swap), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+}
+
+// FetchWaitDirect runs gdaki_dev_fetch_wait: it returns when the device
+// code does, with the old value the fetching atomic of ticket left at laddr.
+func (q *QP) FetchWaitDirect(ticket uint64, laddr Addr, s Sharing) (uint64, error) {
+	var old C.uint64_t
+	rc := C.devhost_fetch_wait(q.p, C.uint64_t(ticket), C.uint64_t(laddr.Addr), C.uint32_t(laddr.Key), &old, C.int(s))
+	if err := pollError("fetch_wait", ticket, rc); err != nil {
+		return 0, err
+	}
+	return uint64(old), nil
+}
+
+// QuietDirect runs gdaki_dev_quiet: nil once every reserved WQE completed
+// and nothing failed, else EIO or ETIMEDOUT.
+func (q *QP) QuietDirect(s Sharing) error {
+	rsvd, _, _ := q.Indexes()
+	return pollError("quiet", rsvd, C.devhost_quiet(q.p, C.int(s)))
+}
+
+// FenceExt runs gdaki_dev_fence (a NOP with the mlx5 fence flag); returns
+// its ticket.
+func (q *QP) FenceExt(m Mode) (uint64, error) {
+	if err := m.check("fence"); err != nil {
+		return 0, err
+	}
+	return uint64(C.devhost_fence_ext(q.p, C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+}

@@ -43,6 +43,15 @@ const (
 	CodeOptCPUProxyUpdatePI      CodeOpt = 1 << 3
 )
 
+// SignalOp is enum doca_gpu_dev_verbs_signal_op: ADD, or the SET extension.
+type SignalOp int
+
+// Signal operations.
+const (
+	SignalAdd SignalOp = SignalOp(C.DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD)
+	SignalSet SignalOp = SignalOp(C.GDAKI_VERBS_SIGNAL_OP_SET)
+)
+
 // ReadyMode is enum doca_gpu_dev_verbs_qp_ready_mode.
 type ReadyMode int
 
@@ -64,6 +73,7 @@ const (
 	OpRDMARead       = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ)
 	OpAtomicCS       = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_CS)
 	OpAtomicFA       = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA)
+	CtrlFenceFlag    = uint32(C.DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_FENCE)
 	OpAtomicMaskedCS = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_MASKED_CS)
 	OpAtomicMaskedFA = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_MASKED_FA)
 	OpWait           = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_WAIT)

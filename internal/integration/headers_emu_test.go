@@ -2,9 +2,11 @@ package integration
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"os"
+	"sort"
 	"sync"
 	"syscall"
 	"testing"
@@ -551,4 +553,169 @@ func TestHeadersPollTimeout(t *testing.T) {
 	// Setting the bound with the device copy in place rewrites it there.
 	require.NoError(t, exp.SetPollTimeout(0))
 	assert.Zero(t, exp.PollTimeout())
+}
+
+// ---- Extensions: fetching atomics, signal SET, quiet, ordering fence ---------------------------
+
+// extPair is a connected pair for the extension tests, in GPU sharing mode.
+func extPair(t *testing.T, hc int) (a, b *side, q *devhost.QP, mode devhost.Mode) {
+	t.Helper()
+	h := errHandlers[hc]
+	g := gpunetio.NewHostGPU()
+	t.Cleanup(func() { require.NoError(t, g.Close()) })
+	a = newSide(t, g, "emu0", h.qp, h.ext)
+	b = newSide(t, g, "emu1", gpunetio.NICHandlerAuto, gpunetio.SendDBRValid)
+	connect(t, a, b)
+	connect(t, b, a)
+	serve(t, a.hl)
+	return a, b, devQP(t, a), devhost.Mode{Sharing: devhost.SharingGPU, Handler: h.dev}
+}
+
+// TestHeadersFetchingAtomics: fetch-adds from 8 CPU threads on one remote
+// word each return a distinct old value; sorted, they chain up to the final
+// value. compare-swap returns the old value and swaps only on a match.
+func TestHeadersFetchingAtomics(t *testing.T) {
+	for hc, h := range errHandlers {
+		t.Run(h.name, func(t *testing.T) {
+			a, b, q, mode := extPair(t, hc)
+			const threads, per, word, res = 8, 16, 800000, 810000
+			var wg sync.WaitGroup
+			olds := make([]uint64, threads*per)
+			errs := make(chan error, threads)
+			for th := 0; th < threads; th++ {
+				wg.Add(1)
+				go func(th int) {
+					defer wg.Done()
+					for k := 0; k < per; k++ {
+						i := th*per + k
+						tk, err := q.FetchAdd(b.addr(word), a.laddr(res+8*i), uint64(th+1), mode)
+						if err == nil {
+							olds[i], err = q.FetchWaitDirect(tk, a.laddr(res+8*i), mode.Sharing)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+					}
+				}(th)
+			}
+			returnsWithin(t, errBound, "128 fetch-adds", wg.Wait)
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			type fa struct{ old, add uint64 }
+			v := make([]fa, len(olds))
+			for i, o := range olds {
+				v[i] = fa{o, uint64(i/per + 1)}
+			}
+			sort.Slice(v, func(i, j int) bool { return v[i].old < v[j].old })
+			var sum uint64
+			for i, x := range v {
+				require.Equalf(t, sum, x.old, "the %d-th smallest old value", i)
+				sum += x.add
+			}
+			assert.Equal(t, sum, binary.LittleEndian.Uint64(b.buf[word:]), "the word holds every add")
+
+			const cw = 820000
+			binary.LittleEndian.PutUint64(b.buf[cw:], 5)
+			tk, err := q.CompareSwap(b.addr(cw), a.laddr(res), 5, 9, mode)
+			require.NoError(t, err)
+			old, err := q.FetchWaitDirect(tk, a.laddr(res), mode.Sharing)
+			require.NoError(t, err)
+			assert.Equal(t, [2]uint64{5, 9}, [2]uint64{old, binary.LittleEndian.Uint64(b.buf[cw:])}, "match: swapped")
+			tk, err = q.CompareSwap(b.addr(cw), a.laddr(res), 5, 11, mode)
+			require.NoError(t, err)
+			old, err = q.FetchWaitDirect(tk, a.laddr(res), mode.Sharing)
+			require.NoError(t, err)
+			assert.Equal(t, [2]uint64{9, 9}, [2]uint64{old, binary.LittleEndian.Uint64(b.buf[cw:])}, "no match: unchanged")
+		})
+	}
+}
+
+// TestHeadersSignalSet: put_signal, p_signal and signal with the SET
+// extension leave the value itself in the signal word (ADD would add it).
+func TestHeadersSignalSet(t *testing.T) {
+	for hc, h := range errHandlers {
+		t.Run(h.name, func(t *testing.T) {
+			a, b, q, mode := extPair(t, hc)
+			mode.Signal = devhost.SignalSet
+			const sig = 900000
+			binary.LittleEndian.PutUint64(b.buf[sig:], 1000) // SET ignores what was there
+			copy(a.buf[300000:], "payload before its signal")
+			tk, err := q.PutSignal(b.addr(300000), a.laddr(300000), 25, b.addr(sig), a.laddr(0), 0xAABBCCDD11223344, mode)
+			require.NoError(t, err)
+			require.NoError(t, q.Wait(tk, mode.Sharing, errBound))
+			assert.Equal(t, "payload before its signal", string(b.buf[300000:300025]))
+			assert.Equal(t, uint64(0xAABBCCDD11223344), binary.LittleEndian.Uint64(b.buf[sig:]))
+
+			tk, err = q.PSignal(b.addr(400000), 0x77, b.addr(sig+8), a.laddr(0), 3, mode)
+			require.NoError(t, err)
+			require.NoError(t, q.Wait(tk, mode.Sharing, errBound))
+			assert.Equal(t, [2]uint64{0x77, 3}, [2]uint64{binary.LittleEndian.Uint64(b.buf[400000:]), binary.LittleEndian.Uint64(b.buf[sig+8:])})
+
+			for _, v := range []uint64{42, 7} { // set, then set lower: no add, no max
+				tk, err = q.Signal(b.addr(sig), a.laddr(0), v, mode)
+				require.NoError(t, err)
+				require.NoError(t, q.Wait(tk, mode.Sharing, errBound))
+				assert.Equal(t, v, binary.LittleEndian.Uint64(b.buf[sig:]))
+			}
+		})
+	}
+}
+
+// TestHeadersQuietAndFence: quiet returns once everything posted from
+// several threads completed; the ordering fence lets a put send what a get
+// before it read; on a failing QP quiet reports the error CQE's syndrome.
+func TestHeadersQuietAndFence(t *testing.T) {
+	for hc, h := range errHandlers {
+		t.Run(h.name, func(t *testing.T) {
+			a, b, q, mode := extPair(t, hc)
+			const threads, per, size = 4, 32, 256
+			for i := 0; i < threads*per*size; i++ {
+				a.buf[i] = byte(i*13 + 5)
+			}
+			var wg sync.WaitGroup
+			for th := 0; th < threads; th++ {
+				wg.Add(1)
+				go func(th int) {
+					defer wg.Done()
+					for k := 0; k < per; k++ {
+						off := (th*per + k) * size
+						if _, err := q.Put(b.addr(off), a.laddr(off), size, mode); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}(th)
+			}
+			wg.Wait()
+			var err error
+			returnsWithin(t, errBound, "quiet", func() { err = q.QuietDirect(mode.Sharing) })
+			require.NoError(t, err)
+			n := threads * per * size
+			assert.True(t, bytes.Equal(a.buf[:n], b.buf[:n]), "everything quiet waited for has arrived")
+
+			copy(b.buf[500000:], "read, fenced, then written back")
+			_, err = q.Get(b.addr(500000), a.laddr(600000), 31, devhost.Addr{}, false, mode)
+			require.NoError(t, err)
+			_, err = q.FenceExt(mode)
+			require.NoError(t, err)
+			_, err = q.Put(b.addr(700000), a.laddr(600000), 31, mode)
+			require.NoError(t, err)
+			returnsWithin(t, errBound, "quiet after the fence", func() { err = q.QuietDirect(mode.Sharing) })
+			require.NoError(t, err)
+			assert.Equal(t, "read, fenced, then written back", string(b.buf[700000:700031]))
+
+			bad := b.addr(0)
+			bad.Key ^= 0x01000000
+			_, err = q.Put(bad, a.laddr(0), 8, mode)
+			require.NoError(t, err)
+			returnsWithin(t, errBound, "quiet on a failing QP", func() { err = q.QuietDirect(mode.Sharing) })
+			require.ErrorIs(t, err, syscall.EIO)
+			info, lerr := a.hl.GPUQP().LastError()
+			require.NoError(t, lerr)
+			assert.Equal(t, verbs.WCRemAccessErr, info.Status)
+		})
+	}
 }

@@ -14,6 +14,8 @@
 
 #include "doca_gpunetio_dev_verbs_qp.cuh"
 #include "doca_gpunetio_dev_verbs_cq.cuh"
+/* The counted operations build their WQEs with the one-sided API's builders. */
+#include "doca_gpunetio_dev_verbs_onesided.cuh"
 
 /* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
 #if defined(__GNUC__)
@@ -196,7 +198,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_counter(
 	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
 	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, chunks + 1, code_opt);
 	doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
-	doca_priv_gpu_dev_verbs_build_signal(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
 	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
 		qp, base, base + chunks, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }
@@ -211,7 +213,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_signal_counter(
 	uint64_t counter_val, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
 	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, 1, code_opt);
-	doca_priv_gpu_dev_verbs_build_signal(qp, base, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base, sig_raddr, sig_laddr, sig_val);
 	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
 		qp, base, base, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }

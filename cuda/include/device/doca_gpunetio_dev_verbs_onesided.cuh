@@ -276,16 +276,29 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_p(struct do
 	doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<T>(qp, wqe, value);
 }
 
-/* Internal: the 8-byte fetch-and-add used by every signal. */
+/* Internal: the one-slot WQE of a signal. ADD: an 8-byte fetch-and-add whose old value lands at
+ * sig_laddr. SET (extension): an inline 8-byte RDMA WRITE of sig_val (its bytes in memory order)
+ * to sig_raddr, one aligned 8-byte store at the target; sig_laddr is not used. */
+template <enum doca_gpu_dev_verbs_signal_op sig_op>
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx,
 									     struct doca_gpu_dev_verbs_addr sig_raddr,
 									     struct doca_gpu_dev_verbs_addr sig_laddr,
 									     uint64_t sig_val)
 {
+	static_assert(sig_op == DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD || sig_op == GDAKI_VERBS_SIGNAL_OP_SET,
+		      "signal operations are ADD and GDAKI_VERBS_SIGNAL_OP_SET");
 	struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx);
-	doca_gpu_dev_verbs_wqe_prepare_atomic(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
-					      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr, sig_raddr.key,
-					      sig_laddr.addr, sig_laddr.key, 8, sig_val, 0);
+	if constexpr (sig_op == GDAKI_VERBS_SIGNAL_OP_SET) {
+		(void)sig_laddr;
+		doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_header(qp, wqe, (uint16_t)idx,
+								     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr,
+								     sig_raddr.key, 8);
+		doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<uint64_t>(qp, wqe, sig_val);
+	} else {
+		doca_gpu_dev_verbs_wqe_prepare_atomic(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
+						      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr, sig_raddr.key,
+						      sig_laddr.addr, sig_laddr.key, 8, sig_val, 0);
+	}
 }
 
 /* Internal: number of 1 GiB chunks, at least one. */
@@ -425,7 +438,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_thread(
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, chunks + 1, code_opt, [&](uint64_t base) {
 			doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
-			doca_priv_gpu_dev_verbs_build_signal(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
 		});
 }
 
@@ -442,7 +455,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_warp(
 	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
 		qp, 2, code_opt, [&](uint64_t idx) {
 			doca_priv_gpu_dev_verbs_build_put(qp, idx, 1, raddr, laddr, size);
-			doca_priv_gpu_dev_verbs_build_signal(qp, idx + 1, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx + 1, sig_raddr, sig_laddr, sig_val);
 		});
 }
 
@@ -491,7 +504,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, 2, code_opt, [&](uint64_t base) {
 			doca_priv_gpu_dev_verbs_build_p<T>(qp, base, raddr, value);
-			doca_priv_gpu_dev_verbs_build_signal(qp, base + 1, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + 1, sig_raddr, sig_laddr, sig_val);
 		});
 }
 
@@ -521,7 +534,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_signal_thread(struct d
 {
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, 1, code_opt,
-		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal(qp, idx, sig_raddr, sig_laddr, sig_val); });
+		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx, sig_raddr, sig_laddr, sig_val); });
 }
 
 template <enum doca_gpu_dev_verbs_signal_op sig_op,
@@ -535,7 +548,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_signal_warp(struct doc
 {
 	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
 		qp, 1, code_opt,
-		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal(qp, idx, sig_raddr, sig_laddr, sig_val); });
+		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx, sig_raddr, sig_laddr, sig_val); });
 }
 
 template <enum doca_gpu_dev_verbs_signal_op sig_op,
@@ -729,12 +742,108 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_d
 	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, t - 1);
 }
 
-/* A reserved hook: does nothing. */
+/* Does nothing, as in DOCA. It needs to do nothing for ordering at the target: the NIC executes a
+ * QP's WQEs in posting order and an RC responder applies a QP's writes and atomics in that order.
+ * For what it does not give, see gdaki_dev_fence and gdaki_dev_quiet (cuda/README.md, "fence"). */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_fence(struct doca_gpu_dev_verbs_qp *qp)
 {
 	(void)qp;
+}
+
+/* ==== Extensions (not in DOCA; cuda/README.md, "Extensions") ================================= */
+
+/* Extension: fetch-and-add. Adds value to the 8-byte word at raddr (8-byte aligned, on the peer);
+ * the word's old value lands in the 8 bytes at laddr (registered local memory) when the WQE
+ * completes. *out_ticket is the WQE to wait for, with gdaki_dev_fetch_wait (or any wait). Thread
+ * scope; in CTA/GPU sharing mode the lanes of a warp are coalesced as for put. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void gdaki_dev_fetch_add(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr,
+							   struct doca_gpu_dev_verbs_addr laddr, uint64_t value,
+							   doca_gpu_dev_verbs_ticket_t *out_ticket,
+							   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
+							      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key,
+							      laddr.addr, laddr.key, 8, value, 0);
+		});
+}
+
+/* Extension: compare-and-swap. If the 8-byte word at raddr equals compare it becomes swap; either
+ * way its old value lands at laddr, as for gdaki_dev_fetch_add. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void gdaki_dev_compare_swap(struct doca_gpu_dev_verbs_qp *qp,
+							      struct doca_gpu_dev_verbs_addr raddr,
+							      struct doca_gpu_dev_verbs_addr laddr, uint64_t compare,
+							      uint64_t swap, doca_gpu_dev_verbs_ticket_t *out_ticket,
+							      uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_CS,
+							      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key,
+							      laddr.addr, laddr.key, 8, compare, swap);
+		});
+}
+
+/* Extension: waits for a fetching atomic (ticket from gdaki_dev_fetch_add or
+ * gdaki_dev_compare_swap) and reads the old value it left at laddr into *old (old may be NULL).
+ * Returns 0, or the poll's error (-EIO, -ETIMEDOUT: see the QP error record); *old is written on
+ * success only. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU>
+__device__ static __forceinline__ int gdaki_dev_fetch_wait(struct doca_gpu_dev_verbs_qp *qp, doca_gpu_dev_verbs_ticket_t ticket,
+							   struct doca_gpu_dev_verbs_addr laddr, uint64_t *old)
+{
+	/* On success the poll has issued a system-scope acquire fence after seeing the CQE. */
+	const int rc = doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, ticket);
+	if (rc == 0 && old != (uint64_t *)0)
+		*old = *(const volatile uint64_t *)(uintptr_t)laddr.addr;
+	return rc;
+}
+
+/* Extension: quiet. Waits until every WQE reserved on the QP so far has completed, and reports
+ * errors: 0 when all completed and the QP has no failure recorded, else -EIO (an error CQE) or
+ * -ETIMEDOUT (the poll bound), as recorded in the QP's error record. WQEs that other threads have
+ * reserved but not yet submitted are waited for too. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU>
+__device__ static __forceinline__ int gdaki_dev_quiet(struct doca_gpu_dev_verbs_qp *qp)
+{
+	const uint64_t n = doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index);
+	int rc = 0;
+	if (n != 0)
+		rc = doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, n - 1);
+	if (rc == 0) {
+		struct gdaki_dev_qp_ext *ext = doca_priv_gpu_dev_verbs_cq_ext(&qp->cq_sq);
+		if (ext)
+			rc = doca_priv_gpu_dev_verbs_ext_failed(ext);
+	}
+	return rc;
+}
+
+/* Extension: a fence that orders. Posts a NOP whose ctrl segment asks for the mlx5 fence: the NIC
+ * starts it, and every WQE posted after it, only once every earlier RDMA READ and atomic of the
+ * QP has completed (its data is in local memory). Use it where a later operation depends on an
+ * earlier get or fetching atomic, for example a put whose source is what a get just read. It
+ * takes one slot and one CQE like any operation; *out_ticket is that NOP. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void gdaki_dev_fence(struct doca_gpu_dev_verbs_qp *qp, doca_gpu_dev_verbs_ticket_t *out_ticket,
+						       uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_nop(
+				qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+				(enum doca_gpu_dev_verbs_wqe_ctrl_flags)(DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE |
+									 DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_FENCE));
+		});
 }
 
 #if defined(__GNUC__)
