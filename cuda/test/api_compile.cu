@@ -1,7 +1,7 @@
 /*
- * Compile test for the GPUNetIO verbs device headers: one call of every signature of
- * device-api.md section 4 with explicit and defaulted template arguments, and the API usage of the
- * three reference example kernels (section 8), including MLX5_OPCODE_RDMA_WRITE from
+ * Compile test for the GPUNetIO verbs device headers: one call of every signature of the DOCA
+ * device API with explicit and defaulted template arguments, and the API usage of the three DOCA
+ * example kernels, including MLX5_OPCODE_RDMA_WRITE from
  * <infiniband/mlx5dv.h> in the same translation unit.
  *
  * GPUNETIO_INCLUDE_STYLE selects how the headers are found:

@@ -116,7 +116,7 @@ void devhost_write_cqe(struct doca_gpu_dev_verbs_cq *cq, uint64_t x, uint16_t wq
 /* Collapsed CQ: writes entry 0 with wqe_counter and opcode (owner bit 0). */
 void devhost_write_collapsed_cqe(struct doca_gpu_dev_verbs_cq *cq, uint16_t wqe_counter, uint8_t opcode);
 
-/* Fills a zeroed QP image as the host does at export (device-api.md 3.6): geometry, QPN words,
+/* Fills a zeroed QP image as the host does at export: geometry, QPN words,
  * indexes 0, embedded send CQ; sq_dbrec must point at the SQ DBR word (DBR base + 4). */
 void devhost_fill_qp(struct doca_gpu_dev_verbs_qp *qp, uint32_t qpn, void *sq, uint16_t sq_wqes, void *sq_dbrec,
 		     void *sq_db, int nic_handler, uint32_t cqn, void *cqes, uint32_t cqe_num, void *cq_dbrec);

@@ -80,7 +80,7 @@ func (w *wqeBytes) bytes(off int, b []byte) *wqeBytes {
 	return w
 }
 
-// parseRows parses "offset: dw0 dw1 dw2 dw3" rows (mlx5-prm.md Appendix A.2); missing rows are zero.
+// parseRows parses "offset: dw0 dw1 dw2 dw3" rows (the PRM's WQE dumps); missing rows are zero.
 func parseRows(t *testing.T, rows string) [64]byte {
 	t.Helper()
 	var out [64]byte

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The layout of device-api.md sections 3.4 and 3.5.
+// The layout of the DOCA 2.0 device structs, and of our extension area.
 func TestLayoutMatchesSpec(t *testing.T) {
 	assert.Equal(t, 296, QPSize)
 	assert.Equal(t, 64, CQSize)

@@ -19,10 +19,10 @@
 #ifndef DOCA_GPUNETIO_DEV_VERBS_CQ_H
 #define DOCA_GPUNETIO_DEV_VERBS_CQ_H
 
-#if !defined(__CUDACC_RTC__)
-#include <errno.h>
-#endif
 #include "doca_gpunetio_dev_verbs_common.cuh"
+#if !defined(__CUDACC_RTC__)
+#include <errno.h> /* as in DOCA; EIO, EBUSY and ETIMEDOUT come from common/doca_gpunetio_verbs_prim.h too */
+#endif
 
 /* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
 #if defined(__GNUC__)
@@ -226,7 +226,7 @@ __device__ static __noinline__ void doca_priv_gpu_dev_verbs_record_cqe(struct do
 		uint8_t *base = doca_priv_gpu_dev_verbs_ldg_ptr(&cq->cqe_daddr);
 		const uint32_t cqe_num = doca_priv_gpu_dev_verbs_ldg(&cq->cqe_num);
 		const uint64_t rsvd = doca_priv_gpu_dev_verbs_ldg(&cq->cqe_rsvd);
-		uint64_t from = *(volatile uint64_t *)&cq->cqe_ci;
+		uint64_t from = doca_priv_gpu_dev_verbs_read_once(&cq->cqe_ci);
 		if (cons_index - from >= cqe_num) /* at most one lap back */
 			from = cons_index - cqe_num + 1;
 		uint8_t *flush = (uint8_t *)0;
@@ -468,18 +468,11 @@ template <bool is_overrun>
 __device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_cq_update_dbrec(struct doca_gpu_dev_verbs_cq *cq,
 									       uint32_t cqe_num)
 {
-	uint32_t ci = (uint32_t) * (volatile uint64_t *)&cq->cqe_ci;
+	uint32_t ci = (uint32_t)doca_priv_gpu_dev_verbs_read_once(&cq->cqe_ci);
 	ci = (ci + cqe_num) & DOCA_GPUNETIO_VERBS_CQE_CI_MASK;
-	if (!is_overrun) {
-#if defined(__CUDACC__)
-		asm volatile("st.release.gpu.global.L1::no_allocate.b32 [%0], %1;" ::"l"(cq->dbrec),
-			     "r"(doca_gpu_dev_verbs_bswap32(ci))
-			     : "memory");
-#else
-		__atomic_store_n(cq->dbrec, doca_gpu_dev_verbs_bswap32(ci), __ATOMIC_RELEASE);
-#endif
-	}
-	*(volatile uint64_t *)&cq->cqe_ci = (uint64_t)ci;
+	if (!is_overrun)
+		doca_priv_gpu_dev_verbs_store_release_gpu32_na((uint32_t *)cq->dbrec, doca_gpu_dev_verbs_bswap32(ci));
+	doca_priv_gpu_dev_verbs_write_once(&cq->cqe_ci, (uint64_t)ci);
 	return ci;
 }
 
