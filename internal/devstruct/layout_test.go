@@ -242,3 +242,25 @@ func FuzzDecodeQP(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeQPError: any 24 bytes decode to a record that re-encodes to
+// them, or to a clear error (short, busy, unknown status, dirty reserved word).
+func FuzzDecodeQPError(f *testing.F) {
+	e := sampleQP().Error
+	b := make([]byte, QPErrorSize)
+	e.Put(b)
+	f.Add(b)
+	f.Add(make([]byte, QPErrorSize))
+	f.Add([]byte{0, 0, 0, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := DecodeQPError(b)
+		if err != nil {
+			return
+		}
+		out := make([]byte, QPErrorSize)
+		e.Put(out)
+		if string(out) != string(b[:QPErrorSize]) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
