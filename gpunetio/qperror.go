@@ -121,8 +121,8 @@ func (q *QP) readErrorRecord(op string) (devstruct.QPError, error) {
 // bound goes with the copy DeviceQP or GPU.ExportQPs makes.
 func (q *QP) SetPollTimeout(ticks uint64) error {
 	const op = "gdaki_qp_set_poll_timeout"
-	if q == nil {
-		return newErr(op, ErrInvalidValue, "nil QP")
+	if err := q.made(op); err != nil {
+		return err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -145,6 +145,9 @@ func (q *QP) SetPollTimeout(ticks uint64) error {
 
 // PollTimeout returns the bound SetPollTimeout set (0: none).
 func (q *QP) PollTimeout() uint64 {
+	if q == nil {
+		return 0
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.tmpl.PollTimeout
