@@ -60,7 +60,7 @@ func (n *NIC) deliver(f *wire.Frame) {
 func (q *qp) reply(req *wire.Frame, op wire.Opcode, psn uint32, syn wire.Syndrome) *wire.Frame {
 	f := &q.resp.f
 	*f = wire.Frame{Opcode: op, DstQPN: req.SrcQPN, PSN: psn & mask24, SrcGID: wire.GID(q.nic.gid), DstGID: req.SrcGID, SrcQPN: q.qpn,
-		AETH: wire.AETH{Syndrome: syn, MSN: q.resp.msn & mask24}}
+		AETH: wire.AETH{Syndrome: syn, MSN: q.resp.msn & mask24}, Route: req.Route}
 	return f
 }
 
