@@ -155,6 +155,7 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	if err := finish(op, in, out, e); err != nil {
 		return nil, err
 	}
+	track(obj, "%s 0x%x on %s", obj.kind, obj.id, n.cfg.Name)
 	return obj, nil
 }
 
@@ -255,6 +256,8 @@ const (
 	objQP
 	objRMP
 )
+
+func (k objKind) String() string { return [...]string{"CQ", "QP", "RMP"}[k] }
 
 // object is a DevX object handle (mlx5.Obj).
 type object struct {
@@ -406,6 +409,7 @@ func (o *object) Destroy() error {
 		return err
 	}
 	o.dead = true
+	untrack(o)
 	return nil
 }
 

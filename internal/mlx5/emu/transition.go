@@ -251,6 +251,7 @@ func (q *qp) apply(from, to uint32) {
 	}
 	if from == stRTR && to == stRTS {
 		q.req.npsn = mlx5.Get32(b, qf.NextSendPSN)
+		q.req.hpsn = q.req.npsn
 		q.req.lastAcked = (q.req.npsn - 1) & mask24
 		q.req.lastProgress = time.Now()
 	}

@@ -72,21 +72,36 @@ func (c *conn) fail(err error) {
 	}
 }
 
-// enqueue appends f's encoding to the queue without waiting.
-func (c *conn) enqueue(f *Frame) error {
+// enqueue appends f's encoding to the queue. Without a deadline it never
+// waits (ErrCongested when the queue is full); with one it waits for room
+// until then.
+func (c *conn) enqueue(f *Frame, deadline time.Time) error {
 	n := f.EncodedLen()
 	if n > c.p.cfg.MaxFrameLen {
 		return &FrameError{Op: "send", Field: "length", Reason: "encoded frame longer than the port's MaxFrameLen"}
 	}
 	c.mu.Lock()
+	var timer *time.Timer
+	for c.err == nil && len(c.pending) > 0 && len(c.pending)+n > c.p.cfg.MaxQueue {
+		if deadline.IsZero() || !time.Now().Before(deadline) {
+			c.mu.Unlock()
+			if timer != nil {
+				timer.Stop()
+			}
+			return ErrCongested
+		}
+		if timer == nil {
+			timer = time.AfterFunc(time.Until(deadline), func() { c.cond.Broadcast() })
+		}
+		c.cond.Wait() // the writer broadcasts when a write completes
+	}
+	if timer != nil {
+		timer.Stop()
+	}
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return err
-	}
-	if len(c.pending) > 0 && len(c.pending)+n > c.p.cfg.MaxQueue {
-		c.mu.Unlock()
-		return ErrCongested
 	}
 	wake := len(c.pending) == 0
 	c.pending = f.AppendEncode(c.pending)
@@ -158,6 +173,7 @@ func (c *conn) writeLoop() {
 		if c.spare == nil && c.err == nil {
 			c.spare = buf[:0]
 		}
+		c.cond.Broadcast() // room for Replies waiting on a full queue
 	}
 }
 
@@ -290,12 +306,13 @@ func (p *Port) sendTCP(f *Frame) error {
 		pr.link = c
 	}
 	pr.mu.Unlock()
-	return p.sendOn(c, f, "send")
+	return p.sendOn(c, f, "send", time.Time{})
 }
 
-// sendOn queues f on connection c.
-func (p *Port) sendOn(c *conn, f *Frame, op string) error {
-	err := c.enqueue(f)
+// sendOn queues f on connection c, waiting for room until deadline (zero:
+// not at all).
+func (p *Port) sendOn(c *conn, f *Frame, op string, deadline time.Time) error {
+	err := c.enqueue(f, deadline)
 	switch {
 	case err == nil:
 		return nil

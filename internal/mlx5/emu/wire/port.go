@@ -175,7 +175,17 @@ func (p *Port) deliverLocal(f *Frame) bool {
 // address. A response goes back the way its request came: in-process when
 // f.Route is zero, otherwise on the connection f.Route names (and nowhere
 // else). See the package documentation for what an error means.
-func (p *Port) Send(f *Frame) error {
+func (p *Port) Send(f *Frame) error { return p.send(f, false) }
+
+// Reply sends a response to a request this port's handler received: like
+// Send, except that on a full connection queue it waits for room, up to
+// WriteTimeout, instead of dropping the frame. Call it from the handler of
+// the request: the wait holds back only the connection that request came
+// on (its reader), that is the peer that asked, as a responder's resources
+// hold back its requester. In-process it is Send.
+func (p *Port) Reply(f *Frame) error { return p.send(f, true) }
+
+func (p *Port) send(f *Frame, wait bool) error {
 	if p.closed.Load() {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrClosed})
 	}
@@ -188,7 +198,11 @@ func (p *Port) Send(f *Frame) error {
 			return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed,
 				Err: fmt.Errorf("%s with a route (%v) that is not the connection of a request to this port from its destination", f.Opcode, f.Route)})
 		}
-		if err := p.sendOn(c, f, "reply"); err != nil {
+		var deadline time.Time
+		if wait {
+			deadline = time.Now().Add(p.cfg.WriteTimeout)
+		}
+		if err := p.sendOn(c, f, "reply", deadline); err != nil {
 			return p.sendErr(err)
 		}
 		p.stats.sent.Add(1)
