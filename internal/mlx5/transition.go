@@ -259,11 +259,18 @@ var transitions = map[Opcode]Transition{
 		AllowedRC: OptAltAddrPath | OptRRE | OptRAE | OptRWE | OptPMState | OptRNRTimeout,
 		AllowedUC: OptAltAddrPath | OptRWE | OptPMState,
 	},
+	// RTS2RTS: the kernel's verbs table, plus what DOCA sends a ConnectX
+	// over DevX to move an RTS QP to another source GID and DSCP
+	// (SGID_INDEX, and DSCP with cap rts2rts_qp_dscp) and UDP source port
+	// (opt_param_mask_95_32, cap rts2rts_qp_udp_sport). The rest of the
+	// primary path (remote GID, MAC, ...) cannot change in RTS: a ConnectX
+	// moves an RC QP to another path only by path migration (ALT_ADDR_PATH
+	// then PM_STATE), so PRIMARY_ADDR_PATH is refused.
 	OpRTS2RTS: {
 		Op: OpRTS2RTS, From: []QPState{QPStateRTS}, To: QPStateRTS,
 		Len: ModifyQPInExtLen, Lens: []int{ModifyQPInLen, ModifyQPInExtLen},
-		AllowedRC:  OptRRE | OptRAE | OptRWE | OptRNRTimeout | OptPMState | OptAltAddrPath,
-		AllowedUC:  OptRWE | OptPMState | OptAltAddrPath,
+		AllowedRC:  OptRRE | OptRAE | OptRWE | OptRNRTimeout | OptPMState | OptAltAddrPath | OptSGIDIndex | OptDSCP,
+		AllowedUC:  OptRWE | OptPMState | OptAltAddrPath | OptSGIDIndex | OptDSCP,
 		AllowedExt: OptExtUDPSport,
 	},
 	OpSQERR2RTS: {

@@ -263,7 +263,7 @@ func (q *cq) push(e cqe) bool {
 func (q *cq) fault(status uint8) {
 	q.status, q.errored = status, true
 	for _, p := range *q.ctx.nic.qpSnap.Load() {
-		if p.scq == q || p.rcq == q {
+		if (p.scq == q || p.rcq == q) && p.state.Load() != stRST {
 			p.toError()
 		}
 	}

@@ -72,3 +72,14 @@ func liveObjects() []string {
 	sort.Strings(out)
 	return out
 }
+
+// TrackLeaks turns on leak tracking for the rest of the process: from now
+// on every NIC, context and object records the stack that created it.
+// Test mains of packages built on the emulator call it first and LiveObjects
+// after their tests.
+func TrackLeaks() { leakTracking.Store(true) }
+
+// LiveObjects describes every NIC, context and object created since
+// TrackLeaks that is still alive, each with the stack that created it
+// (named devices emu0.. live until the process exits and are not listed).
+func LiveObjects() []string { return liveObjects() }

@@ -23,7 +23,7 @@ type mr struct {
 	// (mkc en_rinval). No registration the driver boundary offers sets it
 	// (a ConnectX enables it for fast-registration keys and memory windows,
 	// which the emulator does not have); tests set it to exercise the path.
-	rinval bool
+	rinval atomic.Bool
 	// invalid: the key was invalidated; every access through it fails until
 	// the MR is deregistered.
 	invalid atomic.Bool

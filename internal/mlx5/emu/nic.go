@@ -88,7 +88,12 @@ func (n *NIC) Stats() Stats {
 // NewNIC creates an emulated NIC with an explicit configuration (tests use
 // it; the provider creates emu0.. with NewNIC from the environment). Close
 // it when done.
-func NewNIC(cfg Config) (*NIC, error) {
+func NewNIC(cfg Config) (*NIC, error) { return makeNIC(cfg, false) }
+
+// makeNIC creates a NIC; a manual one has no engine goroutine, and whoever
+// drives it calls round (the fuzz targets do, to run each input to its end
+// without the engine's scheduling in between).
+func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	if cfg.Name == "" {
 		cfg.Name = "emu-test"
 	}
@@ -120,7 +125,11 @@ func NewNIC(cfg Config) (*NIC, error) {
 	n.refreshMRs()
 	n.refreshCQs()
 	n.refreshUARs()
-	go n.engine()
+	if manual {
+		close(n.done)
+	} else {
+		go n.engine()
+	}
 	track(n, "NIC %s", cfg.Name)
 	return n, nil
 }

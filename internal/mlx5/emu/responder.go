@@ -322,7 +322,7 @@ func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
 func (q *qp) onSend(f *wire.Frame) {
 	r := &q.resp
 	op := f.Opcode
-	first := op == wire.OpSendFirst || op == wire.OpSendOnly || op == wire.OpSendOnlyImm
+	first := op == wire.OpSendFirst || op == wire.OpSendOnly || op == wire.OpSendOnlyImm || op == wire.OpSendOnlyInv
 	last := op != wire.OpSendFirst && op != wire.OpSendMiddle
 	if first {
 		rw, ok := q.takeRecv(f)
@@ -385,7 +385,7 @@ func (q *qp) onSend(f *wire.Frame) {
 // invalidation (mr.rinval). It reports whether the key was invalidated.
 func (q *qp) invalidate(key uint32) bool {
 	m := q.nic.lookupMR(key)
-	if m == nil || m.pd != q.pd || !m.rinval {
+	if m == nil || m.pd != q.pd || !m.rinval.Load() {
 		return false
 	}
 	return m.invalid.CompareAndSwap(false, true)

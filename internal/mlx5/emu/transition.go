@@ -95,7 +95,7 @@ var transitions = map[uint16]transition{
 		required: []mlx5.Field{qf.NextSendPSN, qf.RetryCount, qf.RNRRetry, ads(adf.AckTimeout), qf.LogSRAMax, qf.LogAckReqFreq},
 		allowed:  optAltPath | optRRE | optRAE | optRWE | optPMState | optRNRTimeout | optCounterSet},
 	mlx5.OpRTS2RTS: {from: states(stRTS), to: stRTS,
-		allowed: optRRE | optRAE | optRWE | optRNRTimeout | optPMState | optAltPath | optPriPort | optDSCP | optSGID | optCounterSet | optAckTimeout},
+		allowed: optRRE | optRAE | optRWE | optRNRTimeout | optPMState | optAltPath | optDSCP | optSGID},
 	mlx5.OpSQERR2RTS: {from: 0, to: stRTS}, // SQER is not reachable on RC/UC
 	mlx5.Op2ERR:      {from: states(stRST, stINIT, stRTR, stRTS, stERR), to: stERR},
 	mlx5.Op2RST:      {from: states(stRST, stINIT, stRTR, stRTS, stERR), to: stRST},
@@ -126,10 +126,13 @@ func (q *qp) modify(op uint16, in []byte) fwError {
 	if mask&^allowed != 0 {
 		return fwError(SynQPOptMask)
 	}
+	if mask&optDSCP != 0 && !q.nic.caps.general.RTS2RTSQPDSCP {
+		return fwError(SynQPOptMask)
+	}
 	var ext uint64
 	if len(in) >= mlx5.ModifyQPInExtLen {
 		ext = mlx5.Get(in, fOptMaskExt)
-		if ext&^optExtUDPSport != 0 || (ext != 0 && op != mlx5.OpRTS2RTS) {
+		if ext&^optExtUDPSport != 0 || (ext != 0 && (op != mlx5.OpRTS2RTS || !q.nic.caps.general.RTS2RTSQPUDPSport)) {
 			return fwError(SynQPOptMask)
 		}
 	}
