@@ -290,7 +290,7 @@ func TestTransitionRules(t *testing.T) {
 	_, err = AppliedFields(OpCreateQP, STRC, 0, 0)
 	require.ErrorIs(t, err, ErrOpcode)
 
-	// State legality (section 2.8.3).
+	// State legality.
 	legal := map[Opcode][]QPState{
 		OpRST2INIT: {QPStateRST}, OpINIT2INIT: {QPStateINIT}, OpINIT2RTR: {QPStateINIT},
 		OpRTR2RTS: {QPStateRTR}, OpRTS2RTS: {QPStateRTS}, OpSQERR2RTS: {QPStateSQER},

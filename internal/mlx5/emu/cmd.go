@@ -8,7 +8,7 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// Header fields of every input mailbox (mlx5-prm.md 2.1).
+// Header fields of every input mailbox (the PRM command header).
 var (
 	fOpcode = mlx5.CmdHeaderFields.Opcode
 	fUID    = mlx5.CmdHeaderFields.UID
@@ -45,7 +45,7 @@ var cmdSizes = map[uint16]cmdSize{
 }
 
 // generalWhitelist is the set of opcodes the kernel lets through
-// devx_general_cmd (mlx5-prm.md 1.6).
+// devx_general_cmd.
 var generalWhitelist = map[uint16]bool{
 	mlx5.OpQueryHCACap: true, mlx5.OpQueryHCAVportContext: true, mlx5.OpQueryRoCEAddress: true,
 	mlx5.OpQueryNICVportContext: true, mlx5.OpNOP: true,

@@ -10,7 +10,7 @@ import (
 
 var cqf = mlx5.CQCFields
 
-// CREATE_CQ input fields beyond the cqc (mlx5-prm.md 2.6.1).
+// CREATE_CQ input fields beyond the cqc.
 var (
 	fCQUMEMOffset = mlx5.CreateCQInFields.CQUMEMOffset
 	fCQUMEMID     = mlx5.CreateCQInFields.CQUMEMID
@@ -179,7 +179,7 @@ func (q *cq) query(out []byte) {
 	mlx5.SetBool(b, cqf.DBRUMEMValid, true)
 }
 
-// CQE opcodes (op_own >> 4, mlx5-prm.md 4.3).
+// CQE opcodes (op_own >> 4).
 const (
 	cqeReq         = 0
 	cqeRespWrImm   = 1

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -217,4 +218,31 @@ func TestDestroyThenDeregUMEMUnderTraffic(t *testing.T) {
 		c := <-done
 		t.Logf("requester's last CQE: %v %v", c.Opcode, c.Syndrome)
 	})
+}
+
+// TestHugeRegistrationRefused: a registration of 2^62 bytes (or anything
+// above max_mr_size, 2^46) is refused with EINVAL, without panicking and
+// without leaving a reference on the PD.
+func TestHugeRegistrationRefused(t *testing.T) {
+	n := newNIC(t, Config{Name: "emuR"})
+	dev, err := n.Open()
+	must(t, err)
+	p, err := dev.AllocPD()
+	must(t, err)
+	mem := hostMem(t, 4096)
+	for _, size := range []uint64{1 << 62, 1<<46 + 1, 1<<64 - 4096} {
+		if _, err := dev.RegMR(p, addrOf(mem), size, 0, mlx5.AccessLocalWrite); !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("RegMR of %d bytes: %v, want EINVAL", size, err)
+		}
+		if _, err := dev.RegUMEM(addrOf(mem), size, mlx5.AccessLocalWrite); !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("RegUMEM of %d bytes: %v, want EINVAL", size, err)
+		}
+	}
+	// A large range that is not mapped is EFAULT, found without a vector
+	// of one byte per page.
+	if _, err := dev.RegMR(p, addrOf(mem), 1<<40, 0, mlx5.AccessLocalWrite); !errors.Is(err, syscall.EFAULT) {
+		t.Fatalf("RegMR of an unmapped TiB: %v, want EFAULT", err)
+	}
+	must(t, p.Dealloc())
+	must(t, dev.Close())
 }

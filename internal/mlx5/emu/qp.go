@@ -13,7 +13,7 @@ var (
 	adf = mlx5.ADSFields
 )
 
-// CREATE_QP input fields beyond the qpc (mlx5-prm.md 2.7.1).
+// CREATE_QP input fields beyond the qpc.
 var (
 	fQPOptMask    = mlx5.CreateQPInFields.OptParamMask
 	fWQUMEMOffset = mlx5.CreateQPInFields.WQUMEMOffset

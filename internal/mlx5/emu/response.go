@@ -247,7 +247,7 @@ func scatter(sg []target, off uint64, p []byte) error {
 	return nil
 }
 
-// rnrDelay decodes the RNR NAK timer (mlx5-prm.md 2.9), in microseconds.
+// rnrDelay decodes the RNR NAK timer (the IBA min_rnr_nak encoding).
 func rnrDelay(code uint8) time.Duration {
 	us := [32]int{655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
 		5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520}

@@ -6,7 +6,7 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// Optional-parameter mask bits (mlx5-prm.md 2.8.1).
+// Optional-parameter mask bits (opt_param_mask).
 const (
 	optAltPath    = 1 << 0
 	optRRE        = 1 << 1
@@ -81,7 +81,7 @@ func states(s ...uint32) uint32 {
 }
 
 // transitions follows the kernel's allowed optional masks for RC
-// (mlx5-prm.md 2.8.1) and the required fields of 2.8.2.
+// and the required fields of each transition.
 var transitions = map[uint16]transition{
 	mlx5.OpRST2INIT: {from: states(stRST), to: stINIT,
 		required: []mlx5.Field{ads(adf.PKeyIndex), ads(adf.VHCAPortNum), qf.PMState, qf.RRE, qf.RWE, qf.RAE, qf.AtomicMode, qf.CounterSetID}},

@@ -75,8 +75,12 @@
 // that does not fit in the connection's queue (Config.MaxQueue) is dropped
 // and Send returns ErrCongested (Stats.Congested), as a congested link drops
 // packets; reliability (ACKs, retransmission, retry-exceeded) is the RC
-// engine's job above this package, and one stalled or dead peer never delays
-// the frames to another.
+// engine's job above this package (which sends a congested frame again
+// later), and one stalled or dead peer never delays the frames to another.
+// Port.Reply, for a handler answering the request it was given, waits
+// instead, up to WriteTimeout, for room on that request's connection: it
+// holds back only the connection the request came on, that is the peer that
+// asked (as a responder's resources hold back its requester).
 //
 // A connection that breaks (dial failure, write error or deadline, peer
 // closed it, read deadline, bad frame) is closed and the frames queued on it
