@@ -494,8 +494,8 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		case syn != 0:
 			e.partial = false
 			return syn, false
-		case !done && e.sentOff == 0 && e.last == (e.first-1)&mask24:
-			return 0, true // not a frame went out
+		case !done && e.sentOff == 0:
+			return 0, true // not a frame went out (a sent frame, even empty, moves sentOff or finishes)
 		case !done:
 			r.cur, r.partial = r.send, true // the rest in later rounds
 			return 0, false
