@@ -27,7 +27,7 @@ const (
 	// stream (and sends over one): a 1 MiB payload and every header.
 	DefaultMaxFrameLen = HeaderLen + maskedLen + 1<<20
 	// DefaultMaxQueue bounds the bytes queued for one connection; a Send
-	// that would exceed it drops its frame (ErrCongested).
+	// that would exceed it does not queue its frame (ErrCongested).
 	DefaultMaxQueue = 4 << 20
 )
 
@@ -70,7 +70,8 @@ type Config struct {
 	// a longer one is closed.
 	MaxFrameLen int
 	// MaxQueue bounds the bytes queued for one connection (default
-	// DefaultMaxQueue); Send drops a frame that does not fit.
+	// DefaultMaxQueue); Send refuses a frame that does not fit
+	// (ErrCongested).
 	MaxQueue int
 }
 

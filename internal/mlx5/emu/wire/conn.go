@@ -39,13 +39,13 @@ type conn struct {
 	err     error  // why the connection ended; nil while it works
 	dialErr bool   // err is the dial's
 
-	lastRead atomic.Int64 // when a frame last arrived (UnixNano); accepted connections
+	lastRead atomic.Uint64 // the port's activity count when a frame last arrived; accepted connections
 }
 
 func newConn(p *Port, dialed bool, peer GID) *conn {
 	c := &conn{p: p, dialed: dialed, peer: peer}
 	c.cond.L = &c.mu
-	c.lastRead.Store(time.Now().UnixNano())
+	c.lastRead.Store(p.activity.Add(1))
 	return c
 }
 
@@ -213,7 +213,7 @@ func (c *conn) readLoop() {
 			continue
 		}
 		if !c.dialed {
-			c.lastRead.Store(time.Now().UnixNano())
+			c.lastRead.Store(p.activity.Add(1)) // a count, not a clock: cheap per frame
 			f.Route = Route{c}
 		}
 		p.deliver(&f)
@@ -317,8 +317,10 @@ func (p *Port) sendOn(c *conn, f *Frame, op string, deadline time.Time) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrCongested):
+		// Expected under load and retried by the caller: the bare sentinel,
+		// without allocating.
 		p.stats.congested.Add(1)
-		return &SendError{Op: op, Dst: f.DstGID, Kind: ErrCongested}
+		return ErrCongested
 	case errors.Is(err, ErrMalformed):
 		return &SendError{Op: op, Dst: f.DstGID, Kind: ErrMalformed, Err: err}
 	case errors.Is(err, ErrClosed):

@@ -71,12 +71,14 @@
 // (in-process) or queues its encoding on the connection and returns; the
 // connection's writer goroutine writes whatever has queued up in one system
 // call, under a write deadline (Config.WriteTimeout). A peer that stops
-// reading therefore costs its senders nothing but dropped frames: a frame
-// that does not fit in the connection's queue (Config.MaxQueue) is dropped
-// and Send returns ErrCongested (Stats.Congested), as a congested link drops
-// packets; reliability (ACKs, retransmission, retry-exceeded) is the RC
-// engine's job above this package (which sends a congested frame again
-// later), and one stalled or dead peer never delays the frames to another.
+// reading therefore costs its senders no time: a frame that does not fit in
+// the connection's queue (Config.MaxQueue) is not queued, and Send returns
+// ErrCongested at once (the bare sentinel, without allocating;
+// Stats.Congested). The sender tries again later or lets the frame go, as a
+// congested link paces or drops packets: the RC engine above this package
+// sends it again in a later round, and its ACK timer and retry-exceeded
+// bound how long a peer that never drains can cost it. One stalled or dead
+// peer never delays the frames to another.
 // Port.Reply, for a handler answering the request it was given, waits
 // instead, up to WriteTimeout, for room on that request's connection: it
 // holds back only the connection the request came on, that is the peer that

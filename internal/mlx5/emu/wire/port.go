@@ -20,9 +20,10 @@ type Port struct {
 	gid  GID
 	ln   *net.TCPListener
 
-	handler atomic.Pointer[func(*Frame)]
-	closed  atomic.Bool
-	active  atomic.Int64 // in-process deliveries running in the handler
+	handler  atomic.Pointer[func(*Frame)]
+	closed   atomic.Bool
+	active   atomic.Int64  // in-process deliveries running in the handler
+	activity atomic.Uint64 // counts accepted connections and their frames: orders them by recent use
 
 	ctx    context.Context // cancelled by Close: ends dials in progress
 	cancel context.CancelFunc

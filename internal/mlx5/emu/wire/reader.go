@@ -28,17 +28,18 @@ type frameReader struct {
 	// wait, if set, is called once per frame whose rest is not buffered
 	// yet, before the reader blocks for it (the port sets a deadline).
 	wait func()
+	hdr  [8]byte // the length prefix being read (here, not on the heap per frame)
 }
 
 // next reads one frame into *f; f.Payload is valid until the next call.
 // waited reports whether wait was called. A malformed or oversized frame
 // is a *FrameError; a stream that ends inside a frame io.ErrUnexpectedEOF.
 func (fr *frameReader) next(f *Frame) (waited bool, err error) {
-	var hdr [8]byte
-	if _, err := io.ReadFull(fr.r, hdr[:]); err != nil {
+	hdr := fr.hdr[:]
+	if _, err := io.ReadFull(fr.r, hdr); err != nil {
 		return false, err
 	}
-	n, err := FrameLen(hdr[:])
+	n, err := FrameLen(hdr)
 	if err != nil {
 		return false, err
 	}
@@ -49,7 +50,7 @@ func (fr *frameReader) next(f *Frame) (waited bool, err error) {
 		fr.wait()
 		waited = true
 	}
-	buf := append(fr.buf[:0], hdr[:]...)
+	buf := append(fr.buf[:0], hdr...)
 	for len(buf) < n {
 		k := min(n-len(buf), readChunk)
 		buf = slices.Grow(buf, k)
