@@ -204,16 +204,29 @@ func TestStructLayoutMatchesC(t *testing.T) {
 		uint64(typ.Field(6).Offset), uint64(typ.Field(6).Offset + inner.Field(1).Offset),
 		uint64(typ.Field(7).Offset), uint64(typ.Size()), uint64(typ.Align()),
 	}
-	src := wqeArgsC + `
-#define OFF(m) ((unsigned long long)&((wqe_args *)0)->m)
+	// Newer NVRTCs fold only __builtin_offsetof into a constant, older ones
+	// only the null-pointer form: try both.
+	var out *Compiled
+	var errs []error
+	for _, off := range []string{
+		"__builtin_offsetof(wqe_args, m)",
+		"((unsigned long long)&((wqe_args *)0)->m)",
+	} {
+		src := wqeArgsC + `
+#define OFF(m) ` + off + `
 __device__ unsigned long long layout[] = {
 	OFF(opcode), OFF(pad), OFF(lane), OFF(key), OFF(addr), OFF(sizes), OFF(inner), OFF(inner.b),
 	OFF(last), sizeof(wqe_args), alignof(wqe_args),
 };
 extern "C" __global__ void take(wqe_args a, unsigned long long *out) { *out = a.addr + layout[0]; }
 `
-	out, err := Compile(src, "layout.cu", &CompileOptions{Arch: "compute_80"})
-	require.NoError(t, err)
+		var err error
+		if out, err = Compile(src, "layout.cu", &CompileOptions{Arch: "compute_80"}); err == nil {
+			break
+		}
+		errs = append(errs, err)
+	}
+	require.NotNil(t, out, "no offsetof form folds to a constant: %v", errs)
 	ptx := string(out.PTX)
 	m := regexp.MustCompile(`\.b8 layout\[(\d+)\] = \{([0-9, ]+)\};`).FindStringSubmatch(ptx)
 	require.NotNil(t, m, "the layout array in the PTX:\n%s", ptx)
