@@ -113,11 +113,18 @@ func (p *poster) init(q *QP) {
 func (p *poster) reset() {
 	p.mu.Lock()
 	p.pi, p.ci, p.bfHalf = 0, 0, 0
-	clear(p.ring)
+	// Only rings this package allocated are cleared: external UMEMs may be
+	// GPU memory, which the CPU cannot touch (their owner reinitialises
+	// them).
+	internal := p.qp.buf != nil
+	if internal {
+		clear(p.ring)
+	}
 	p.mu.Unlock()
-	p.rq.reset()
-	dbr := mem(p.qp.dbr, 8)
-	clear(dbr)
+	p.rq.reset(internal)
+	if internal {
+		clear(mem(p.qp.dbr, 8))
+	}
 }
 
 func dataSegs(sgl []SGE) []mlx5.DataSeg {
@@ -233,6 +240,9 @@ func (q *QP) PostSend(wrs ...SendWR) error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "the host data path (QP.PostSend)")
+	}
 	p := &q.post
 	if p.ring == nil {
 		return newErr(op, ErrNotSupported, "QP 0x%x has no send queue", q.qpn)
@@ -335,10 +345,12 @@ func (r *receiver) init(ring uintptr, entries, stride uint32, dbr uintptr, linke
 	r.wrid = make([]uint64, entries)
 }
 
-func (r *receiver) reset() {
+func (r *receiver) reset(clearRing bool) {
 	r.mu.Lock()
 	r.head, r.tail = 0, 0
-	clear(r.ring)
+	if clearRing {
+		clear(r.ring)
+	}
 	r.mu.Unlock()
 }
 
@@ -444,6 +456,9 @@ func (q *QP) PostRecv(wrs ...RecvWR) error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "the host data path (QP.PostRecv)")
+	}
 	if q.cfg.SRQ != nil {
 		return newErr(op, ErrInvalidValue, "QP 0x%x receives through SRQ 0x%x: post to the SRQ", q.qpn, q.cfg.SRQ.srqn)
 	}
