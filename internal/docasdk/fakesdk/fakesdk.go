@@ -18,6 +18,7 @@ package fakesdk
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 //go:embed csrc/*.c csrc/*.h
@@ -232,4 +234,31 @@ func (c *CallLog) Functions(mark int) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// RunTests runs the tests of the running test binary (os.Args[0]) whose
+// names match pattern in a child process, verbosely, with env ("K=V")
+// added to this process's environment, and returns what it printed. The mode
+// decision is latched per process, so a package's tests of SDK mode run in
+// a child with DOCA_SDK_LIB_PATH set. The error is the child's exit status.
+func RunTests(pattern string, env []string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", pattern, "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Passed returns the names of the tests a verbose test run reports as
+// passed ("--- PASS: Name"), without subtests.
+func Passed(output string) []string {
+	var names []string
+	for _, l := range strings.Split(output, "\n") {
+		if rest, ok := strings.CutPrefix(l, "--- PASS: "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			names = append(names, name)
+		}
+	}
+	return names
 }
