@@ -55,7 +55,7 @@ func TestSDKMode(t *testing.T) {
 
 	for _, sc := range []struct {
 		scenario, dir string
-		tests        []string
+		tests         []string
 	}{
 		{"sdk", fake.Full(), []string{"TestSDKChildRouted", "TestSDKChildFailures", "TestSDKChildRefusals", "TestSDKChildSameAPI"}},
 		{"fallback", noVerbs, []string{"TestSDKChildFallback"}},
@@ -150,7 +150,10 @@ func sameAPIRows() []struct {
 			defer u.Close()
 			return outcome(nil, fmt.Sprintf("%v, register in page %v", u.AllocType(), u.RegAddr()&^4095 == u.BaseAddr()))
 		})},
-		{"cq size", withDev(func(t *testing.T, d *Dev, _ []byte) string { _, err := d.NewCQ(CQConfig{Size: 3}); return outcome(err, "") })},
+		{"cq size", withDev(func(t *testing.T, d *Dev, _ []byte) string {
+			_, err := d.NewCQ(CQConfig{Size: 3})
+			return outcome(err, "")
+		})},
 		{"cq umem too small", withDev(func(t *testing.T, d *Dev, b []byte) string {
 			u, err := d.NewUMem(addrOf(b), 64*64, AccessLocalWrite, nil)
 			require.NoError(t, err)
