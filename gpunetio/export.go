@@ -141,7 +141,7 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 	t.SQDBRec = uint64(qp.DBRAddr() + 4)
 	t.MemType = devstruct.MemTypeGPU
 	t.CQ = devstruct.CQ{CQEDAddr: uint64(ring), CQNum: sqCQ.CQN(), CQENum: entries, DBRec: uint64(ciDBR),
-		CQEMask: entries - 1, CQESize: 64, MemType: devstruct.MemTypeGPU}
+		CQEMask: entries - 1, CQESize: 64, Flags: devstruct.CQFlagInQP, MemType: devstruct.MemTypeGPU}
 
 	dbHost := qp.DoorbellAddr()
 	resolved := cfg.NICHandler

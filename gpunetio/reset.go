@@ -6,19 +6,43 @@ import (
 	"github.com/gdaki/gpunetio/verbs"
 )
 
-// QPErrorInfo is struct doca_gpu_verbs_qp_error_info. Only HasError is
-// filled, as in DOCA; the other fields are reserved for error-CQE contents.
+// QPErrorInfo is struct doca_gpu_verbs_qp_error_info, extended with what
+// device code recorded on the QP. DOCA fills only HasError (from the QP
+// state); here the DOCA fields also carry the error CQE that device code saw,
+// and the fields after them say more (see QPErrorKind).
 type QPErrorInfo struct {
-	HasError      bool
-	Syndrome      int
+	// HasError is true when the verbs QP is in the ERR state or device code
+	// recorded a failure (an error CQE, or a poll past the QP's bound).
+	HasError bool
+	// The error CQE device code recorded (all 0 for none or a timeout).
+	Syndrome      int // CQE syndrome: 0x13 remote access, 0x15 transport retry exceeded, ...
 	VendorErrSynd int
 	HWErrSynd     int
 	HWSyndType    int
-	WQECounter    int
+	WQECounter    int // the CQE's 16-bit WQE counter (for a timeout: of the awaited WQE)
+
+	// State is the verbs QP's state when LastError queried it.
+	State verbs.QPState
+	// Kind is what device code recorded (QPErrorNone when the QP has no
+	// device copy yet or nothing failed there).
+	Kind QPErrorKind
+	// Status is Syndrome as a named completion status (IBV_WC_... by String).
+	Status verbs.WCStatus
+	// CQEOpcode is the error CQE's opcode (13 requester, 14 responder error).
+	CQEOpcode int
+	// WQEOpcode is the mlx5 opcode of the failed WQE (0x08 RDMA write, ...).
+	WQEOpcode int
+	// WQEIndex is the 64-bit WQE index whose poll saw the error CQE or ran
+	// past the bound.
+	WQEIndex uint64
 }
 
-// LastError queries the QP from the device (doca_gpu_verbs_query_last_error):
-// HasError is true when it is in the ERR state.
+// LastError queries the QP from the device (doca_gpu_verbs_query_last_error)
+// and, once DeviceQP (or GPU.ExportQPs) made the device copy, reads the error
+// record that device code keeps in it: the first error CQE a device poll saw,
+// or the first poll that ran past SetPollTimeout's bound. The record stays
+// until ResetTrackingAndMemory. LastError may run while a kernel uses the QP;
+// a record being written at that moment is read again.
 func (q *QP) LastError() (QPErrorInfo, error) {
 	const op = "doca_gpu_verbs_query_last_error"
 	if q == nil {
@@ -28,7 +52,13 @@ func (q *QP) LastError() (QPErrorInfo, error) {
 	if err != nil {
 		return QPErrorInfo{}, wrapErr(op, ErrDriver, err, "query QP 0x%x", q.qpn)
 	}
-	return QPErrorInfo{HasError: attr.CurrentState == verbs.QPStateERR}, nil
+	info := QPErrorInfo{State: attr.CurrentState, HasError: attr.CurrentState == verbs.QPStateERR}
+	rec, err := q.readErrorRecord(op)
+	if err != nil {
+		return QPErrorInfo{}, err
+	}
+	info.fill(rec)
+	return info, nil
 }
 
 // ResetTrackingAndMemory rewinds the software tracking after the application
@@ -37,8 +67,10 @@ func (q *QP) LastError() (QPErrorInfo, error) {
 // lock go to 0, cq_sq.cqe_ci to 0 and cq_sq.cqe_rsvd to the old
 // sq_rsvd_index (the CQ itself was not reset); the send DBR and the mailbox
 // go to 0, the CQ ring to 0xFF bytes and the SQ ring to 0; then the device
-// QP is rewritten. It needs the device QP (ErrBadState otherwise) and must
-// not run while a kernel uses the QP.
+// QP is rewritten, which also clears the error record that device code kept
+// (see LastError) and keeps the poll bound (SetPollTimeout). It needs the
+// device QP (ErrBadState otherwise) and must not run while a kernel uses the
+// QP.
 func (q *QP) ResetTrackingAndMemory() error {
 	const op = "doca_gpu_verbs_reset_tracking_and_memory"
 	if q == nil {

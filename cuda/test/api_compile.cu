@@ -1,7 +1,7 @@
 /*
- * Compile test for the GPUNetIO verbs device headers: one call of every signature of
- * device-api.md section 4 with explicit and defaulted template arguments, and the API usage of the
- * three reference example kernels (section 8), including MLX5_OPCODE_RDMA_WRITE from
+ * Compile test for the GPUNetIO verbs device headers: one call of every signature of the DOCA
+ * device API with explicit and defaulted template arguments, and the API usage of the three DOCA
+ * example kernels, including MLX5_OPCODE_RDMA_WRITE from
  * <infiniband/mlx5dv.h> in the same translation unit.
  *
  * GPUNETIO_INCLUDE_STYLE selects how the headers are found:
@@ -262,7 +262,24 @@ __global__ void k_onesided(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev
 	doca_gpu_dev_verbs_wait<RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>(qp);
 	doca_gpu_dev_verbs_fence(qp);
 	doca_gpu_dev_verbs_fence<RSM_EXCL>(qp);
-	*out = t + u;
+
+	/* Extensions. */
+	uint64_t old = 0;
+	struct gdaki_dev_qp_error err = {};
+	int r = gdaki_dev_qp_get_error(qp, &err) + gdaki_dev_qp_get_error(qp, NULL);
+	doca_gpu_dev_verbs_put_signal<GDAKI_VERBS_SIGNAL_OP_SET>(qp, ra, la, 64, ra, la, 1, &t);
+	doca_gpu_dev_verbs_put_signal<GDAKI_VERBS_SIGNAL_OP_SET, RSM_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP>(qp, ra, la, 64, ra, la, 1, &t);
+	doca_gpu_dev_verbs_p_signal<uint32_t, GDAKI_VERBS_SIGNAL_OP_SET>(qp, ra, 5, ra, la, 1, &t);
+	doca_gpu_dev_verbs_signal<GDAKI_VERBS_SIGNAL_OP_SET, RSM_EXCL>(qp, ra, la, 1, &t);
+	gdaki_dev_fetch_add(qp, ra, la, 1, &t);
+	gdaki_dev_fetch_add<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB>(qp, ra, la, 1, &t, 0);
+	gdaki_dev_compare_swap(qp, ra, la, 1, 2, &t);
+	gdaki_dev_compare_swap<RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY>(qp, ra, la, 1, 2, &t, 0);
+	r += gdaki_dev_fetch_wait(qp, t, la, &old) + gdaki_dev_fetch_wait<RSM_EXCL>(qp, t, la, NULL);
+	r += gdaki_dev_quiet(qp) + gdaki_dev_quiet<RSM_CTA>(qp);
+	gdaki_dev_fence(qp, &u);
+	gdaki_dev_fence<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR>(qp, &u, 0);
+	*out = t + u + old + (uint64_t)r + err.wqe_index;
 }
 
 __global__ void k_counter(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_qp *cqp,
@@ -286,6 +303,8 @@ __global__ void k_counter(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_
 	doca_gpu_dev_verbs_put_signal_counter<SIG_ADD, RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY>(qp, ra, la, 64, ra, la, 1, cqp, ra, la, 1, 0);
 	doca_gpu_dev_verbs_signal_counter<SIG_ADD>(qp, ra, la, 1, cqp, ra, la, 1);
 	doca_gpu_dev_verbs_signal_counter<SIG_ADD, RSM_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR>(qp, ra, la, 1, cqp, ra, la, 1, 0);
+	doca_gpu_dev_verbs_signal_counter<GDAKI_VERBS_SIGNAL_OP_SET>(qp, ra, la, 1, cqp, ra, la, 1);
+	doca_gpu_dev_verbs_put_signal_counter<GDAKI_VERBS_SIGNAL_OP_SET, RSM_EXCL>(qp, ra, la, 64, ra, la, 1, cqp, ra, la, 1);
 	doca_gpu_dev_verbs_get_counter(qp, ra, la, 64, cqp, ra, la, 1);
 	doca_gpu_dev_verbs_get_counter<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>(qp, ra, la, 64, cqp, ra, la, 1, 0);
 }

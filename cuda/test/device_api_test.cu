@@ -11,6 +11,9 @@
  *   gt_lowlevel_<rsm>_<nic>           reserve_wq_slots / get_wqe_ptr / wqe_prepare_* /
  *                                     mark_wqes_ready / submit, and submit_multi_qps on two QPs
  *   gt_counter_<rsm>_<nic>            put/p/put_signal/signal/get _counter on a main + companion QP
+ *   gt_errwait_<nic>                  one failing operation and one blocking wait, called directly
+ *                                     (GPU sharing mode, one thread): the wait must return on its own
+ *   gt_ext_<rsm>_<nic>                the extensions: fetch_add, compare_swap, signal SET, quiet, fence
  *
  * with <rsm> = excl | gpu, <scope> = thread | warp, <nic> = auto | proxy | db | nodbr (the
  * nic_handler template argument; the QP's runtime handler must match unless it is auto).
@@ -25,9 +28,10 @@
  *
  * Failures never hang: every wait is a bounded poll (poll_one_cq_at against a %globaltimer
  * deadline taken once at kernel start), and the high-level blocking waits (wait, get_wait) are
- * called only after the bounded poll has seen the completion, so they return at once. The first
- * failure is reported in status[1..3] (code, global thread id, iteration) and status[0] counts
- * failures.
+ * called only after the bounded poll has seen the completion, so they return at once. The
+ * exception is gt_errwait_*, whose point is that the blocking waits return on an error by
+ * themselves; the host bounds those launches. The first failure is reported in status[1..3]
+ * (code, global thread id, iteration) and status[0] counts failures.
  */
 #include <doca_gpunetio_dev_verbs_onesided.cuh>
 #include <doca_gpunetio_dev_verbs_qp.cuh>
@@ -397,6 +401,182 @@ __device__ static void gt_counter(const struct gt_args &a)
 		gt_report(a, rc, gtid, a.iters);
 }
 
+/* ---- waits on a failing QP ----------------------------------------------------------------- */
+
+/* Error-wait operations (gt_errwait_*): one operation that the host arranged to fail (a bad rkey,
+ * or a peer that no longer answers), then one blocking device wait called directly, with no
+ * bounded poll in front of it: the wait itself must return. Unlike the other kernels it takes the
+ * device QPs themselves in qps (and cqps, the companion), not arrays. The kernel then stores what
+ * gdaki_dev_qp_get_error reads at a.lcnt (struct gdaki_dev_qp_error, 24 bytes), the wait's return
+ * code (or 0 for a void wait) at a.lcnt + 32 and the error status at a.lcnt + 36 (the same read
+ * for the companion QP of a counter at a.lcnt + 64 and + 100). */
+enum {
+	GT_EW_WAIT = 0,        /* put; wait(qp, ticket) */
+	GT_EW_WAIT_QP = 1,     /* p; wait(qp) */
+	GT_EW_POLL = 2,        /* put_signal; poll_cq_at(cq, ticket of the signal) */
+	GT_EW_GET_WAIT = 3,    /* get; get_wait(qp, daddr, ticket) */
+	GT_EW_GET_BLOCK = 4,   /* get<BLOCKING_MODE_ENABLED> */
+	GT_EW_RING_FULL = 5,   /* a.iters puts, one more than the ring holds: the availability check */
+	GT_EW_COUNTER = 6,     /* put_counter; wait(main); wait(companion) */
+	GT_EW_TIMEOUT = 7,     /* poll_cq_at two slots past the last reservation (never posted) */
+	GT_EW_COLLAPSED = 8,   /* put; poll_cq_collapsed_at(qp, 1) (a collapsed-CQ QP) */
+};
+
+template <enum doca_gpu_dev_verbs_nic_handler nic>
+__device__ static void gt_errwait(const struct gt_args &a)
+{
+	constexpr enum doca_gpu_dev_verbs_resource_sharing_mode rsm = GT_GPU;
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	if (gridDim.x * blockDim.x != 1 || a.qps == NULL || (a.op == GT_EW_COUNTER && a.cqps == NULL)) {
+		gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	struct doca_gpu_dev_verbs_qp *qp = (struct doca_gpu_dev_verbs_qp *)a.qps;
+	const struct doca_gpu_dev_verbs_addr rdata = gt_addr(a.raddr, a.rkey);
+	const struct doca_gpu_dev_verbs_addr ldata = gt_addr(a.laddr, a.lkey);
+	const struct doca_gpu_dev_verbs_addr nodump = gt_addr(0, 0);
+	doca_gpu_dev_verbs_ticket_t ticket = 0;
+	int rc = 0;
+	switch (a.op) {
+	case GT_EW_WAIT:
+		doca_gpu_dev_verbs_put<rsm, nic>(qp, rdata, ldata, a.size, &ticket);
+		doca_gpu_dev_verbs_wait<rsm, nic>(qp, ticket);
+		break;
+	case GT_EW_WAIT_QP:
+		doca_gpu_dev_verbs_p<uint64_t, rsm, nic>(qp, rdata, gt_pvalue(0, 8), &ticket);
+		doca_gpu_dev_verbs_wait<rsm, nic>(qp);
+		break;
+	case GT_EW_POLL:
+		doca_gpu_dev_verbs_put_signal<GT_SIG_ADD, rsm, nic>(qp, rdata, ldata, a.size, gt_addr(a.rsig, a.rkey),
+								  gt_addr(a.lsig, a.lkey), 1, &ticket);
+		rc = doca_gpu_dev_verbs_poll_cq_at<rsm>(doca_gpu_dev_verbs_qp_get_cq_sq(qp), ticket);
+		break;
+	case GT_EW_GET_WAIT:
+		doca_gpu_dev_verbs_get<rsm, nic>(qp, rdata, ldata, a.size, nodump, &ticket);
+		doca_gpu_dev_verbs_get_wait<rsm, nic>(qp, nodump, ticket);
+		break;
+	case GT_EW_GET_BLOCK:
+		doca_gpu_dev_verbs_get<rsm, nic, GT_THREAD, DOCA_GPUNETIO_VERBS_MCST_DISABLED,
+				       DOCA_GPUNETIO_VERBS_BLOCKING_MODE_ENABLED>(qp, rdata, ldata, a.size, nodump, &ticket);
+		break;
+	case GT_EW_RING_FULL:
+		for (uint32_t k = 0; k < a.iters; k++)
+			doca_gpu_dev_verbs_put<rsm, nic>(qp, gt_addr(a.raddr + 64ull * (k % 64), a.rkey),
+							 gt_addr(a.laddr + 64ull * (k % 64), a.lkey), 64, &ticket);
+		break;
+	case GT_EW_COUNTER: {
+		struct doca_gpu_dev_verbs_qp *cqp = (struct doca_gpu_dev_verbs_qp *)a.cqps;
+		doca_gpu_dev_verbs_put_counter<rsm, nic>(qp, rdata, ldata, a.size, cqp, gt_addr(a.rcnt, a.rkey),
+							 gt_addr(a.lcnt + 128, a.lkey), 1);
+		doca_gpu_dev_verbs_wait<rsm, nic>(qp);
+		doca_gpu_dev_verbs_wait<rsm, nic>(cqp);
+		struct gdaki_dev_qp_error *cout = (struct gdaki_dev_qp_error *)(uintptr_t)(a.lcnt + 64);
+		const int cst = gdaki_dev_qp_get_error(cqp, cout);
+		((volatile int *)(uintptr_t)(a.lcnt + 64))[9] = cst; /* + 100 */
+		break;
+	}
+	case GT_EW_TIMEOUT: {
+		const uint64_t next = doca_gpu_dev_verbs_atomic_read<uint64_t, rsm>(&qp->sq_rsvd_index);
+		rc = doca_gpu_dev_verbs_poll_cq_at<rsm>(doca_gpu_dev_verbs_qp_get_cq_sq(qp), next + 1);
+		break;
+	}
+	case GT_EW_COLLAPSED:
+		doca_gpu_dev_verbs_put<rsm, nic>(qp, rdata, ldata, a.size, &ticket,
+						 DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK |
+							 DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_CPU_PROXY_UPDATE_PI);
+		rc = doca_gpu_dev_verbs_poll_cq_collapsed_at<rsm>(qp, 1);
+		break;
+	default:
+		gt_report(a, GT_ERR_BAD_OP, gtid, 0);
+		return;
+	}
+	struct gdaki_dev_qp_error *out = (struct gdaki_dev_qp_error *)(uintptr_t)a.lcnt;
+	const int st = gdaki_dev_qp_get_error(qp, out);
+	((volatile int *)(uintptr_t)a.lcnt)[8] = rc; /* + 32 */
+	((volatile int *)(uintptr_t)a.lcnt)[9] = st; /* + 36 */
+	__threadfence_system();
+}
+
+/* ---- extensions ---------------------------------------------------------------------------- */
+
+/* Extension operations (gt_ext_<rsm>_<nic>), thread scope; EXCLUSIVE: thread gtid owns
+ * args.qps[gtid], GPU: every thread shares args.qps[0].
+ *   FETCH_ADD  fetch_add of gtid+1 to the shared signal word 0, fetch_wait; the returned old value
+ *              is stored at lcnt + 8*idx (the NIC wrote it at lsig + 8*idx)
+ *   CAS        compare_swap(word 0: 0 -> gtid+1) once per thread, old values as for FETCH_ADD
+ *   SIGNAL_SET put_signal<SET> of op idx's data with value pvalue(idx), then signal<SET> of the
+ *              same value, both to the thread's own word 1+gtid
+ *   QUIET      every op a put without a wait, then gdaki_dev_quiet once, which must return 0
+ *   FENCE      get of op idx's bytes into the second data half, gdaki_dev_fence, put of those
+ *              bytes from there to the remote second half, quiet: the put sends what the get read */
+enum { GT_EXT_FETCH_ADD = 0, GT_EXT_CAS = 1, GT_EXT_SIGNAL_SET = 2, GT_EXT_QUIET = 3, GT_EXT_FENCE = 4 };
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic>
+__device__ static void gt_ext(const struct gt_args &a)
+{
+	const uint64_t deadline = gt_now() + a.timeout_ns;
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	if ((rsm == GT_EXCL && gtid >= a.nqps) || (rsm == GT_GPU && a.nqps != 1)) {
+		gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	struct doca_gpu_dev_verbs_qp *qp = a.qps[rsm == GT_EXCL ? gtid : 0];
+	const uint64_t half = 256ull << 10;
+	for (uint32_t k = 0; k < a.iters; k++) {
+		const uint32_t idx = gtid * a.iters + k;
+		const uint64_t off = (uint64_t)idx * a.size;
+		const struct doca_gpu_dev_verbs_addr lres = gt_addr(a.lsig + 8ull * idx, a.lkey);
+		doca_gpu_dev_verbs_ticket_t t = 0;
+		uint64_t old = 0;
+		int rc = 0;
+		switch (a.op) {
+		case GT_EXT_FETCH_ADD:
+		case GT_EXT_CAS:
+			if (a.op == GT_EXT_FETCH_ADD)
+				gdaki_dev_fetch_add<rsm, nic>(qp, gt_addr(a.rsig, a.rkey), lres, gtid + 1, &t);
+			else
+				gdaki_dev_compare_swap<rsm, nic>(qp, gt_addr(a.rsig, a.rkey), lres, 0, gtid + 1, &t);
+			rc = gdaki_dev_fetch_wait<rsm>(qp, t, lres, &old);
+			if (rc == 0)
+				((volatile uint64_t *)(uintptr_t)a.lcnt)[idx] = old;
+			break;
+		case GT_EXT_SIGNAL_SET: {
+			const struct doca_gpu_dev_verbs_addr own = gt_addr(a.rsig + 8ull * (1 + gtid), a.rkey);
+			doca_gpu_dev_verbs_put_signal<GDAKI_VERBS_SIGNAL_OP_SET, rsm, nic>(
+				qp, gt_addr(a.raddr + off, a.rkey), gt_addr(a.laddr + off, a.lkey), a.size, own, lres,
+				gt_pvalue(idx, 8), &t);
+			rc = gt_poll<rsm>(qp, t, deadline, false);
+			if (rc == 0) {
+				doca_gpu_dev_verbs_signal<GDAKI_VERBS_SIGNAL_OP_SET, rsm, nic>(qp, own, lres, gt_pvalue(idx, 8), &t);
+				rc = gt_poll<rsm>(qp, t, deadline, false);
+			}
+			break;
+		}
+		case GT_EXT_QUIET:
+			doca_gpu_dev_verbs_put<rsm, nic>(qp, gt_addr(a.raddr + off, a.rkey), gt_addr(a.laddr + off, a.lkey), a.size,
+							 &t);
+			break;
+		case GT_EXT_FENCE:
+			doca_gpu_dev_verbs_get<rsm, nic>(qp, gt_addr(a.raddr + off, a.rkey), gt_addr(a.laddr + half + off, a.lkey),
+							 a.size, gt_addr(0, 0), &t);
+			gdaki_dev_fence<rsm, nic>(qp, &t);
+			doca_gpu_dev_verbs_put<rsm, nic>(qp, gt_addr(a.raddr + half + off, a.rkey),
+							 gt_addr(a.laddr + half + off, a.lkey), a.size, &t);
+			rc = gdaki_dev_quiet<rsm>(qp);
+			break;
+		default:
+			gt_report(a, GT_ERR_BAD_OP, gtid, k);
+			return;
+		}
+		if (rc != 0) {
+			gt_report(a, rc == -ETIMEDOUT || rc == GT_ERR_TIMEOUT ? GT_ERR_TIMEOUT : GT_ERR_CQE, gtid, k);
+			return;
+		}
+	}
+	if (a.op == GT_EXT_QUIET && gdaki_dev_quiet<rsm>(qp) != 0)
+		gt_report(a, GT_ERR_CQE, gtid, a.iters);
+}
+
 /* ---- entry points -------------------------------------------------------------------------- */
 
 #define GT_NIC_auto DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO
@@ -423,6 +603,16 @@ __device__ static void gt_counter(const struct gt_args &a)
 	{                                                                                                  \
 		gt_counter<GT_RSM_##rsm, GT_NIC_##nic>(a);                                                 \
 	}
+#define GT_ERRWAIT(nic)                                                                                    \
+	extern "C" __global__ void gt_errwait_##nic(struct gt_args a)                                      \
+	{                                                                                                  \
+		gt_errwait<GT_NIC_##nic>(a);                                                               \
+	}
+#define GT_EXT(rsm, nic)                                                                                   \
+	extern "C" __global__ void gt_ext_##rsm##_##nic(struct gt_args a)                                  \
+	{                                                                                                  \
+		gt_ext<GT_RSM_##rsm, GT_NIC_##nic>(a);                                                     \
+	}
 #define GT_ALL(nic)                                                                                        \
 	GT_ONESIDED(excl, thread, nic)                                                                     \
 	GT_ONESIDED(excl, warp, nic)                                                                       \
@@ -431,7 +621,10 @@ __device__ static void gt_counter(const struct gt_args &a)
 	GT_LOWLEVEL(excl, nic)                                                                             \
 	GT_LOWLEVEL(gpu, nic)                                                                              \
 	GT_COUNTER(excl, nic)                                                                              \
-	GT_COUNTER(gpu, nic)
+	GT_COUNTER(gpu, nic)                                                                               \
+	GT_ERRWAIT(nic)                                                                                    \
+	GT_EXT(excl, nic)                                                                                  \
+	GT_EXT(gpu, nic)
 
 GT_ALL(auto)
 GT_ALL(proxy)

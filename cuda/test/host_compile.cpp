@@ -54,7 +54,14 @@ doca_error_t gpunetio_host_compile_check(struct doca_gpu_dev_verbs_qp *qp, struc
 	doca_gpu_dev_verbs_put_signal_counter<SIG_ADD>(qp, a, a, 8, a, a, 1, cqp, a, a, 1);
 	doca_gpu_dev_verbs_signal_counter<SIG_ADD>(qp, a, a, 1, cqp, a, a, 1);
 	doca_gpu_dev_verbs_get_counter(qp, a, a, 8, cqp, a, a, 1);
-	int r = doca_gpu_dev_verbs_poll_one_cq_at(&qp->cq_sq, t);
+	uint64_t old = 0;
+	struct gdaki_dev_qp_error err;
+	doca_gpu_dev_verbs_put_signal<GDAKI_VERBS_SIGNAL_OP_SET>(qp, a, a, 8, a, a, 1, &t);
+	gdaki_dev_fetch_add(qp, a, a, 1, &t);
+	gdaki_dev_compare_swap<RSM_EXCL>(qp, a, a, 1, 2, &t);
+	gdaki_dev_fence(qp, &t);
+	int r = gdaki_dev_fetch_wait(qp, t, a, &old) + gdaki_dev_quiet(qp) + gdaki_dev_qp_get_error(qp, &err);
+	r += doca_gpu_dev_verbs_poll_one_cq_at(&qp->cq_sq, t);
 	r += doca_gpu_dev_verbs_poll_cq_at<RSM_EXCL>(&qp->cq_sq, t);
 	r += doca_gpu_dev_verbs_poll_cq_collapsed_at(qp, t);
 	r += doca_gpu_dev_verbs_poll_cq(&qp->cq_sq, 1);

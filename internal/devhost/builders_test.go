@@ -10,7 +10,7 @@ import (
 
 const fill = 0xEE // bytes past the last segment stay untouched
 
-// ctrl returns the expected first 16 bytes of a WQE (device-api.md 4.4.6; D8 zeros).
+// ctrl returns the expected first 16 bytes of a WQE (the bytes a builder does not set are zero).
 func ctrl(w *wqeBytes, idx uint16, opcode uint32, qpnDS uint32, flags uint8, immRaw uint32) *wqeBytes {
 	w.be32(0, uint32(idx)<<8|opcode).be32(4, qpnDS).zero(8, 11)
 	w[11] = flags
@@ -114,7 +114,7 @@ func TestAtomicExtOtherOpcodeLeavesZeroCtrl(t *testing.T) {
 	q.FillSQ(fill)
 	q.PrepareAtomicExt(q.WQEPtr(2), nil, 2, OpAtomicFA, CtrlCQUpdate, Addr{Addr: 1, Key: 2}, Addr{Addr: 3, Key: 4}, AtomicExt{})
 	got := q.WQE(2)
-	assert.Equal(t, make([]byte, 16), got[:16], "D9: ctrl stays all zero")
+	assert.Equal(t, make([]byte, 16), got[:16], "another opcode leaves the ctrl all zero, as in DOCA")
 }
 
 func TestInlineData(t *testing.T) {
@@ -134,7 +134,7 @@ func TestInlineData(t *testing.T) {
 	require.Error(t, q.PrepareInlineData(q.WQEPtr(1), make([]byte, 29)))
 }
 
-// The overlapping vectors of mlx5-prm.md Appendix A.2 (QPN 0x1a2b, keys given big-endian there).
+// The PRM's example WQE dumps (QPN 0x1a2b, keys given big-endian there).
 func TestPRMAppendixVectors(t *testing.T) {
 	q := newHostQP(t, HostConfig{SQWQEs: 16})
 	wq := newHostQP(t, HostConfig{QPN: 0x1a2c, SQWQEs: 16})
@@ -155,7 +155,7 @@ func TestPRMAppendixVectors(t *testing.T) {
 0010: 00007f00 00002000 00abcd01 00000000
 0020: 8000000a 41424344 45464748 494a0000`), q.WQE(6))
 
-	// ATOMIC_FA: A.2 shows compare 0; device-api.md 4.4.6 stores BE64(compare_add) there too,
+	// ATOMIC_FA: the PRM dump shows compare 0; DOCA's builder stores BE64(compare_add) there too,
 	// so only the other 56 bytes are compared with the appendix.
 	q.PrepareAtomic(q.WQEPtr(7), 7, OpAtomicFA, CtrlCQUpdate, Addr{Addr: 0x7f0000003000, Key: r.Key},
 		Addr{Addr: 0x7f2000000100, Key: l.Key}, 8, 1, 0)
@@ -198,7 +198,7 @@ func TestDoorbellAndDBRIndexWidths(t *testing.T) {
 	}{
 		{0, 0, 0},
 		{0xffff, 0xffff00, 0xffff},
-		{0x10000, 0x1000000, 0},        // D5: bit 16 spills into the opmod byte
+		{0x10000, 0x1000000, 0},        // bit 16 spills into the opmod byte, as in DOCA
 		{0x123456, 0x12345600, 0x3456}, // bits 16..23 kept in the doorbell, DBR masked to 16 bits
 		{0x1_0000_0005, 0x500, 5},
 	} {

@@ -147,7 +147,7 @@ func TestManyThreadsOneQP(t *testing.T) {
 			}
 			require.NoError(t, q.PollCQAt(total-1, tc.sharing, time.Second))
 			if tc.handler == HandlerGPUSMDB {
-				// Under the lock, each advancing submit logs DBR, DB with one PI (Decision D20);
+				// Under the lock, each advancing submit logs DBR, DB with one PI (our doorbell order);
 				// PIs increase.
 				require.Zero(t, len(stores)%2)
 				var last uint64

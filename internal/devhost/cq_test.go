@@ -86,9 +86,14 @@ func TestErrorCQEReturnedNotSpun(t *testing.T) {
 		assert.Less(t, time.Since(start), shortWait, "returned, not spun on")
 		require.ErrorIs(t, q.Wait(1, s, shortWait), syscall.EIO)
 		assert.Equal(t, uint64(1), q.CQConsumerIndex())
-		// Only REQ_ERR is an error: RESP_ERR is reported as success.
-		q.Complete(2, CQEOpRespErr, 0)
-		require.NoError(t, q.PollCQAt(2, s, shortWait))
+		// The QP has failed: a later index that has no CQE yet fails at once too.
+		require.ErrorIs(t, q.PollOneCQAt(2, s), syscall.EIO)
+
+		// A responder error CQE (RESP_ERR) is an error as well (DOCA returns 0 for it).
+		r := newHostQP(t, HostConfig{SQWQEs: 16, CQEs: 16})
+		r.Complete(0, CQEOpRespErr, 0x12)
+		require.ErrorIs(t, r.PollCQAt(0, s, shortWait), syscall.EIO)
+		assert.Equal(t, uint8(0x12), r.Error().Syndrome)
 	}
 }
 

@@ -62,6 +62,21 @@ void with_rsm(int rsm, F &&f)
 	with_modes(rsm, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, f);
 }
 
+template <enum doca_gpu_dev_verbs_signal_op S>
+struct sigop {
+	static constexpr enum doca_gpu_dev_verbs_signal_op op = S;
+};
+
+// Invokes f(sigop<OP>{}) for the runtime signal operation (1: the SET extension, else ADD).
+template <typename F>
+void with_sig(int sig_op, F &&f)
+{
+	if (sig_op == GDAKI_VERBS_SIGNAL_OP_SET)
+		f(sigop<GDAKI_VERBS_SIGNAL_OP_SET>{});
+	else
+		f(sigop<DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD>{});
+}
+
 struct doca_gpu_dev_verbs_wqe *W(void *p)
 {
 	return (struct doca_gpu_dev_verbs_wqe *)p;
@@ -327,39 +342,94 @@ uint64_t devhost_p(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rk
 
 uint64_t devhost_put_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr,
 			    uint32_t lkey, uint64_t size, uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr,
-			    uint32_t sig_lkey, uint64_t sig_val, int rsm, int nic, uint32_t code_opt)
+			    uint32_t sig_lkey, uint64_t sig_val, int sig_op, int rsm, int nic, uint32_t code_opt)
 {
 	doca_gpu_dev_verbs_ticket_t t = 0;
-	with_modes(rsm, nic, [&](auto m) {
-		using M = decltype(m);
-		doca_gpu_dev_verbs_put_signal<DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD, M::rsm, M::nic>(
-			qp, A(raddr, rkey), A(laddr, lkey), size, A(sig_raddr, sig_rkey), A(sig_laddr, sig_lkey), sig_val,
-			&t, code_opt);
+	with_sig(sig_op, [&](auto so) {
+		with_modes(rsm, nic, [&](auto m) {
+			using M = decltype(m);
+			doca_gpu_dev_verbs_put_signal<decltype(so)::op, M::rsm, M::nic>(
+				qp, A(raddr, rkey), A(laddr, lkey), size, A(sig_raddr, sig_rkey), A(sig_laddr, sig_lkey),
+				sig_val, &t, code_opt);
+		});
 	});
 	return t;
 }
 
 uint64_t devhost_p_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t value,
 			  uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr, uint32_t sig_lkey,
-			  uint64_t sig_val, int rsm, int nic, uint32_t code_opt)
+			  uint64_t sig_val, int sig_op, int rsm, int nic, uint32_t code_opt)
 {
 	doca_gpu_dev_verbs_ticket_t t = 0;
-	with_modes(rsm, nic, [&](auto m) {
-		using M = decltype(m);
-		doca_gpu_dev_verbs_p_signal<uint64_t, DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD, M::rsm, M::nic>(
-			qp, A(raddr, rkey), value, A(sig_raddr, sig_rkey), A(sig_laddr, sig_lkey), sig_val, &t, code_opt);
+	with_sig(sig_op, [&](auto so) {
+		with_modes(rsm, nic, [&](auto m) {
+			using M = decltype(m);
+			doca_gpu_dev_verbs_p_signal<uint64_t, decltype(so)::op, M::rsm, M::nic>(
+				qp, A(raddr, rkey), value, A(sig_raddr, sig_rkey), A(sig_laddr, sig_lkey), sig_val, &t,
+				code_opt);
+		});
 	});
 	return t;
 }
 
 uint64_t devhost_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr,
-			uint32_t sig_lkey, uint64_t sig_val, int rsm, int nic, uint32_t code_opt)
+			uint32_t sig_lkey, uint64_t sig_val, int sig_op, int rsm, int nic, uint32_t code_opt)
+{
+	doca_gpu_dev_verbs_ticket_t t = 0;
+	with_sig(sig_op, [&](auto so) {
+		with_modes(rsm, nic, [&](auto m) {
+			using M = decltype(m);
+			doca_gpu_dev_verbs_signal<decltype(so)::op, M::rsm, M::nic>(qp, A(sig_raddr, sig_rkey),
+										   A(sig_laddr, sig_lkey), sig_val, &t,
+										   code_opt);
+		});
+	});
+	return t;
+}
+
+uint64_t devhost_fetch_add(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey,
+			   uint64_t value, int rsm, int nic, uint32_t code_opt)
 {
 	doca_gpu_dev_verbs_ticket_t t = 0;
 	with_modes(rsm, nic, [&](auto m) {
 		using M = decltype(m);
-		doca_gpu_dev_verbs_signal<DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD, M::rsm, M::nic>(
-			qp, A(sig_raddr, sig_rkey), A(sig_laddr, sig_lkey), sig_val, &t, code_opt);
+		gdaki_dev_fetch_add<M::rsm, M::nic>(qp, A(raddr, rkey), A(laddr, lkey), value, &t, code_opt);
+	});
+	return t;
+}
+
+uint64_t devhost_compare_swap(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr,
+			      uint32_t lkey, uint64_t compare, uint64_t swap, int rsm, int nic, uint32_t code_opt)
+{
+	doca_gpu_dev_verbs_ticket_t t = 0;
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		gdaki_dev_compare_swap<M::rsm, M::nic>(qp, A(raddr, rkey), A(laddr, lkey), compare, swap, &t, code_opt);
+	});
+	return t;
+}
+
+int devhost_fetch_wait(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticket, uint64_t laddr, uint32_t lkey, uint64_t *old,
+		       int rsm)
+{
+	int r = 0;
+	with_rsm(rsm, [&](auto m) { r = gdaki_dev_fetch_wait<decltype(m)::rsm>(qp, ticket, A(laddr, lkey), old); });
+	return r;
+}
+
+int devhost_quiet(struct doca_gpu_dev_verbs_qp *qp, int rsm)
+{
+	int r = 0;
+	with_rsm(rsm, [&](auto m) { r = gdaki_dev_quiet<decltype(m)::rsm>(qp); });
+	return r;
+}
+
+uint64_t devhost_fence_ext(struct doca_gpu_dev_verbs_qp *qp, int rsm, int nic, uint32_t code_opt)
+{
+	doca_gpu_dev_verbs_ticket_t t = 0;
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		gdaki_dev_fence<M::rsm, M::nic>(qp, &t, code_opt);
 	});
 	return t;
 }
@@ -421,10 +491,12 @@ void devhost_counter(int kind, struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr,
 		     uint32_t lkey, uint64_t size, uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr,
 		     uint32_t sig_lkey, uint64_t sig_val, struct doca_gpu_dev_verbs_qp *companion,
 		     uint64_t counter_raddr, uint32_t counter_rkey, uint64_t counter_laddr, uint32_t counter_lkey,
-		     uint64_t counter_val, int rsm, int nic, uint32_t code_opt)
+		     uint64_t counter_val, int sig_op, int rsm, int nic, uint32_t code_opt)
 {
+	with_sig(sig_op, [&](auto so) {
 	with_modes(rsm, nic, [&](auto m) {
 		using M = decltype(m);
+		constexpr auto SO = decltype(so)::op;
 		auto r = A(raddr, rkey), l = A(laddr, lkey), sr = A(sig_raddr, sig_rkey), sl = A(sig_laddr, sig_lkey);
 		auto cr = A(counter_raddr, counter_rkey), cl = A(counter_laddr, counter_lkey);
 		switch (kind) {
@@ -437,12 +509,12 @@ void devhost_counter(int kind, struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr,
 									       counter_val, code_opt);
 			break;
 		case 2:
-			doca_gpu_dev_verbs_put_signal_counter<DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD, M::rsm, M::nic>(
-				qp, r, l, size, sr, sl, sig_val, companion, cr, cl, counter_val, code_opt);
+			doca_gpu_dev_verbs_put_signal_counter<SO, M::rsm, M::nic>(qp, r, l, size, sr, sl, sig_val, companion,
+										  cr, cl, counter_val, code_opt);
 			break;
 		case 3:
-			doca_gpu_dev_verbs_signal_counter<DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD, M::rsm, M::nic>(
-				qp, sr, sl, sig_val, companion, cr, cl, counter_val, code_opt);
+			doca_gpu_dev_verbs_signal_counter<SO, M::rsm, M::nic>(qp, sr, sl, sig_val, companion, cr, cl,
+									      counter_val, code_opt);
 			break;
 		default:
 			doca_gpu_dev_verbs_get_counter<M::rsm, M::nic>(qp, r, l, size, companion, cr, cl, counter_val,
@@ -450,6 +522,17 @@ void devhost_counter(int kind, struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr,
 			break;
 		}
 	});
+	});
+}
+
+int devhost_qp_get_error(struct doca_gpu_dev_verbs_qp *qp, struct gdaki_dev_qp_error *out)
+{
+	return gdaki_dev_qp_get_error(qp, out);
+}
+
+void devhost_set_poll_timeout(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticks)
+{
+	__atomic_store_n(&qp->gdaki.poll_timeout, ticks, __ATOMIC_RELEASE);
 }
 
 int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm)
@@ -462,6 +545,8 @@ int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm)
 // Mirrors one iteration of the collapsed poll: 0 when the blocking call would return now.
 int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci)
 {
+	if (gdaki_dev_qp_get_error(qp, nullptr) != GDAKI_DEV_QP_OK)
+		return 0; /* the poll returns the recorded failure at once */
 	if (__atomic_load_n(&qp->sq_wqe_pi, __ATOMIC_ACQUIRE) < ci)
 		return EBUSY;
 	const uint64_t cqe_ci = __atomic_load_n(&qp->cq_sq.cqe_ci, __ATOMIC_ACQUIRE);
@@ -469,7 +554,10 @@ int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci)
 		return 0;
 	const uint32_t w32 = __builtin_bswap32(__atomic_load_n((uint32_t *)(qp->cq_sq.cqe_daddr + 60), __ATOMIC_ACQUIRE));
 	const uint16_t w = (uint16_t)(w32 >> 16);
-	if (((w32 & 0xff) >> 4) == DOCA_GPUNETIO_IB_MLX5_CQE_INVALID)
+	const uint8_t op = (uint8_t)((w32 & 0xff) >> 4);
+	if (op == DOCA_GPUNETIO_IB_MLX5_CQE_REQ_ERR || op == DOCA_GPUNETIO_IB_MLX5_CQE_RESP_ERR)
+		return 0; /* the poll returns the error at once */
+	if (op == DOCA_GPUNETIO_IB_MLX5_CQE_INVALID)
 		return EBUSY;
 	if (cqe_ci <= ci && (uint16_t)((uint16_t)ci - w - 2) < qp->cq_sq.cqe_num)
 		return EBUSY;

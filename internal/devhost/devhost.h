@@ -71,12 +71,12 @@ uint64_t devhost_p(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rk
 		   int rsm, int nic, uint32_t code_opt);
 uint64_t devhost_put_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr,
 			    uint32_t lkey, uint64_t size, uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr,
-			    uint32_t sig_lkey, uint64_t sig_val, int rsm, int nic, uint32_t code_opt);
+			    uint32_t sig_lkey, uint64_t sig_val, int sig_op, int rsm, int nic, uint32_t code_opt);
 uint64_t devhost_p_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t value,
 			  uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr, uint32_t sig_lkey,
-			  uint64_t sig_val, int rsm, int nic, uint32_t code_opt);
+			  uint64_t sig_val, int sig_op, int rsm, int nic, uint32_t code_opt);
 uint64_t devhost_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr,
-			uint32_t sig_lkey, uint64_t sig_val, int rsm, int nic, uint32_t code_opt);
+			uint32_t sig_lkey, uint64_t sig_val, int sig_op, int rsm, int nic, uint32_t code_opt);
 uint64_t devhost_get(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey,
 		     uint64_t size, uint64_t daddr, uint32_t dkey, int mcst, int blocking, int rsm, int nic,
 		     uint32_t code_opt);
@@ -91,7 +91,7 @@ void devhost_counter(int kind, struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr,
 		     uint32_t lkey, uint64_t size, uint64_t sig_raddr, uint32_t sig_rkey, uint64_t sig_laddr,
 		     uint32_t sig_lkey, uint64_t sig_val, struct doca_gpu_dev_verbs_qp *companion,
 		     uint64_t counter_raddr, uint32_t counter_rkey, uint64_t counter_laddr, uint32_t counter_lkey,
-		     uint64_t counter_val, int rsm, int nic, uint32_t code_opt);
+		     uint64_t counter_val, int sig_op, int rsm, int nic, uint32_t code_opt);
 void devhost_submit_multi(struct doca_gpu_dev_verbs_qp *qp0, struct doca_gpu_dev_verbs_qp *qp1, uint64_t pi0,
 			  uint64_t pi1, int rsm, int nic, uint32_t code_opt);
 
@@ -116,11 +116,27 @@ void devhost_write_cqe(struct doca_gpu_dev_verbs_cq *cq, uint64_t x, uint16_t wq
 /* Collapsed CQ: writes entry 0 with wqe_counter and opcode (owner bit 0). */
 void devhost_write_collapsed_cqe(struct doca_gpu_dev_verbs_cq *cq, uint16_t wqe_counter, uint8_t opcode);
 
-/* Fills a zeroed QP image as the host does at export (device-api.md 3.6): geometry, QPN words,
+/* Fills a zeroed QP image as the host does at export: geometry, QPN words,
  * indexes 0, embedded send CQ; sq_dbrec must point at the SQ DBR word (DBR base + 4). */
 void devhost_fill_qp(struct doca_gpu_dev_verbs_qp *qp, uint32_t qpn, void *sq, uint16_t sq_wqes, void *sq_dbrec,
 		     void *sq_db, int nic_handler, uint32_t cqn, void *cqes, uint32_t cqe_num, void *cq_dbrec);
-/* Non-blocking probes used to bound host-side waits (no side effects). */
+/* Extensions: fetching atomics (return the ticket), fetch wait, quiet and the ordering fence.
+ * (The sig_op of the signal and counter functions above is 0 for ADD, 1 for the SET extension.) */
+uint64_t devhost_fetch_add(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr, uint32_t lkey,
+			   uint64_t value, int rsm, int nic, uint32_t code_opt);
+uint64_t devhost_compare_swap(struct doca_gpu_dev_verbs_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t laddr,
+			      uint32_t lkey, uint64_t compare, uint64_t swap, int rsm, int nic, uint32_t code_opt);
+int devhost_fetch_wait(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticket, uint64_t laddr, uint32_t lkey, uint64_t *old,
+		       int rsm);
+int devhost_quiet(struct doca_gpu_dev_verbs_qp *qp, int rsm);
+uint64_t devhost_fence_ext(struct doca_gpu_dev_verbs_qp *qp, int rsm, int nic, uint32_t code_opt);
+
+/* Extension: the QP's error record and poll bound (struct gdaki_dev_qp_ext). */
+int devhost_qp_get_error(struct doca_gpu_dev_verbs_qp *qp, struct gdaki_dev_qp_error *out);
+void devhost_set_poll_timeout(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticks);
+
+/* Non-blocking probes used to bound host-side waits. Like every device poll they record an error
+ * CQE they see in the QP's error record; they change nothing else. */
 int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm);
 int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci);
 

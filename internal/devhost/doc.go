@@ -22,8 +22,12 @@
 // std::atomic_thread_fence plus a compiler barrier). With SharingExclusive the caller must
 // serialise. Reservations block in the device code's availability check when the ring is full
 // until a CQE frees the slot (the caller runs a NIC or fake NIC), unless CodeOptSkipAvailabilityCheck
-// is set. Polls that would block are bounded by a timeout on the Go side: the Go wrapper probes
-// with the non-blocking poll until the completion is visible, then calls the blocking one.
+// is set. Most Go wrappers of polls that would block are bounded on the Go side: they probe with
+// the non-blocking poll until the completion is visible, then call the blocking one. The
+// ...Direct wrappers call the blocking device waits as they are: those return by themselves on an
+// error CQE, on a QP that already recorded a failure, or when the QP's poll bound (SetPollTimeout,
+// in nanoseconds here) runs out, and Error reads the record they keep (cuda/README.md,
+// "Extensions").
 //
 // # Store log
 //

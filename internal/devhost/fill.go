@@ -9,7 +9,7 @@ import (
 	"unsafe"
 )
 
-// Geometry is what the host export writes into a device QP struct (device-api.md 3.6). All
+// Geometry is what the host export writes into a device QP struct. All
 // pointers are addresses the device code dereferences: C or device memory, never Go memory.
 type Geometry struct {
 	QPN     uint32

@@ -6,11 +6,14 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/gdaki/gpunetio/internal/devstruct"
 )
 
 // FuzzPollOneCQAt feeds arbitrary CQE bytes and index state to the host-compiled
-// poll_one_cq_at and checks it against a model of device-api.md 4.3 (pre-sm_90 rule: owner
-// parity and wqe_counter). It must never hang or crash.
+// poll_one_cq_at and checks it against a model of the probe (pre-sm_90 rule: owner parity and
+// wqe_counter; REQ_ERR and RESP_ERR are errors, recorded in the QP's error record). It must never
+// hang or crash.
 func FuzzPollOneCQAt(f *testing.F) {
 	f.Add(make([]byte, 64), uint64(0), uint64(0), uint64(0))
 	ok := make([]byte, 64)
@@ -46,7 +49,7 @@ func FuzzPollOneCQAt(f *testing.F) {
 			want = syscall.EBUSY
 		case opOwn&1 != parity || counter != uint16(ci):
 			want = syscall.EBUSY
-		case opOwn>>4 == CQEOpReqErr:
+		case opOwn>>4 == CQEOpReqErr || opOwn>>4 == CQEOpRespErr:
 			want = syscall.EIO
 		}
 		got := q.PollOneCQAt(ci, SharingGPU)
@@ -68,6 +71,14 @@ func FuzzPollOneCQAt(f *testing.F) {
 		}
 		if q.CQConsumerIndex() != cqeCI {
 			t.Fatalf("cqe_ci moved to %d on %v", q.CQConsumerIndex(), got)
+		}
+		rec := q.Error()
+		if want == syscall.EIO {
+			if rec.Status != devstruct.QPErrCQE || rec.Syndrome != b[55] || rec.WQEIndex != ci || rec.CQEOpcode != opOwn>>4 {
+				t.Fatalf("error CQE recorded as %+v", rec)
+			}
+		} else if rec.Status != devstruct.QPErrNone {
+			t.Fatalf("%v recorded %+v", got, rec)
 		}
 	})
 }

@@ -80,7 +80,7 @@ func (w *wqeBytes) bytes(off int, b []byte) *wqeBytes {
 	return w
 }
 
-// parseRows parses "offset: dw0 dw1 dw2 dw3" rows (mlx5-prm.md Appendix A.2); missing rows are zero.
+// parseRows parses "offset: dw0 dw1 dw2 dw3" rows (the PRM's WQE dumps); missing rows are zero.
 func parseRows(t *testing.T, rows string) [64]byte {
 	t.Helper()
 	var out [64]byte
@@ -105,4 +105,13 @@ func cBytes(t *testing.T, data []byte) unsafe.Pointer {
 	b := NewCBuffer(data)
 	t.Cleanup(b.Free)
 	return b.Pointer()
+}
+
+// cqRsvd reads cq_sq.cqe_rsvd.
+func (h *HostQP) cqRsvd() uint64 { return *h.u64(offCQRsvd) }
+
+// clearCQFlags clears cq_sq.gdaki_flags, as in a QP image a host filled
+// without the extension.
+func (h *HostQP) clearCQFlags() {
+	*(*byte)(unsafe.Add(unsafe.Pointer(h.p), offCQ+37)) = 0
 }

@@ -41,7 +41,7 @@ type HostQP struct {
 
 func isPow2(v uint64) bool { return v != 0 && v&(v-1) == 0 }
 
-// NewHostQP allocates and fills a QP as the host export does (device-api.md 3.6).
+// NewHostQP allocates and fills a QP as the host export does.
 func NewHostQP(cfg HostConfig) (*HostQP, error) {
 	if !isPow2(uint64(cfg.SQWQEs)) || cfg.SQWQEs > 32768 {
 		return nil, fmt.Errorf("devhost: new host QP: SQ size %d not a power of two <= 32768: %w", cfg.SQWQEs, syscall.EINVAL)
@@ -163,7 +163,7 @@ func (h *HostQP) CQE(i uint32) [64]byte {
 // CQDBR returns the CQ doorbell record word as stored.
 func (h *HostQP) CQDBR() uint32 { return atomic.LoadUint32((*uint32)(h.cqDBR)) }
 
-// ResetTracking does what the host does after cycling the QP through reset (device-api.md 3.6):
+// ResetTracking does what the host does after cycling the QP through reset:
 // indexes and lock 0, cqe_ci 0, cqe_rsvd = the old sq_rsvd_index, DBR and mailbox 0, CQ ring
 // filled with 0xFF and SQ ring zeroed. No operation may run concurrently.
 func (h *HostQP) ResetTracking() {

@@ -99,6 +99,7 @@ void devhost_fill_qp(struct doca_gpu_dev_verbs_qp *qp, uint32_t qpn, void *sq, u
 	qp->cq_sq.dbrec = (__be32 *)cq_dbrec;
 	qp->cq_sq.cqe_mask = cqe_num - 1;
 	qp->cq_sq.cqe_size = 64;
+	qp->cq_sq.gdaki_flags = GDAKI_DEV_CQ_FLAG_IN_QP;
 	qp->cq_sq.mem_type = DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU;
 	for (uint32_t i = 0; i < cqe_num; i++) {
 		uint8_t *cqe = (uint8_t *)cqes + (size_t)i * 64;

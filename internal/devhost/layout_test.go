@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Expected layouts from device-api.md section 3 (offset, size); sizes of whole structs use
+// Expected layouts of the DOCA 2.0 device structs (offset, size); sizes of whole structs use
 // offset 0, alignments are in the ".align" entries.
 func TestLayoutMatchesSpec(t *testing.T) {
 	want := map[string][2]uintptr{

@@ -119,7 +119,7 @@ func TestGetMCSTAndZeroSize(t *testing.T) {
 
 	tk, err = q.Get(r, l, 0, d, false, m)
 	require.NoError(t, err)
-	assert.Equal(t, uint64(3), tk, "D15: size 0 posts one NOP")
+	assert.Equal(t, uint64(3), tk, "size 0 posts one NOP")
 	_, op, _, _ := ctrlOf(q.WQE(3))
 	assert.Equal(t, uint8(0), op)
 
@@ -168,7 +168,7 @@ func TestCounters(t *testing.T) {
 		_, op, _, _ = ctrlOf(fa)
 		assert.Equal(t, uint8(0x12), op)
 		assert.Equal(t, uint64(7), binary.BigEndian.Uint64(fa[32:]))
-		// Decision D20 across both QPs: every DBR, then every doorbell.
+		// Our doorbell order across both QPs: every DBR, then every doorbell.
 		assert.Equal(t, []Store{dbr(q, n+1), dbr(comp, 2), db(q, n+1), db(comp, 2)}, stores)
 	}
 }

@@ -26,11 +26,13 @@ const (
 	QPSize = 296
 )
 
-// Mode selects the template arguments of an operation: sharing mode, NIC handler and code options.
+// Mode selects the template arguments of an operation: sharing mode, NIC handler, code options
+// and, for the signalling operations, the signal operation (ADD by default).
 type Mode struct {
 	Sharing Sharing
 	Handler Handler
 	Opt     CodeOpt
+	Signal  SignalOp
 }
 
 func (m Mode) check(op string) error {
@@ -39,6 +41,9 @@ func (m Mode) check(op string) error {
 	}
 	if !m.Handler.valid() {
 		return fmt.Errorf("devhost: %s: NIC handler %d: %w", op, int(m.Handler), syscall.EINVAL)
+	}
+	if m.Signal != SignalAdd && m.Signal != SignalSet {
+		return fmt.Errorf("devhost: %s: signal operation %d: %w", op, int(m.Signal), syscall.EINVAL)
 	}
 	return nil
 }
@@ -301,33 +306,33 @@ func (q *QP) P(raddr Addr, value uint64, size uint32, m Mode) (uint64, error) {
 		C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
 }
 
-// PutSignal runs put_signal<ADD, RSM, NIC, THREAD> and returns the ticket (the atomic's index).
+// PutSignal runs put_signal<m.Signal, RSM, NIC, THREAD> and returns the ticket (the signal's index).
 func (q *QP) PutSignal(raddr, laddr Addr, size uint64, sigR, sigL Addr, sigVal uint64, m Mode) (uint64, error) {
 	if err := m.check("put_signal"); err != nil {
 		return 0, err
 	}
 	return uint64(C.devhost_put_signal(q.p, C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(laddr.Addr),
 		C.uint32_t(laddr.Key), C.uint64_t(size), C.uint64_t(sigR.Addr), C.uint32_t(sigR.Key), C.uint64_t(sigL.Addr),
-		C.uint32_t(sigL.Key), C.uint64_t(sigVal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+		C.uint32_t(sigL.Key), C.uint64_t(sigVal), C.int(m.Signal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
 }
 
-// PSignal runs p_signal<uint64_t, ADD, RSM, NIC>.
+// PSignal runs p_signal<uint64_t, m.Signal, RSM, NIC>.
 func (q *QP) PSignal(raddr Addr, value uint64, sigR, sigL Addr, sigVal uint64, m Mode) (uint64, error) {
 	if err := m.check("p_signal"); err != nil {
 		return 0, err
 	}
 	return uint64(C.devhost_p_signal(q.p, C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(value),
 		C.uint64_t(sigR.Addr), C.uint32_t(sigR.Key), C.uint64_t(sigL.Addr), C.uint32_t(sigL.Key), C.uint64_t(sigVal),
-		C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+		C.int(m.Signal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
 }
 
-// Signal runs signal<ADD, RSM, NIC, THREAD>.
+// Signal runs signal<m.Signal, RSM, NIC, THREAD>.
 func (q *QP) Signal(sigR, sigL Addr, sigVal uint64, m Mode) (uint64, error) {
 	if err := m.check("signal"); err != nil {
 		return 0, err
 	}
 	return uint64(C.devhost_signal(q.p, C.uint64_t(sigR.Addr), C.uint32_t(sigR.Key), C.uint64_t(sigL.Addr),
-		C.uint32_t(sigL.Key), C.uint64_t(sigVal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+		C.uint32_t(sigL.Key), C.uint64_t(sigVal), C.int(m.Signal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
 }
 
 // Get runs get<RSM, NIC, THREAD, mcst, NON-BLOCKING> and returns the ticket (last read or DUMP).
@@ -425,6 +430,6 @@ func (q *QP) Counter(c Counter, m Mode) error {
 		C.uint32_t(c.Local.Key), C.uint64_t(c.Size), C.uint64_t(c.SigRemote.Addr), C.uint32_t(c.SigRemote.Key),
 		C.uint64_t(c.SigLocal.Addr), C.uint32_t(c.SigLocal.Key), C.uint64_t(c.SigVal), c.Companion.p,
 		C.uint64_t(c.CounterRemote.Addr), C.uint32_t(c.CounterRemote.Key), C.uint64_t(c.CounterLocal.Addr),
-		C.uint32_t(c.CounterLocal.Key), C.uint64_t(c.CounterVal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))
+		C.uint32_t(c.CounterLocal.Key), C.uint64_t(c.CounterVal), C.int(m.Signal), C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))
 	return nil
 }

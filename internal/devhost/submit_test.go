@@ -49,7 +49,7 @@ func mailbox(q *HostQP, pi uint64) Store {
 
 func TestSubmitSequences(t *testing.T) {
 	type want func(q *HostQP, pi uint64) []Store
-	// GPU_SM_DB (Decision D20): the DBR, then one doorbell.
+	// GPU_SM_DB (our doorbell order): the DBR, then one doorbell.
 	dbSeq := func(q *HostQP, pi uint64) []Store { return []Store{dbr(q, pi), db(q, pi)} }
 	noDBRSeq := func(q *HostQP, pi uint64) []Store { return []Store{db(q, pi)} }
 	proxySeq := func(q *HostQP, pi uint64) []Store { return []Store{mailbox(q, pi)} }
@@ -69,8 +69,8 @@ func TestSubmitSequences(t *testing.T) {
 		{"auto/no-dbr", HandlerGPUSMNoDBR, HandlerAuto, 0, noDBRSeq, true},
 		{"auto/proxy", HandlerCPUProxy, HandlerAuto, 0, proxySeq, false},
 		{"auto/proxy update PI", HandlerCPUProxy, HandlerAuto, CodeOptCPUProxyUpdatePI, proxySeq, true},
-		{"auto/bf is db (D7)", HandlerGPUSMBF, HandlerAuto, 0, dbSeq, true},
-		{"template bf is db (D7)", HandlerCPUProxy, HandlerGPUSMBF, 0, func(q *HostQP, pi uint64) []Store {
+		{"auto/bf is db", HandlerGPUSMBF, HandlerAuto, 0, dbSeq, true},
+		{"template bf is db", HandlerCPUProxy, HandlerGPUSMBF, 0, func(q *HostQP, pi uint64) []Store {
 			m := Store{Addr: q.MailboxAddr(), Value: q.PrepareDB(pi), Bytes: 8}
 			d := Store{Addr: q.DBRAddr(), Value: uint64(PrepareDBR(uint32(pi))), Bytes: 4}
 			return []Store{d, m}
@@ -126,7 +126,7 @@ func TestSubmitMultiQPs(t *testing.T) {
 	q1 := newHostQP(t, HostConfig{QPN: 0x77, SQWQEs: 16, Handler: HandlerGPUSMNoDBR})
 	m := Mode{Sharing: SharingGPU, Handler: HandlerAuto}
 	got := captureStores(t, func() { require.NoError(t, q0.SubmitMulti(q1.QP, 4, 9, m)) })
-	// AUTO follows qps[0] (DB) for both QPs: every DBR, then every doorbell (Decision D20).
+	// AUTO follows qps[0] (DB) for both QPs: every DBR, then every doorbell.
 	assert.Equal(t, []Store{dbr(q0, 4), dbr(q1, 9), db(q0, 4), db(q1, 9)}, got)
 	// A QP whose PI was already announced is left alone; the other one still rings.
 	got = captureStores(t, func() { require.NoError(t, q0.SubmitMulti(q1.QP, 4, 12, m)) })

@@ -43,6 +43,15 @@ const (
 	CodeOptCPUProxyUpdatePI      CodeOpt = 1 << 3
 )
 
+// SignalOp is enum doca_gpu_dev_verbs_signal_op: ADD, or the SET extension.
+type SignalOp int
+
+// Signal operations.
+const (
+	SignalAdd SignalOp = SignalOp(C.DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD)
+	SignalSet SignalOp = SignalOp(C.GDAKI_VERBS_SIGNAL_OP_SET)
+)
+
 // ReadyMode is enum doca_gpu_dev_verbs_qp_ready_mode.
 type ReadyMode int
 
@@ -64,6 +73,7 @@ const (
 	OpRDMARead       = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ)
 	OpAtomicCS       = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_CS)
 	OpAtomicFA       = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA)
+	CtrlFenceFlag    = uint32(C.DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_FENCE)
 	OpAtomicMaskedCS = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_MASKED_CS)
 	OpAtomicMaskedFA = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_MASKED_FA)
 	OpWait           = uint32(C.DOCA_GPUNETIO_IB_MLX5_OPCODE_WAIT)
@@ -84,7 +94,8 @@ type Addr struct {
 // ErrTimeout is returned when a bounded host-side wait expires.
 var ErrTimeout = errors.New("devhost: timed out")
 
-// pollError converts a device poll status (0, -EIO, EBUSY) into an error naming the operation.
+// pollError converts a device poll status (0, -EIO, -ETIMEDOUT, EBUSY) into an error naming the
+// operation.
 func pollError(op string, index uint64, status C.int) error {
 	switch {
 	case status == 0:
@@ -93,6 +104,8 @@ func pollError(op string, index uint64, status C.int) error {
 		return fmt.Errorf("devhost: %s %d: error CQE: %w", op, index, syscall.EIO)
 	case status == C.int(syscall.EBUSY):
 		return fmt.Errorf("devhost: %s %d: completion not visible: %w", op, index, syscall.EBUSY)
+	case status == -C.int(syscall.ETIMEDOUT):
+		return fmt.Errorf("devhost: %s %d: the QP's poll bound ran out: %w", op, index, syscall.ETIMEDOUT)
 	default:
 		return fmt.Errorf("devhost: %s %d: unexpected status %d: %w", op, index, int(status), syscall.EINVAL)
 	}

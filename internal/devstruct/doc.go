@@ -7,7 +7,7 @@
 // package includes the same header through cgo and takes every size and
 // field offset from the C compiler (sizeof / offsetof), so a change to the
 // header moves the Go encoder with it; the tests pin the layout to
-// device-api.md section 3 so such a change cannot go unnoticed.
+// DOCA 2.0's sizes and offsets so such a change cannot go unnoticed.
 //
 // QP and CQ are plain Go values mirroring the fields. Encode/Put produce the
 // exact byte image (reserved bytes zero) to copy into GPU memory; DecodeQP

@@ -7,6 +7,8 @@ package devstruct
 
 typedef struct doca_gpu_dev_verbs_qp ds_qp;
 typedef struct doca_gpu_dev_verbs_cq ds_cq;
+typedef struct gdaki_dev_qp_ext ds_ext;
+typedef struct gdaki_dev_qp_error ds_err;
 
 enum {
 	ds_qp_size = sizeof(ds_qp),
@@ -49,6 +51,28 @@ enum {
 	ds_cq_cqe_rsvd = offsetof(ds_cq, cqe_rsvd),
 	ds_cq_mem_type = offsetof(ds_cq, mem_type),
 	ds_cq_reserved2 = offsetof(ds_cq, reserved2),
+
+	ds_qp_gdaki = offsetof(ds_qp, gdaki),
+	ds_cq_gdaki_flags = offsetof(ds_cq, gdaki_flags),
+	ds_ext_size = sizeof(ds_ext),
+	ds_ext_error = offsetof(ds_ext, error),
+	ds_ext_poll_timeout = offsetof(ds_ext, poll_timeout),
+	ds_ext_reserved = offsetof(ds_ext, reserved),
+	ds_err_size = sizeof(ds_err),
+	ds_err_status = offsetof(ds_err, status),
+	ds_err_syndrome = offsetof(ds_err, syndrome),
+	ds_err_vendor_syndrome = offsetof(ds_err, vendor_syndrome),
+	ds_err_hw_syndrome = offsetof(ds_err, hw_syndrome),
+	ds_err_hw_syndrome_type = offsetof(ds_err, hw_syndrome_type),
+	ds_err_cqe_opcode = offsetof(ds_err, cqe_opcode),
+	ds_err_wqe_opcode = offsetof(ds_err, wqe_opcode),
+	ds_err_wqe_counter = offsetof(ds_err, wqe_counter),
+	ds_err_reserved = offsetof(ds_err, reserved),
+	ds_err_wqe_index = offsetof(ds_err, wqe_index),
+	ds_err_ok = GDAKI_DEV_QP_OK,
+	ds_err_cqe = GDAKI_DEV_QP_ERR_CQE,
+	ds_err_timeout = GDAKI_DEV_QP_ERR_TIMEOUT,
+	ds_cq_flag_in_qp = GDAKI_DEV_CQ_FLAG_IN_QP,
 
 	ds_mem_type_gpu = DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU,
 	ds_mem_type_host = DOCA_GPUNETIO_VERBS_MEM_TYPE_HOST,
@@ -113,10 +137,52 @@ const (
 	offCQReserved2 = int(C.ds_cq_reserved2)
 )
 
-// Offsets exported for code that touches one field of a device QP in place
-// (the CPU helper reads sq_wqe_pi; reset rewrites the indices).
+// Offsets inside the extension area (struct gdaki_dev_qp_ext, in the QP's
+// reserved2 bytes) and its error record (struct gdaki_dev_qp_error).
 const (
-	OffsetSQWQEPI    = offSQWQEPI
-	OffsetCQSQ       = offCQSQ
-	OffsetNICHandler = offNICHandler
+	offExt            = int(C.ds_qp_gdaki)
+	offCQFlags        = int(C.ds_cq_gdaki_flags)
+	extSize           = int(C.ds_ext_size)
+	offExtError       = int(C.ds_ext_error)
+	offExtPollTimeout = int(C.ds_ext_poll_timeout)
+	offExtReserved    = int(C.ds_ext_reserved)
+	offErrStatus      = int(C.ds_err_status)
+	offErrSyndrome    = int(C.ds_err_syndrome)
+	offErrVendor      = int(C.ds_err_vendor_syndrome)
+	offErrHW          = int(C.ds_err_hw_syndrome)
+	offErrHWType      = int(C.ds_err_hw_syndrome_type)
+	offErrCQEOpcode   = int(C.ds_err_cqe_opcode)
+	offErrWQEOpcode   = int(C.ds_err_wqe_opcode)
+	offErrWQECounter  = int(C.ds_err_wqe_counter)
+	offErrReserved    = int(C.ds_err_reserved)
+	offErrWQEIndex    = int(C.ds_err_wqe_index)
+)
+
+// QPErrorSize is sizeof(struct gdaki_dev_qp_error).
+const QPErrorSize = int(C.ds_err_size)
+
+// qpErrWriting is the status of a record device code is writing
+// (GDAKI_DEV_QP_ERROR_BUSY).
+const qpErrWriting = uint32(C.GDAKI_DEV_QP_ERROR_BUSY)
+
+// Values of gdaki_dev_qp_error.status (enum gdaki_dev_qp_error_status).
+const (
+	QPErrNone    = uint32(C.ds_err_ok)
+	QPErrCQE     = uint32(C.ds_err_cqe)
+	QPErrTimeout = uint32(C.ds_err_timeout)
+)
+
+// CQFlagInQP is GDAKI_DEV_CQ_FLAG_IN_QP: the CQ is the cq_sq of a device QP,
+// so device polls use the QP's error record and poll bound.
+const CQFlagInQP = uint8(C.ds_cq_flag_in_qp)
+
+// Offsets exported for code that touches one field of a device QP in place
+// (the CPU helper reads sq_wqe_pi; reset rewrites the indices; the error
+// query reads the record; the poll bound is written between kernels).
+const (
+	OffsetSQWQEPI     = offSQWQEPI
+	OffsetCQSQ        = offCQSQ
+	OffsetNICHandler  = offNICHandler
+	OffsetQPError     = offExt + offExtError
+	OffsetPollTimeout = offExt + offExtPollTimeout
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The layout of device-api.md sections 3.4 and 3.5.
+// The layout of the DOCA 2.0 device structs, and of our extension area.
 func TestLayoutMatchesSpec(t *testing.T) {
 	assert.Equal(t, 296, QPSize)
 	assert.Equal(t, 64, CQSize)
@@ -55,6 +55,24 @@ func TestLayoutMatchesSpec(t *testing.T) {
 		{"cq.cqe_rsvd", offCQERsvd, 40},
 		{"cq.mem_type", offCQMemType, 48},
 		{"cq.reserved2", offCQReserved2, 52},
+		// extension area (reserved2) and the CQ flag byte (reserved1[0])
+		{"gdaki", offExt, 96},
+		{"gdaki.error", offExt + offExtError, 96},
+		{"gdaki.poll_timeout", offExt + offExtPollTimeout, 120},
+		{"gdaki.reserved", offExt + offExtReserved, 128},
+		{"cq.gdaki_flags", offCQFlags, 37},
+		{"error.status", offErrStatus, 0},
+		{"error.syndrome", offErrSyndrome, 4},
+		{"error.vendor_syndrome", offErrVendor, 5},
+		{"error.hw_syndrome", offErrHW, 6},
+		{"error.hw_syndrome_type", offErrHWType, 7},
+		{"error.cqe_opcode", offErrCQEOpcode, 8},
+		{"error.wqe_opcode", offErrWQEOpcode, 9},
+		{"error.wqe_counter", offErrWQECounter, 10},
+		{"error.reserved", offErrReserved, 12},
+		{"error.wqe_index", offErrWQEIndex, 16},
+		{"sizeof ext", extSize, 64},
+		{"sizeof error", QPErrorSize, 24},
 	}
 	for _, f := range qp {
 		assert.Equal(t, f.want, f.got, "offsetof %s", f.name)
@@ -62,6 +80,10 @@ func TestLayoutMatchesSpec(t *testing.T) {
 	assert.Equal(t, 16, OffsetSQWQEPI)
 	assert.Equal(t, 160, OffsetCQSQ)
 	assert.Equal(t, 288, OffsetNICHandler)
+	assert.Equal(t, 96, OffsetQPError)
+	assert.Equal(t, 120, OffsetPollTimeout)
+	assert.Equal(t, [3]uint32{0, 1, 2}, [3]uint32{QPErrNone, QPErrCQE, QPErrTimeout})
+	assert.Equal(t, uint8(1), CQFlagInQP)
 }
 
 func sampleQP() QP {
@@ -70,7 +92,10 @@ func sampleQP() QP {
 		SQWQENum: 256, SQWQEMask: 255, SQWQEDAddr: 0x7f0000001000, SQDBRec: 0x7f0000002004,
 		SQDB: 0x7f0000003800, NICHandler: 2, MemType: MemTypeGPU,
 		CQ: CQ{CQEDAddr: 0x7f0000004000, CQNum: 0x55, CQENum: 256, DBRec: 0x7f0000005000,
-			CQECI: 7, CQEMask: 255, CQESize: 64, CQERsvd: 9, MemType: MemTypeGPU},
+			CQECI: 7, CQEMask: 255, CQESize: 64, Flags: CQFlagInQP, CQERsvd: 9, MemType: MemTypeGPU},
+		PollTimeout: 0x123456789,
+		Error: QPError{Status: QPErrCQE, Syndrome: 0x13, VendorSyndrome: 0x88, HWSyndrome: 0x21, HWSyndromeType: 0x22,
+			CQEOpcode: 13, WQEOpcode: 8, WQECounter: 0xfffe, WQEIndex: 0x1fffe},
 	}
 	q.SetQPN(0xabcdef)
 	return q
@@ -112,6 +137,17 @@ func TestEncodeFieldBytes(t *testing.T) {
 		{"cq.cqe_ci", 184, 8, 7, false},
 		{"cq.cqe_mask", 192, 4, 255, false},
 		{"cq.cqe_size", 196, 1, 64, false},
+		{"cq.gdaki_flags", 197, 1, 1, false},
+		{"error.status", 96, 4, 1, false},
+		{"error.syndrome", 100, 1, 0x13, false},
+		{"error.vendor_syndrome", 101, 1, 0x88, false},
+		{"error.hw_syndrome", 102, 1, 0x21, false},
+		{"error.hw_syndrome_type", 103, 1, 0x22, false},
+		{"error.cqe_opcode", 104, 1, 13, false},
+		{"error.wqe_opcode", 105, 1, 8, false},
+		{"error.wqe_counter", 106, 2, 0xfffe, false},
+		{"error.wqe_index", 112, 8, 0x1fffe, false},
+		{"poll_timeout", 120, 8, 0x123456789, false},
 		{"cq.cqe_rsvd", 200, 8, 9, false},
 		{"cq.mem_type", 208, 4, 2, false},
 		{"nic_handler", 288, 4, 2, false},
@@ -133,7 +169,7 @@ func TestEncodeFieldBytes(t *testing.T) {
 		}
 		assert.Equal(t, tc.want, got, tc.name)
 	}
-	for _, r := range [][2]int{{88, 160}, {197, 200}, {212, 224}, {224, 288}} {
+	for _, r := range [][2]int{{88, 96}, {108, 112}, {128, 160}, {198, 200}, {212, 224}, {224, 288}} {
 		assert.Equal(t, make([]byte, r[1]-r[0]), b[r[0]:r[1]], "reserved %d..%d", r[0], r[1])
 	}
 }
@@ -147,7 +183,7 @@ func TestDecodeRoundTripAndRejects(t *testing.T) {
 
 	_, err = DecodeQP(b[:295])
 	assert.ErrorContains(t, err, "295 bytes")
-	for _, off := range []int{88, 100, 159, 198, 215, 230, 287} {
+	for _, off := range []int{88, 108, 130, 159, 198, 215, 230, 287} {
 		c := append([]byte(nil), b...)
 		c[off] = 1
 		_, err := DecodeQP(c)
@@ -155,6 +191,30 @@ func TestDecodeRoundTripAndRejects(t *testing.T) {
 	}
 	_, err = DecodeCQ(b[160:200])
 	assert.Error(t, err)
+
+	c := append([]byte(nil), b...)
+	c[96] = 3 // no such status
+	_, err = DecodeQP(c)
+	assert.ErrorContains(t, err, "unknown status")
+	le.PutUint32(c[96:], 0x80000000)
+	_, err = DecodeQP(c)
+	assert.ErrorIs(t, err, ErrRecordBusy, "a record being written is reported as such")
+}
+
+func TestQPErrorRoundTrip(t *testing.T) {
+	for _, e := range []QPError{
+		{},
+		{Status: QPErrTimeout, WQECounter: 7, WQEIndex: 0x10007},
+		sampleQP().Error,
+	} {
+		b := make([]byte, QPErrorSize)
+		e.Put(b)
+		got, err := DecodeQPError(b)
+		require.NoError(t, err)
+		assert.Equal(t, e, got)
+	}
+	_, err := DecodeQPError(make([]byte, QPErrorSize-1))
+	assert.ErrorContains(t, err, "23 bytes")
 }
 
 func TestBE32(t *testing.T) {
@@ -178,6 +238,28 @@ func FuzzDecodeQP(f *testing.F) {
 		// A decodable image re-encodes to itself.
 		out := q.Encode()
 		if string(out) != string(b[:QPSize]) {
+			t.Fatalf("re-encoding differs")
+		}
+	})
+}
+
+// FuzzDecodeQPError: any 24 bytes decode to a record that re-encodes to
+// them, or to a clear error (short, busy, unknown status, dirty reserved word).
+func FuzzDecodeQPError(f *testing.F) {
+	e := sampleQP().Error
+	b := make([]byte, QPErrorSize)
+	e.Put(b)
+	f.Add(b)
+	f.Add(make([]byte, QPErrorSize))
+	f.Add([]byte{0, 0, 0, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := DecodeQPError(b)
+		if err != nil {
+			return
+		}
+		out := make([]byte, QPErrorSize)
+		e.Put(out)
+		if string(out) != string(b[:QPErrorSize]) {
 			t.Fatalf("re-encoding differs")
 		}
 	})

@@ -2,6 +2,7 @@ package devstruct
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -20,8 +21,25 @@ type CQ struct {
 	CQECI    uint64
 	CQEMask  uint32
 	CQESize  uint8
-	CQERsvd  uint64
-	MemType  uint32
+	// Flags is the extension byte gdaki_flags (reserved1[0]); an exported
+	// QP's cq_sq carries CQFlagInQP.
+	Flags   uint8
+	CQERsvd uint64
+	MemType uint32
+}
+
+// QPError mirrors struct gdaki_dev_qp_error: the first failure device code
+// saw on a QP (an error CQE or a poll that ran past its bound).
+type QPError struct {
+	Status         uint32 // QPErrNone, QPErrCQE or QPErrTimeout
+	Syndrome       uint8  // CQE byte 55
+	VendorSyndrome uint8  // CQE byte 54
+	HWSyndrome     uint8  // CQE byte 52
+	HWSyndromeType uint8  // CQE byte 53
+	CQEOpcode      uint8  // 13 REQ_ERR, 14 RESP_ERR; 0 for a timeout
+	WQEOpcode      uint8  // opcode of the failed WQE
+	WQECounter     uint16 // the CQE's 16-bit WQE counter
+	WQEIndex       uint64 // the 64-bit WQE index whose poll saw the failure
 }
 
 // QP mirrors struct doca_gpu_dev_verbs_qp field by field. The QPN-derived
@@ -45,6 +63,12 @@ type QP struct {
 	CQ            CQ
 	NICHandler    uint32
 	MemType       uint32
+	// PollTimeout (extension) bounds every device poll of the QP, in GPU
+	// clock ticks; 0 means no bound.
+	PollTimeout uint64
+	// Error (extension) is what device code recorded; the host leaves it
+	// zero.
+	Error QPError
 }
 
 // BE32 returns the host-order value whose memory image is v big-endian: a
@@ -63,6 +87,10 @@ func (q *QP) SetQPN(qpn uint32) {
 		q.SQNumShift8BE[k] = BE32(qpn<<8 | uint32(k))
 	}
 }
+
+// ErrRecordBusy is returned by DecodeQPError for a record that device code
+// is writing at that moment: read it again.
+var ErrRecordBusy = errors.New("devstruct: QP error record is being written")
 
 var beOffsets = [6]int{offSQNumShift8BE, offSQNumBE1DS, offSQNumBE2DS, offSQNumBE3DS, offSQNumBE4DS, offSQNumBE5DS}
 
@@ -92,9 +120,57 @@ func (q *QP) Put(b []byte) {
 	le.PutUint64(b[offSQWQEDAddr:], q.SQWQEDAddr)
 	le.PutUint64(b[offSQDBRec:], q.SQDBRec)
 	le.PutUint64(b[offSQDB:], q.SQDB)
+	q.Error.Put(b[offExt+offExtError : offExt+offExtError+QPErrorSize])
+	le.PutUint64(b[offExt+offExtPollTimeout:], q.PollTimeout)
 	q.CQ.Put(b[offCQSQ : offCQSQ+CQSize])
 	le.PutUint32(b[offNICHandler:], q.NICHandler)
 	le.PutUint32(b[offQPMemType:], q.MemType)
+}
+
+// Put writes the image of e to b[:QPErrorSize], the reserved word zeroed.
+func (e *QPError) Put(b []byte) {
+	b = b[:QPErrorSize]
+	clear(b)
+	le.PutUint32(b[offErrStatus:], e.Status)
+	b[offErrSyndrome] = e.Syndrome
+	b[offErrVendor] = e.VendorSyndrome
+	b[offErrHW] = e.HWSyndrome
+	b[offErrHWType] = e.HWSyndromeType
+	b[offErrCQEOpcode] = e.CQEOpcode
+	b[offErrWQEOpcode] = e.WQEOpcode
+	le.PutUint16(b[offErrWQECounter:], e.WQECounter)
+	le.PutUint64(b[offErrWQEIndex:], e.WQEIndex)
+}
+
+// DecodeQPError reads an error record (for example one copied back from a
+// device QP at OffsetQPError). It fails on a short buffer, a non-zero
+// reserved word and an unknown status; a record device code is still
+// writing (the status has bit 31 set) is reported as such, so the caller
+// can read it again.
+func DecodeQPError(b []byte) (QPError, error) {
+	if len(b) < QPErrorSize {
+		return QPError{}, fmt.Errorf("devstruct: QP error record of %d bytes, need %d", len(b), QPErrorSize)
+	}
+	e := QPError{
+		Status:         le.Uint32(b[offErrStatus:]),
+		Syndrome:       b[offErrSyndrome],
+		VendorSyndrome: b[offErrVendor],
+		HWSyndrome:     b[offErrHW],
+		HWSyndromeType: b[offErrHWType],
+		CQEOpcode:      b[offErrCQEOpcode],
+		WQEOpcode:      b[offErrWQEOpcode],
+		WQECounter:     le.Uint16(b[offErrWQECounter:]),
+		WQEIndex:       le.Uint64(b[offErrWQEIndex:]),
+	}
+	switch {
+	case e.Status == qpErrWriting:
+		return QPError{}, ErrRecordBusy
+	case e.Status != QPErrNone && e.Status != QPErrCQE && e.Status != QPErrTimeout:
+		return QPError{}, fmt.Errorf("devstruct: QP error record has unknown status %#x", e.Status)
+	case le.Uint32(b[offErrReserved:]) != 0:
+		return QPError{}, fmt.Errorf("devstruct: QP error record reserved word is %#x, not zero", le.Uint32(b[offErrReserved:]))
+	}
+	return e, nil
 }
 
 // DecodeQP reads a device QP image (for example one copied back from GPU
@@ -105,7 +181,7 @@ func DecodeQP(b []byte) (QP, error) {
 		return QP{}, fmt.Errorf("devstruct: device QP image of %d bytes, need %d", len(b), QPSize)
 	}
 	b = b[:QPSize]
-	for _, r := range [][2]int{{offQPReserved1, offQPReserved2}, {offQPReserved2, offCQSQ}, {offQPReserved3, offNICHandler}} {
+	for _, r := range [][2]int{{offQPReserved1, offQPReserved2}, {offExt + offExtReserved, offExt + extSize}, {offQPReserved3, offNICHandler}} {
 		if off, ok := nonZero(b[r[0]:r[1]]); ok {
 			return QP{}, fmt.Errorf("devstruct: device QP reserved byte at offset %d is not zero", r[0]+off)
 		}
@@ -132,6 +208,10 @@ func DecodeQP(b []byte) (QP, error) {
 	q.CQ = cq
 	q.NICHandler = le.Uint32(b[offNICHandler:])
 	q.MemType = le.Uint32(b[offQPMemType:])
+	q.PollTimeout = le.Uint64(b[offExt+offExtPollTimeout:])
+	if q.Error, err = DecodeQPError(b[offExt+offExtError:]); err != nil {
+		return QP{}, err
+	}
 	return q, nil
 }
 
@@ -146,6 +226,7 @@ func (c *CQ) Put(b []byte) {
 	le.PutUint64(b[offCQECI:], c.CQECI)
 	le.PutUint32(b[offCQEMask:], c.CQEMask)
 	b[offCQESize] = c.CQESize
+	b[offCQFlags] = c.Flags
 	le.PutUint64(b[offCQERsvd:], c.CQERsvd)
 	le.PutUint32(b[offCQMemType:], c.MemType)
 }
@@ -156,7 +237,7 @@ func DecodeCQ(b []byte) (CQ, error) {
 		return CQ{}, fmt.Errorf("devstruct: device CQ image of %d bytes, need %d", len(b), CQSize)
 	}
 	b = b[:CQSize]
-	for _, r := range [][2]int{{offCQReserved1, offCQERsvd}, {offCQReserved2, CQSize}} {
+	for _, r := range [][2]int{{offCQFlags + 1, offCQERsvd}, {offCQReserved2, CQSize}} {
 		if off, ok := nonZero(b[r[0]:r[1]]); ok {
 			return CQ{}, fmt.Errorf("devstruct: device CQ reserved byte at offset %d is not zero", r[0]+off)
 		}
@@ -169,6 +250,7 @@ func DecodeCQ(b []byte) (CQ, error) {
 		CQECI:    le.Uint64(b[offCQECI:]),
 		CQEMask:  le.Uint32(b[offCQEMask:]),
 		CQESize:  b[offCQESize],
+		Flags:    b[offCQFlags],
 		CQERsvd:  le.Uint64(b[offCQERsvd:]),
 		MemType:  le.Uint32(b[offCQMemType:]),
 	}, nil

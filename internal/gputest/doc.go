@@ -23,7 +23,10 @@
 // Threading: tests run one at a time (no t.Parallel); each kernel launch is
 // waited for with a timeout before the next starts. The kernels themselves
 // bound every device-side wait with a %globaltimer deadline and report
-// errors through a status word instead of hanging.
+// errors through a status word instead of hanging, except gt_errwait_*,
+// which call the blocking waits directly on a failing QP to prove that they
+// return by themselves (TestGPUWaitsReturnOnError): a wait that hung would
+// run into the launch timeout and fail the test.
 //
 // The NIC model: GPU_SM_NO_DBR needs the ConnectX-8 model of the emulator.
 // TestMain sets GDAKI_EMU_MODEL=cx8 when it is unset (the model is a

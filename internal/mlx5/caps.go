@@ -2,7 +2,7 @@ package mlx5
 
 import "fmt"
 
-// QUERY_HCA_CAP (0x100, section 2.3) and the capability structures it
+// QUERY_HCA_CAP (0x100) and the capability structures it
 // returns: general caps (type 0), atomic caps (type 3) and general caps 2
 // (type 0x20) here; RoCE caps (type 4) in roce.go.
 

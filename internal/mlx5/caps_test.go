@@ -22,7 +22,7 @@ func TestCapsRoundTrip(t *testing.T) {
 	})
 }
 
-// Absolute output-mailbox positions from the tables of section 2.3, checked
+// Absolute output-mailbox positions from the PRM capability tables, checked
 // through a marshalled QUERY_HCA_CAP output.
 func TestCapsMailboxPositions(t *testing.T) {
 	gen := HCACaps{LogMaxQPSz: 15, PortType: PortTypeETH, RC: true, LogMaxUCtx: 5, WaitOnData: true,

@@ -1,7 +1,7 @@
 package mlx5
 
-// CQ context (cqc, section 2.6.2) and the CQ commands CREATE_CQ, QUERY_CQ
-// and DESTROY_CQ (sections 2.6.1, 2.6.3). DESTROY_CQ and QUERY_CQ inputs are
+// CQ context (cqc) and the CQ commands CREATE_CQ, QUERY_CQ
+// and DESTROY_CQ. DESTROY_CQ and QUERY_CQ inputs are
 // ObjCmdIn (misc_cmd.go); CREATE_CQ's output is CreateOut.
 
 // Sizes and positions of the CQ layouts.

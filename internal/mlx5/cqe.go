@@ -13,10 +13,10 @@ const CQESize = 64
 // CQEInitOpOwn is the op_own value every CQE is initialised to: opcode
 // INVALID and owner 1, which reads as "not yet written" both to a poller that
 // checks the owner bit only (gpunetio's) and to one that also rejects
-// opcode INVALID (rdma-core's). See mlx5-prm.md section 4.4.
+// opcode INVALID (rdma-core's).
 const CQEInitOpOwn byte = 0xf1
 
-// CQEOpcode is the CQE opcode in op_own bits [7:4] (section 4.3).
+// CQEOpcode is the CQE opcode in op_own bits [7:4].
 type CQEOpcode uint8
 
 const (
@@ -66,7 +66,7 @@ const (
 	CQEFormatCompressed uint8 = 3 // mini-CQE array
 )
 
-// CQE is one 64-byte completion (struct mlx5_cqe64, mlx5-prm.md section 4.2),
+// CQE is one 64-byte completion (struct mlx5_cqe64),
 // field by field. Error CQEs (opcode REQ_ERR / RESP_ERR) reuse the layout:
 // bytes 52..55, the low half of Timestamp in a normal CQE, hold HWErrSynd,
 // HWSyndType, VendorSyndrome and Syndrome. Decode and Encode pick the view

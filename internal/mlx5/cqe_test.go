@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCQEGolden reproduces the two CQE images of mlx5-prm.md Appendix A.2.
+// TestCQEGolden reproduces two worked CQE images (computed by hand from the
+// PRM layout).
 func TestCQEGolden(t *testing.T) {
 	cases := []struct {
 		name     string

@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// Doorbell records and UAR doorbell values (mlx5-prm.md sections 4.5, 5.1 and
-// 5.3). Records are small big-endian structures in memory the NIC reads; the
+// Doorbell records and UAR doorbell values. Records are small big-endian structures in memory the NIC reads; the
 // UAR doorbell is one 8-byte store to an MMIO register (UAROffsetBF,
 // UAROffsetNoDBR, UAROffsetCQArm).
 
@@ -110,7 +109,7 @@ func DecodeCQArmWord(w uint32) (sn uint8, cmd CQArmCmd, ci uint32) {
 
 // Doorbell is the 8-byte value of a UAR doorbell store, in memory order: byte
 // 0 is stored at the lowest address. Its String is the hex of those bytes
-// (the form of the fact sheet's doorbell images).
+// (the form of the worked doorbell images).
 type Doorbell [8]byte
 
 // Uint64 returns the doorbell as the host-order value to pass to a 64-bit
@@ -140,7 +139,7 @@ func SQDoorbell(c CtrlSeg) Doorbell {
 
 // SQDoorbellPI is the gpunetio style send doorbell: a synthetic control
 // segment with wqe_index = the new producer index pi, opcode 0 and ds 0.
-// Like gpunetio (device-api.md decision D5) the first word is
+// Like gpunetio the first word is
 // BE32(pi << 8) without masking pi to 16 bits, so bits 16..23 of pi land in
 // the opmod byte, which the NIC ignores. It is also the doorbell of a
 // DBR-less QP (UAROffsetNoDBR).
@@ -152,7 +151,7 @@ func SQDoorbellPI(qpn uint32, pi uint32) Doorbell {
 }
 
 // DecodeSQDoorbell interprets a send doorbell as the emulator must accept
-// both styles (section 5.3): qpn from bytes 4..7 [31:8] and the new producer
+// both styles: qpn from bytes 4..7 [31:8] and the new producer
 // index (wqe_index + ceil(ds / 4)) mod 2^16. The opmod byte is ignored.
 func DecodeSQDoorbell(d Doorbell) (qpn uint32, pi uint16) {
 	w0 := binary.BigEndian.Uint32(d[0:4])

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestDoorbellGolden reproduces the doorbell and DBR images of mlx5-prm.md
-// Appendix A.2 and decodes both doorbell styles to the same producer index.
+// TestDoorbellGolden reproduces worked doorbell and DBR images (computed by
+// hand from the PRM layouts) and decodes both doorbell styles to the same producer index.
 func TestDoorbellGolden(t *testing.T) {
 	ring := make([]byte, 8*WQEBB)
 	w := NewRDMAWrite(WQEHead{Index: 5, QPN: 0x1a2b, Flags: CtrlCQUpdate}, dpRemote, dpWith(dpLocal, 0, 4096))

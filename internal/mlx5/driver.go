@@ -57,7 +57,7 @@ func (t UARType) String() string {
 	return fmt.Sprintf("UARType(0x%x)", uint32(t))
 }
 
-// UAR page offsets (mlx5-prm.md section 5.2).
+// UAR page offsets.
 const (
 	UARPageSize       = 4096
 	UAROffsetCQArm    = 0x020 // MLX5_CQ_DOORBELL: 64-bit {arm word, cqn}

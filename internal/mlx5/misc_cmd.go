@@ -12,7 +12,7 @@ import (
 // and decode themselves, and the small commands that fit nowhere else (NOP,
 // QUERY_HCA_VPORT_CONTEXT, the 16-byte "object id" commands).
 
-// Mailbox sizes in bytes (mlx5-prm.md section 2.2).
+// Mailbox sizes in bytes.
 const (
 	// CmdHeaderLen is the size of the common input header and of the
 	// common output (status) header.
@@ -188,7 +188,7 @@ func findBinding(bs []binding, name string) (binding, bool) {
 	return binding{}, false
 }
 
-// CmdHeaderFields is the layout of the common input header (section 2.1),
+// CmdHeaderFields is the layout of the common input header,
 // the same in every input mailbox.
 var CmdHeaderFields = struct {
 	Opcode       Field // opcode
@@ -467,7 +467,7 @@ func UnmarshalNOPIn(b []byte) (NOPIn, error) {
 	return NOPIn{CmdHeader: h}, err
 }
 
-// QUERY_HCA_VPORT_CONTEXT (0x762, section 2.4): 16-byte input, 528-byte
+// QUERY_HCA_VPORT_CONTEXT (0x762): 16-byte input, 528-byte
 // output with the 512-byte hca_vport_context at byte 16.
 const (
 	QueryHCAVportContextOutLen = 528
@@ -530,7 +530,7 @@ func UnmarshalQueryHCAVportContextIn(b []byte) (QueryHCAVportContextIn, error) {
 }
 
 // HCAVportContextFields is the part of hca_vport_context the library uses,
-// relative to the context (byte offsets of section 2.4 times 8).
+// relative to the context (byte offsets times 8).
 var HCAVportContextFields = struct {
 	PortPhysicalState Field // port_physical_state
 	PortState         Field // port_state (4 = ACTIVE)

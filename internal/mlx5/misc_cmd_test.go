@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// parseDump turns an Appendix A dump ("offset: dw0 dw1 dw2 dw3" lines, only
+// parseDump turns a worked-example dump ("offset: dw0 dw1 dw2 dw3" lines, only
 // non-zero rows) into an n-byte mailbox.
 func parseDump(t testing.TB, n int, dump string) []byte {
 	t.Helper()

@@ -2,7 +2,7 @@ package mlx5
 
 import "fmt"
 
-// Opcode is a PRM command opcode (mlx5-prm.md section 2.2).
+// Opcode is a PRM command opcode.
 type Opcode = uint16
 
 const (

@@ -1,6 +1,6 @@
 package mlx5
 
-// CREATE_QP (0x500, section 2.7.1) and QUERY_QP (0x50b, section 2.10).
+// CREATE_QP (0x500) and QUERY_QP (0x50b).
 // DESTROY_QP and QUERY_QP inputs are ObjCmdIn (misc_cmd.go); CREATE_QP's
 // output is CreateOut. The transitions are in transition.go.
 

@@ -2,8 +2,8 @@ package mlx5
 
 import "fmt"
 
-// QP context (qpc, section 2.7.2), address path (ads, section 2.7.3) and the
-// value encodings of their fields (section 2.7.4).
+// QP context (qpc), address path (ads) and the
+// value encodings of their fields.
 
 // Sizes of the QP context and the address path in bytes.
 const (

@@ -15,7 +15,7 @@ func TestQPContextRoundTrip(t *testing.T) {
 }
 
 // Positions inside the CREATE/MODIFY/QUERY mailbox from the "absolute"
-// column of section 2.7.2 and 2.7.3, spot-checked for fields the golden
+// column of the PRM qpc and ads tables, spot-checked for fields the golden
 // dumps leave zero.
 func TestQPCMailboxPositions(t *testing.T) {
 	cases := []struct {

@@ -1,10 +1,10 @@
 package mlx5
 
 // SRQs through CREATE_RMP (0x90c): the RMP context (rmpc) with its embedded
-// WQ context (host-api.md Appendix A), CREATE_RMP in/out and QUERY_RMP out.
+// WQ context, CREATE_RMP in/out and QUERY_RMP out.
 // DESTROY_RMP and QUERY_RMP inputs are ObjCmdIn (misc_cmd.go).
 //
-// Field sources: the fields host-api.md Appendix A lists; wq.lwm, uar_page,
+// Field sources: the fields DOCA Verbs programs; wq.lwm, uar_page,
 // hw_counter, sw_counter and log_wq_pg_sz come from the kernel's
 // mlx5_ifc.h wq layout (not in the project reference) so that QUERY_RMP can
 // report the counters.

@@ -14,7 +14,7 @@ func TestRMPContextRoundTrip(t *testing.T) {
 	roundTrip(t, RMPCLen, (*RMPContext).bindings, RMPContext.Encode, DecodeRMPContext)
 }
 
-// CREATE_RMP positions from host-api.md Appendix A: rmpc at mailbox bit 256,
+// CREATE_RMP positions: rmpc at mailbox bit 256,
 // wq at rmpc bit 384.
 func TestCreateRMP(t *testing.T) {
 	in := CreateRMPIn{RMPC: RMPContext{State: RMPStateRDY, BasicCyclicRcvWQE: true, WQ: WQContext{

@@ -2,8 +2,8 @@ package mlx5
 
 import "fmt"
 
-// RoCE: the RoCE capability structure (section 2.3.2) and
-// QUERY_ROCE_ADDRESS (0x760, section 2.5), which tells the RoCE version and
+// RoCE: the RoCE capability structure and
+// QUERY_ROCE_ADDRESS (0x760), which tells the RoCE version and
 // L3 type of a GID index.
 
 // RoCECaps mask bits.

@@ -26,7 +26,7 @@ func TestQueryRoCEAddress(t *testing.T) {
 		require.ErrorIs(t, err, ErrLength)
 	}
 
-	// Output positions from section 2.5.
+	// Output positions of QUERY_ROCE_ADDRESS.
 	o := QueryRoCEAddressOut{Addr: RoCEAddr{
 		SourceL3Address: [16]byte{10: 0xff, 11: 0xff, 12: 192, 13: 168, 14: 1, 15: 10},
 		VLANValid:       true, VLANID: 0x123, SourceMAC: [6]byte{0xb8, 0x3f, 0xd2, 1, 2, 3},

@@ -7,8 +7,7 @@ import (
 	"syscall"
 )
 
-// Status is the command status in byte 0 of every PRM output mailbox
-// (mlx5-prm.md section 2.1).
+// Status is the command status in byte 0 of every PRM output mailbox.
 type Status uint8
 
 const (

@@ -2,8 +2,7 @@ package mlx5
 
 import "fmt"
 
-// Syndrome is the completion error syndrome in byte 55 of an error CQE
-// (mlx5-prm.md section 4.7). It is also what the WQE parser reports for a
+// Syndrome is the completion error syndrome in byte 55 of an error CQE. It is also what the WQE parser reports for a
 // malformed WQE, so the emulator can put it into the error CQE unchanged.
 //
 // Syndrome implements error, so errors.Is(err, SyndromeLocalQPOpErr) matches
@@ -48,7 +47,7 @@ var syndromeInfo = map[Syndrome]struct{ name, wc string }{
 }
 
 // String returns the PRM name (LOCAL_QP_OP_ERR, ...), or SYNDROME_0xNN for a
-// value the fact sheet does not name.
+// value the PRM does not name.
 func (s Syndrome) String() string {
 	if i, ok := syndromeInfo[s]; ok {
 		return i.name
@@ -65,7 +64,7 @@ func (s Syndrome) WCStatus() string {
 	return "IBV_WC_GENERAL_ERR"
 }
 
-// Known reports whether the syndrome is one of the values of section 4.7.
+// Known reports whether the syndrome is one of the documented values.
 func (s Syndrome) Known() bool {
 	_, ok := syndromeInfo[s]
 	return ok

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// QP state transitions (section 2.8): the modify-QP mailboxes, the
+// QP state transitions: the modify-QP mailboxes, the
 // opt_param_mask bits, the per-transition rules shared by the verbs layer
 // (what to fill in) and the emulator (what to accept and apply), and the IBA
-// timer encodings (section 2.9).
+// timer encodings.
 
 // Sizes of the transition mailboxes.
 const (
@@ -41,7 +41,7 @@ var ModifyQPInFields = struct {
 	QoSQueueGroupIDResponder: F(0x8c0, 32),
 }
 
-// OptParam is the opt_param_mask of a transition (section 2.8.1): which
+// OptParam is the opt_param_mask of a transition: which
 // optional qpc fields the transition applies.
 type OptParam uint32
 
@@ -204,7 +204,7 @@ func (m OptParamExt) Fields() []string {
 //     regardless of the mask (zero is taken literally, so the sender must fill
 //     them). Section 2.8.2.
 //   - AllowedRC / AllowedUC: the optional fields the transition accepts, as
-//     the kernel's allowed opt_param_mask per service type (section 2.8.1);
+//     the kernel's allowed opt_param_mask per service type;
 //     a bit outside it is rejected (the emulator answers BAD_PARAM).
 //   - AllowedExt: opt_param_mask_95_32 bits accepted (464-byte form only).
 //   - Len: the mailbox size Marshal produces; Lens: all sizes accepted.
@@ -259,11 +259,18 @@ var transitions = map[Opcode]Transition{
 		AllowedRC: OptAltAddrPath | OptRRE | OptRAE | OptRWE | OptPMState | OptRNRTimeout,
 		AllowedUC: OptAltAddrPath | OptRWE | OptPMState,
 	},
+	// RTS2RTS: the kernel's verbs table, plus what DOCA sends a ConnectX
+	// over DevX to move an RTS QP to another source GID and DSCP
+	// (SGID_INDEX, and DSCP with cap rts2rts_qp_dscp) and UDP source port
+	// (opt_param_mask_95_32, cap rts2rts_qp_udp_sport). The rest of the
+	// primary path (remote GID, MAC, ...) cannot change in RTS: a ConnectX
+	// moves an RC QP to another path only by path migration (ALT_ADDR_PATH
+	// then PM_STATE), so PRIMARY_ADDR_PATH is refused.
 	OpRTS2RTS: {
 		Op: OpRTS2RTS, From: []QPState{QPStateRTS}, To: QPStateRTS,
 		Len: ModifyQPInExtLen, Lens: []int{ModifyQPInLen, ModifyQPInExtLen},
-		AllowedRC:  OptRRE | OptRAE | OptRWE | OptRNRTimeout | OptPMState | OptAltAddrPath,
-		AllowedUC:  OptRWE | OptPMState | OptAltAddrPath,
+		AllowedRC:  OptRRE | OptRAE | OptRWE | OptRNRTimeout | OptPMState | OptAltAddrPath | OptSGIDIndex | OptDSCP,
+		AllowedUC:  OptRWE | OptPMState | OptAltAddrPath | OptSGIDIndex | OptDSCP,
 		AllowedExt: OptExtUDPSport,
 	},
 	OpSQERR2RTS: {
@@ -453,7 +460,7 @@ func NewModifyQPIn(op Opcode, qpn uint32) ModifyQPIn {
 	return ModifyQPIn{CmdHeader: CmdHeader{Opcode: op}, QPN: qpn}
 }
 
-// Timer encodings (section 2.9).
+// Timer encodings.
 
 // MaxTimerCode is the largest ack_timeout / min_rnr_nak code (5 bits).
 const MaxTimerCode = 31

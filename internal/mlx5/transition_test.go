@@ -216,8 +216,8 @@ func TestAllowedOptParams(t *testing.T) {
 			OptAltAddrPath | OptRWE | OptPKeyIndex | OptLAGTxAff},
 		{OpRTR2RTS, OptAltAddrPath | OptRRE | OptRAE | OptRWE | OptPMState | OptRNRTimeout,
 			OptAltAddrPath | OptRWE | OptPMState},
-		{OpRTS2RTS, OptRRE | OptRAE | OptRWE | OptRNRTimeout | OptPMState | OptAltAddrPath,
-			OptRWE | OptPMState | OptAltAddrPath},
+		{OpRTS2RTS, OptRRE | OptRAE | OptRWE | OptRNRTimeout | OptPMState | OptAltAddrPath | OptSGIDIndex | OptDSCP,
+			OptRWE | OptPMState | OptAltAddrPath | OptSGIDIndex | OptDSCP},
 		{Op2ERR, 0, 0}, {Op2RST, 0, 0}, {OpCreateQP, 0, 0},
 	}
 	for _, c := range cases {
@@ -290,7 +290,7 @@ func TestTransitionRules(t *testing.T) {
 	_, err = AppliedFields(OpCreateQP, STRC, 0, 0)
 	require.ErrorIs(t, err, ErrOpcode)
 
-	// State legality (section 2.8.3).
+	// State legality.
 	legal := map[Opcode][]QPState{
 		OpRST2INIT: {QPStateRST}, OpINIT2INIT: {QPStateINIT}, OpINIT2RTR: {QPStateINIT},
 		OpRTR2RTS: {QPStateRTR}, OpRTS2RTS: {QPStateRTS}, OpSQERR2RTS: {QPStateSQER},

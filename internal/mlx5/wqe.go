@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Send queue geometry (mlx5-prm.md section 3.1).
+// Send queue geometry.
 const (
 	WQEBB    = 64 // bytes in a send WQE basic block; the SQ index counts these
 	DSSize   = 16 // bytes in one data segment unit, the unit of the ctrl ds field
@@ -15,7 +15,7 @@ const (
 	maxPIBit = 0xffff    // the SQ index is a 16-bit counter
 )
 
-// WQEOpcode is the opcode byte of a send WQE's control segment (section 3.8).
+// WQEOpcode is the opcode byte of a send WQE's control segment.
 type WQEOpcode uint8
 
 const (
@@ -518,7 +518,7 @@ func (w *WQE) DS() (uint8, error) {
 // returned.
 //
 // Encode does not order its stores for a concurrent reader: publish the WQE
-// with a barrier and a doorbell record update afterwards (section 5.4).
+// with a barrier and a doorbell record update afterwards.
 func (w *WQE) Encode(ring []byte) (int, error) {
 	if err := CheckRing(ring); err != nil {
 		return 0, err
@@ -609,8 +609,7 @@ func readInline(dst, ring []byte, off, n int) []byte {
 }
 
 // ParseWQE decodes the send WQE at SQ index index of ring, validating it as
-// the NIC would (mlx5-prm.md section 6.5, the checks decidable from the WQE
-// bytes alone). A *WQEError carries the syndrome of the error CQE to report.
+// the NIC would (the checks decidable from the WQE bytes alone). A *WQEError carries the syndrome of the error CQE to report.
 // It never panics and its work is bounded by the 63-unit WQE size, whatever
 // the bytes are.
 func ParseWQE(ring []byte, index uint16) (WQE, error) {
@@ -812,7 +811,7 @@ var RecvTerminator = DataSeg{LKey: InvalidLKey}
 // SRQNextSegSize is the size of the "next" segment that starts each WQE of a
 // linked-list SRQ, before its scatter list. Its bytes 2..3 hold the BE16 index
 // of the next WQE in the free list (rdma-core's mlx5_wqe_srq_next_seg; not in
-// the fact sheet, so treat the offset as unverified).
+// our sources, so treat the offset as unverified).
 const SRQNextSegSize = 16
 
 // SRQNextIndex reads next_wqe_index from a linked-list SRQ WQE; 0 if wqe is

@@ -2,8 +2,8 @@ package mlx5
 
 import "encoding/binary"
 
-// This file holds the 16-byte send-WQE segments (mlx5-prm.md sections 3.2 to
-// 3.9). Each segment type has Put, which writes the 16 bytes at the start of
+// This file holds the 16-byte send-WQE segments (control, remote address,
+// data, inline, atomic, masked atomic, wait). Each segment type has Put, which writes the 16 bytes at the start of
 // b, and a Decode function that reads them back. Put and Decode need
 // len(b) >= DSSize; both panic on a shorter slice, as the bit accessor does:
 // the WQE encoder and parser always hand them a whole segment.
@@ -12,7 +12,7 @@ import "encoding/binary"
 // whose big-endian bytes are exactly the four bytes that go on the wire, so
 // it round-trips unchanged to the responder's CQE.
 
-// Control segment fields (section 3.2).
+// Control segment fields.
 var (
 	ctrlOpMod     = F(0x00, 8)
 	ctrlWQEIndex  = F(0x08, 16)
@@ -25,26 +25,26 @@ var (
 	ctrlImm       = F(0x60, 32)
 )
 
-// Remote address segment fields (section 3.3).
+// Remote address segment fields.
 var (
 	raddrAddr = F(0x00, 64)
 	raddrRKey = F(0x40, 32)
 )
 
-// Data (pointer) segment fields (section 3.4).
+// Data (pointer) segment fields.
 var (
 	dataByteCount = F(0x00, 32)
 	dataLKey      = F(0x20, 32)
 	dataAddr      = F(0x40, 64)
 )
 
-// Standard atomic segment fields (section 3.6).
+// Standard atomic segment fields.
 var (
 	atomicSwapAdd = F(0x00, 64)
 	atomicCompare = F(0x40, 64)
 )
 
-// Masked atomic segment fields (section 3.7).
+// Masked atomic segment fields.
 var (
 	masked4Swap        = F(0x00, 32) // also the 4-byte FA add value
 	masked4Compare     = F(0x20, 32) // also the 4-byte FA field boundary
@@ -54,7 +54,7 @@ var (
 	masked8Second      = F(0x40, 64) // compare, compare_mask, field_boundary
 )
 
-// Wait / SEND_EN segment fields (section 3.9).
+// Wait / SEND_EN segment fields.
 var (
 	waitMaxIndex = F(0x40, 32)
 	waitQPNCQN   = F(0x60, 32)

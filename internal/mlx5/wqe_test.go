@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// dpImage parses a byte image in the fact sheet's Appendix A form
+// dpImage parses a byte image in the worked-example form
 // ("0010: 00007f00 00001000 00abcd01 00000000", only non-zero rows) into n
 // bytes.
 func dpImage(t testing.TB, n int, rows string) []byte {
@@ -30,7 +30,7 @@ func dpImage(t testing.TB, n int, rows string) []byte {
 	return b
 }
 
-// The operands of the Appendix A.2 examples.
+// The operands of the worked examples.
 var (
 	dpHead   = WQEHead{QPN: 0x1a2b, Flags: CtrlCQUpdate}
 	dpLocal  = DataSeg{LKey: 0x00123401, Addr: 0x7f2000000000}
@@ -43,8 +43,8 @@ func dpWith(d DataSeg, off uint64, n uint32) DataSeg { d.Addr += off; d.ByteCoun
 
 func dpRAddr(off uint64) RAddrSeg { r := dpRemote; r.Addr += off; return r }
 
-// TestWQEGolden reproduces every WQE image of mlx5-prm.md Appendix A.2 byte
-// for byte and parses each back to the WQE it was built from.
+// TestWQEGolden reproduces worked WQE images (computed by hand from the PRM
+// layouts) byte for byte and parses each back to the WQE it was built from.
 func TestWQEGolden(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -98,8 +98,8 @@ func TestWQEGolden(t *testing.T) {
 	}
 }
 
-// TestWQEDeviceAPIBytes checks the byte layouts device-api.md section 4.4.6
-// says the GPU builders produce (with decision D8: unset bytes are zero).
+// TestWQEDeviceAPIBytes checks the byte layouts the DOCA GPUNetIO device API
+// builders produce (unset bytes are zero).
 func TestWQEDeviceAPIBytes(t *testing.T) {
 	h := WQEHead{Index: 0x0102, QPN: 0x00abcd, Flags: CtrlCQUpdate}
 	r := RAddrSeg{Addr: 0x1122334455667788, RKey: 0x01020304}

@@ -260,6 +260,8 @@ enum doca_gpu_dev_verbs_gpu_code_opt {
 
 enum doca_gpu_dev_verbs_signal_op {
 	DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD = 0,
+	/* Extension (not in DOCA): the signal word is set to sig_val (an 8-byte RDMA WRITE). */
+	GDAKI_VERBS_SIGNAL_OP_SET = 1,
 };
 
 enum doca_gpu_dev_verbs_dump_mode {

@@ -125,6 +125,48 @@ struct __attribute__((aligned(8))) doca_gpu_dev_verbs_wqe {
 };
 #endif
 
+/* ---- Extensions (not in DOCA; cuda/README.md, "Extensions") ------------------------------------ */
+
+/* What stopped a QP's device code: gdaki_dev_qp_error.status. */
+enum gdaki_dev_qp_error_status {
+	GDAKI_DEV_QP_OK = 0,          /* nothing recorded */
+	GDAKI_DEV_QP_ERR_CQE = 1,     /* an error CQE (REQ_ERR or RESP_ERR): the syndromes say why */
+	GDAKI_DEV_QP_ERR_TIMEOUT = 2, /* a poll ran past the QP's poll_timeout */
+};
+
+/* gdaki_dev_qp_error.status while the first failure's record is being written (a few stores). */
+#define GDAKI_DEV_QP_ERROR_BUSY 0x80000000u
+
+/* The first failure that device code saw on a QP; written once, by the first poller that sees an
+ * error CQE or times out, and kept until the host resets the QP's tracking. 24 bytes. */
+struct gdaki_dev_qp_error {
+	uint32_t status;          /* enum gdaki_dev_qp_error_status */
+	uint8_t syndrome;         /* CQE syndrome (byte 55; 0x13 remote access, 0x15 retry exceeded, ...) */
+	uint8_t vendor_syndrome;  /* CQE byte 54 */
+	uint8_t hw_syndrome;      /* CQE byte 52 */
+	uint8_t hw_syndrome_type; /* CQE byte 53 */
+	uint8_t cqe_opcode;       /* op_own >> 4: 13 REQ_ERR, 14 RESP_ERR; 0 for a timeout */
+	uint8_t wqe_opcode;       /* opcode of the failed WQE (CQE byte 56) */
+	uint16_t wqe_counter;     /* the CQE's 16-bit WQE counter, native order */
+	uint32_t reserved;
+	uint64_t wqe_index; /* the 64-bit WQE index whose poll saw the error or timed out */
+};
+
+/* What the QP's reserved2 bytes hold (64 bytes). The host writes poll_timeout between kernels
+ * (device code reads it through the read-only cache); error belongs to device code. */
+struct gdaki_dev_qp_ext {
+	struct gdaki_dev_qp_error error;
+	uint64_t poll_timeout; /* 0: polls wait without bound; else GPU clock ticks (clock64) */
+	uint8_t reserved[32];
+};
+
+/* Bits of doca_gpu_dev_verbs_cq.gdaki_flags (reserved1[0]). */
+enum {
+	/* The CQ is the cq_sq of a doca_gpu_dev_verbs_qp, whose gdaki extension area polls use. The
+	 * host export sets it; a CQ without it polls exactly as DOCA's (no record, no bound). */
+	GDAKI_DEV_CQ_FLAG_IN_QP = 1 << 0,
+};
+
 /* Device view of a completion queue (64 bytes). */
 struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_cq {
 	uint8_t *cqe_daddr;
@@ -134,7 +176,10 @@ struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_cq {
 	uint64_t cqe_ci;
 	uint32_t cqe_mask;
 	uint8_t cqe_size;
-	uint8_t reserved1[3];
+	union {
+		uint8_t reserved1[3];
+		uint8_t gdaki_flags; /* extension: GDAKI_DEV_CQ_FLAG_* */
+	};
 	uint64_t cqe_rsvd;
 	enum doca_gpu_dev_verbs_mem_type mem_type;
 	uint8_t reserved2[12];
@@ -160,7 +205,10 @@ struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_qp {
 	__be32 *sq_dbrec;
 	uint64_t *sq_db;
 	uint8_t reserved1[8];
-	uint8_t reserved2[64];
+	union {
+		uint8_t reserved2[64];
+		struct gdaki_dev_qp_ext gdaki; /* extension: error record and poll bound */
+	};
 	struct doca_gpu_dev_verbs_cq cq_sq;
 	uint8_t reserved3[64];
 	enum doca_gpu_dev_verbs_nic_handler nic_handler;
@@ -205,6 +253,21 @@ DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, cq_sq, 160, 64);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved3, 224, 64);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, nic_handler, 288, 4);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, mem_type, 292, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, gdaki, 96, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, gdaki_flags, 37, 1);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(gdaki_dev_qp_ext, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_ext, error, 0, 24);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_ext, poll_timeout, 24, 8);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(gdaki_dev_qp_error, 24);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, status, 0, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, syndrome, 4, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, vendor_syndrome, 5, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, hw_syndrome, 6, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, hw_syndrome_type, 7, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, cqe_opcode, 8, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, wqe_opcode, 9, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, wqe_counter, 10, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_error, wqe_index, 16, 8);
 
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_cq, 64);
 DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_cq, 8);

@@ -1,10 +1,10 @@
 /*
- * GPUNetIO verbs counter API and multi-QP submit (device-api.md section 4.6).
+ * GPUNetIO verbs counter API and multi-QP submit.
  *
  * A counted operation posts its WQEs on the main QP and, on a companion QP created with the
  * core-direct master capability, a WAIT for the main CQ to reach the last main WQE followed by a
  * fetch-and-add on the counter. Thread scope only. Counters are not valid after a QP reset unless
- * the CQ was recreated (Decision D17).
+ * the CQ was recreated (as in DOCA: the WAIT index ignores cqe_rsvd).
  *
  * The multi-QP DB submit holds all N locks at once, taken in array order: never pass the same
  * QPs in different orders from concurrent callers.
@@ -14,6 +14,8 @@
 
 #include "doca_gpunetio_dev_verbs_qp.cuh"
 #include "doca_gpunetio_dev_verbs_cq.cuh"
+/* The counted operations build their WQEs with the one-sided API's builders. */
+#include "doca_gpunetio_dev_verbs_onesided.cuh"
 
 /* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
 #if defined(__GNUC__)
@@ -67,7 +69,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
 			t[i] = doca_priv_gpu_dev_verbs_load_db_targets(qps[i], prod_indices[i]);
 		any = any || advanced[i];
 	}
-	/* Decision D20 for all QPs at once: fence, every DBR, fence, every doorbell, with the
+	/* The doorbell order (cuda/README.md) for all QPs at once: fence, every DBR, fence, every doorbell, with the
 	 * descriptor loads done before the first fence as in the one-QP submit. The explicit fences
 	 * already give the stores release order, so ASYNC_STORE_RELEASE changes nothing here. */
 	if (any) {
@@ -90,14 +92,15 @@ template <unsigned int num_qps,
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_proxy_multi_qps(struct doca_gpu_dev_verbs_qp **qps,
 										  uint64_t *prod_indices)
 {
-	/* Decision D18: system scope before the host-visible mailbox stores. */
+	/* System scope before the host-visible mailbox stores (DOCA uses GPU scope). */
 	(void)sync_scope;
 	doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
 	for (unsigned int i = 0; i < num_qps; i++)
 		doca_gpu_dev_verbs_ring_proxy<resource_sharing_mode>(qps[i], prod_indices[i]);
 }
 
-/* Dispatcher: with AUTO the runtime handler of qps[0] decides for all QPs. Decision D7: BF is DB. */
+/* Dispatcher: with AUTO the runtime handler of qps[0] decides for all QPs. GPU_SM_BF is handled as
+ * GPU_SM_DB (DOCA sends it down the proxy path). */
 template <unsigned int num_qps,
 	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
@@ -196,7 +199,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_counter(
 	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
 	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, chunks + 1, code_opt);
 	doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
-	doca_priv_gpu_dev_verbs_build_signal(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
 	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
 		qp, base, base + chunks, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }
@@ -211,7 +214,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_signal_counter(
 	uint64_t counter_val, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
 	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, 1, code_opt);
-	doca_priv_gpu_dev_verbs_build_signal(qp, base, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base, sig_raddr, sig_laddr, sig_val);
 	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
 		qp, base, base, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }

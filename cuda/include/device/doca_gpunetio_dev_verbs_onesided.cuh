@@ -1,6 +1,6 @@
 /*
  * GPUNetIO verbs high-level one-sided API: put, p, put_signal, p_signal, signal, get, get_wait,
- * wait and fence, in thread and warp scope (device-api.md section 4.5).
+ * wait and fence, in thread and warp scope, and the extensions built on them.
  *
  * Thread scope: every calling thread posts its own operation and gets the ticket of its last WQE.
  * On the GPU, in CTA and GPU sharing modes, the active lanes of a warp that call the same
@@ -8,7 +8,7 @@
  * lane builds its own WQEs, one in-order publication and one doorbell for the batch. Per-call
  * semantics (WQEs, CQE per WQE, tickets) are unchanged.
  * Warp scope: all 32 lanes of a converged warp call together; each lane posts its own operation
- * (Decision D14 makes p_warp, put_signal_warp and signal_warp real operations).
+ * (p_warp, put_signal_warp and signal_warp are real operations; DOCA's are no-ops).
  */
 #ifndef DOCA_GPUNETIO_DEV_VERBS_ONESIDED_CUH
 #define DOCA_GPUNETIO_DEV_VERBS_ONESIDED_CUH
@@ -31,7 +31,7 @@ struct doca_priv_gpu_dev_verbs_submit_scope {
 											: DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
 };
 
-/* Internal: whether submit<..., nic_handler> takes the GPU_SM_DB path and rings (D7: BF is DB). */
+/* Internal: whether submit<..., nic_handler> takes the GPU_SM_DB path and rings (BF counts as DB). */
 template <enum doca_gpu_dev_verbs_nic_handler nic_handler>
 __device__ static __forceinline__ bool doca_priv_gpu_dev_verbs_rings_db(struct doca_gpu_dev_verbs_qp *qp, uint32_t code_opt)
 {
@@ -49,7 +49,7 @@ __device__ static __forceinline__ bool doca_priv_gpu_dev_verbs_rings_db(struct d
  * after the reservation: nobody else touches an exclusive QP, so it is still current, and reading
  * it there (next to sq_rsvd_index, in the same cache line) takes its load off the path between
  * the WQE stores and the doorbell. The stores are those of submit_db in EXCLUSIVE mode: ready
- * index, lock word, producer index, DBR and doorbell (Decision D20), lock word. */
+ * index, lock word, producer index, DBR and doorbell, lock word: the submit core's. */
 template <enum doca_gpu_dev_verbs_nic_handler nic_handler>
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_publish_submit_excl(struct doca_gpu_dev_verbs_qp *qp,
 										    uint64_t from, uint64_t to,
@@ -64,13 +64,21 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_publish_submit_ex
 	const uint64_t pi = to + 1;
 	const struct doca_priv_gpu_dev_verbs_db_targets t = doca_priv_gpu_dev_verbs_load_db_targets(qp, pi);
 	qp->sq_ready_index = pi;
-	qp->sq_lock = 1;
-	if (announced < pi) {
-		qp->sq_wqe_pi = pi;
-		doca_priv_gpu_dev_verbs_write_dbr_db<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>(
-			t, code_opt);
-	}
-	qp->sq_lock = 0;
+	doca_priv_gpu_dev_verbs_db_core_excl<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>(
+		qp, pi, announced, t, code_opt);
+}
+
+/* Internal: one try at the in-order readiness CAS (relaxed; acquire with the candidate
+ * GDAKI_DEV_CANDIDATE_SHARED_ACQUIRE_CAS, see doca_priv_gpu_dev_verbs_lock_try). */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>
+__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ready_try(uint64_t *ready, uint64_t from, uint64_t to)
+{
+#if defined(GDAKI_DEV_CANDIDATE_SHARED_ACQUIRE_CAS)
+	return doca_priv_gpu_dev_verbs_cas_acquire<resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA>(ready, from,
+															 to);
+#else
+	return doca_priv_gpu_dev_verbs_cas64<resource_sharing_mode>(ready, from, to);
+#endif
 }
 
 /* Internal: mark_wqes_ready + submit for the high-level API. On the DB path in CTA/GPU sharing
@@ -99,27 +107,17 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_publish_submit(st
 			 * never takes the lock. (Dropping the lock again when the readiness CAS fails kept
 			 * the full-GPU rate but sometimes ran one warp of thread-scope puts 5x slower.) */
 			doca_gpu_dev_verbs_fence_release<fscope>();
-			uint64_t seen = doca_priv_gpu_dev_verbs_cas64<resource_sharing_mode>(&qp->sq_ready_index, from, to + 1);
-			int locked = doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1);
+			uint64_t seen = doca_priv_gpu_dev_verbs_ready_try<resource_sharing_mode>(&qp->sq_ready_index, from, to + 1);
+			int locked = doca_priv_gpu_dev_verbs_lock_try<resource_sharing_mode>(&qp->sq_lock);
 			while (seen != from) {
 				doca_priv_gpu_dev_verbs_spin_hint();
-				seen = doca_priv_gpu_dev_verbs_cas64<resource_sharing_mode>(&qp->sq_ready_index, from, to + 1);
+				seen = doca_priv_gpu_dev_verbs_ready_try<resource_sharing_mode>(&qp->sq_ready_index, from, to + 1);
 			}
-			/* Lock, or leave when another submitter already announced this PI. */
-			const uint64_t pi = to + 1;
-			while (locked != 0) {
-				if (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&qp->sq_wqe_pi) >= pi)
-					return;
-				doca_priv_gpu_dev_verbs_spin_hint();
-				locked = doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1);
-			}
-			/* One acquire fence: after both the readiness CAS and the lock CAS. */
-			doca_gpu_dev_verbs_fence_acquire<fscope>();
-			const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&qp->sq_wqe_pi, pi);
-			if (old < pi)
-				doca_priv_gpu_dev_verbs_write_dbr_db<sync_scope,
-								     doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(t, code_opt);
-			doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
+			/* Lock (the first try is in flight), or leave when another submitter already
+			 * announced this PI; then the doorbell, as every GPU_SM_DB submit does it. */
+			doca_priv_gpu_dev_verbs_db_core_shared<resource_sharing_mode, sync_scope,
+							       doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(
+				qp, to + 1, locked, t, code_opt);
 			return;
 		}
 	}
@@ -191,9 +189,7 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_warp(str
 {
 	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
 		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
-#if !defined(__CUDACC__)
-	doca_priv_gpu_dev_verbs_warp_unsupported(); /* before anything is reserved */
-#endif
+	DOCA_PRIV_GPU_DEV_VERBS_WARP_ONLY(); /* before anything is reserved */
 	const uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE * per_lane;
 	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	unsigned long long base = 0;
@@ -243,7 +239,7 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_put(struct 
 	}
 }
 
-/* Internal: RDMA READ chunks, or a NOP for size 0 (Decision D15). */
+/* Internal: RDMA READ chunks, or a NOP for size 0 (DOCA leaves the index uninitialised). */
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_get(struct doca_gpu_dev_verbs_qp *qp, uint64_t base,
 									  uint32_t chunks,
 									  struct doca_gpu_dev_verbs_addr raddr,
@@ -276,16 +272,29 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_p(struct do
 	doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<T>(qp, wqe, value);
 }
 
-/* Internal: the 8-byte fetch-and-add used by every signal. */
+/* Internal: the one-slot WQE of a signal. ADD: an 8-byte fetch-and-add whose old value lands at
+ * sig_laddr. SET (extension): an inline 8-byte RDMA WRITE of sig_val (its bytes in memory order)
+ * to sig_raddr, one aligned 8-byte store at the target; sig_laddr is not used. */
+template <enum doca_gpu_dev_verbs_signal_op sig_op>
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_signal(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx,
 									     struct doca_gpu_dev_verbs_addr sig_raddr,
 									     struct doca_gpu_dev_verbs_addr sig_laddr,
 									     uint64_t sig_val)
 {
+	static_assert(sig_op == DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD || sig_op == GDAKI_VERBS_SIGNAL_OP_SET,
+		      "signal operations are ADD and GDAKI_VERBS_SIGNAL_OP_SET");
 	struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx);
-	doca_gpu_dev_verbs_wqe_prepare_atomic(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
-					      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr, sig_raddr.key,
-					      sig_laddr.addr, sig_laddr.key, 8, sig_val, 0);
+	if constexpr (sig_op == GDAKI_VERBS_SIGNAL_OP_SET) {
+		(void)sig_laddr;
+		doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_header(qp, wqe, (uint16_t)idx,
+								     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr,
+								     sig_raddr.key, 8);
+		doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<uint64_t>(qp, wqe, sig_val);
+	} else {
+		doca_gpu_dev_verbs_wqe_prepare_atomic(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
+						      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr, sig_raddr.key,
+						      sig_laddr.addr, sig_laddr.key, 8, sig_val, 0);
+	}
 }
 
 /* Internal: number of 1 GiB chunks, at least one. */
@@ -425,7 +434,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_thread(
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, chunks + 1, code_opt, [&](uint64_t base) {
 			doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
-			doca_priv_gpu_dev_verbs_build_signal(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
 		});
 }
 
@@ -442,7 +451,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_warp(
 	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
 		qp, 2, code_opt, [&](uint64_t idx) {
 			doca_priv_gpu_dev_verbs_build_put(qp, idx, 1, raddr, laddr, size);
-			doca_priv_gpu_dev_verbs_build_signal(qp, idx + 1, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx + 1, sig_raddr, sig_laddr, sig_val);
 		});
 }
 
@@ -491,7 +500,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, 2, code_opt, [&](uint64_t base) {
 			doca_priv_gpu_dev_verbs_build_p<T>(qp, base, raddr, value);
-			doca_priv_gpu_dev_verbs_build_signal(qp, base + 1, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + 1, sig_raddr, sig_laddr, sig_val);
 		});
 }
 
@@ -521,7 +530,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_signal_thread(struct d
 {
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, 1, code_opt,
-		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal(qp, idx, sig_raddr, sig_laddr, sig_val); });
+		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx, sig_raddr, sig_laddr, sig_val); });
 }
 
 template <enum doca_gpu_dev_verbs_signal_op sig_op,
@@ -535,7 +544,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_signal_warp(struct doc
 {
 	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
 		qp, 1, code_opt,
-		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal(qp, idx, sig_raddr, sig_laddr, sig_val); });
+		[&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx, sig_raddr, sig_laddr, sig_val); });
 }
 
 template <enum doca_gpu_dev_verbs_signal_op sig_op,
@@ -584,7 +593,7 @@ __device__ static inline void doca_gpu_dev_verbs_get_thread(struct doca_gpu_dev_
 							     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
 	const bool mcst = mcst_mode == DOCA_GPUNETIO_VERBS_MCST_ENABLED;
-	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size); /* Decision D15: at least one */
+	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size); /* at least one: size 0 is a NOP */
 	const uint64_t last = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, chunks + (mcst ? 1 : 0), code_opt, [&](uint64_t base) {
 			doca_priv_gpu_dev_verbs_build_get(qp, base, chunks, raddr, laddr, size);
@@ -613,9 +622,7 @@ __device__ static inline void doca_gpu_dev_verbs_get_warp(struct doca_gpu_dev_ve
 	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
 		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
 	const bool mcst = mcst_mode == DOCA_GPUNETIO_VERBS_MCST_ENABLED;
-#if !defined(__CUDACC__)
-	doca_priv_gpu_dev_verbs_warp_unsupported(); /* before anything is reserved */
-#endif
+	DOCA_PRIV_GPU_DEV_VERBS_WARP_ONLY(); /* before anything is reserved */
 	const uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE + (mcst ? 1 : 0);
 	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
@@ -633,7 +640,7 @@ __device__ static inline void doca_gpu_dev_verbs_get_warp(struct doca_gpu_dev_ve
 							    (uint16_t)last, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE,
 							    daddr.addr, daddr.key, 1);
 		doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, last);
-		/* Decision D16: code_opt is forwarded in the MCST path too. */
+		/* code_opt is forwarded in the MCST path too (DOCA drops it). */
 		if (mcst)
 			doca_gpu_dev_verbs_submit<resource_sharing_mode, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, nic_handler>(
 				qp, last + 1, code_opt);
@@ -729,12 +736,108 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_d
 	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, t - 1);
 }
 
-/* A reserved hook: does nothing. */
+/* Does nothing, as in DOCA. It needs to do nothing for ordering at the target: the NIC executes a
+ * QP's WQEs in posting order and an RC responder applies a QP's writes and atomics in that order.
+ * For what it does not give, see gdaki_dev_fence and gdaki_dev_quiet (cuda/README.md, "fence"). */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_fence(struct doca_gpu_dev_verbs_qp *qp)
 {
 	(void)qp;
+}
+
+/* ==== Extensions (not in DOCA; cuda/README.md, "Extensions") ================================= */
+
+/* Extension: fetch-and-add. Adds value to the 8-byte word at raddr (8-byte aligned, on the peer);
+ * the word's old value lands in the 8 bytes at laddr (registered local memory) when the WQE
+ * completes. *out_ticket is the WQE to wait for, with gdaki_dev_fetch_wait (or any wait). Thread
+ * scope; in CTA/GPU sharing mode the lanes of a warp are coalesced as for put. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void gdaki_dev_fetch_add(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr,
+							   struct doca_gpu_dev_verbs_addr laddr, uint64_t value,
+							   doca_gpu_dev_verbs_ticket_t *out_ticket,
+							   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
+							      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key,
+							      laddr.addr, laddr.key, 8, value, 0);
+		});
+}
+
+/* Extension: compare-and-swap. If the 8-byte word at raddr equals compare it becomes swap; either
+ * way its old value lands at laddr, as for gdaki_dev_fetch_add. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void gdaki_dev_compare_swap(struct doca_gpu_dev_verbs_qp *qp,
+							      struct doca_gpu_dev_verbs_addr raddr,
+							      struct doca_gpu_dev_verbs_addr laddr, uint64_t compare,
+							      uint64_t swap, doca_gpu_dev_verbs_ticket_t *out_ticket,
+							      uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_CS,
+							      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key,
+							      laddr.addr, laddr.key, 8, compare, swap);
+		});
+}
+
+/* Extension: waits for a fetching atomic (ticket from gdaki_dev_fetch_add or
+ * gdaki_dev_compare_swap) and reads the old value it left at laddr into *old (old may be NULL).
+ * Returns 0, or the poll's error (-EIO, -ETIMEDOUT: see the QP error record); *old is written on
+ * success only. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU>
+__device__ static __forceinline__ int gdaki_dev_fetch_wait(struct doca_gpu_dev_verbs_qp *qp, doca_gpu_dev_verbs_ticket_t ticket,
+							   struct doca_gpu_dev_verbs_addr laddr, uint64_t *old)
+{
+	/* On success the poll has issued a system-scope acquire fence after seeing the CQE. */
+	const int rc = doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, ticket);
+	if (rc == 0 && old != (uint64_t *)0)
+		*old = *(const volatile uint64_t *)(uintptr_t)laddr.addr;
+	return rc;
+}
+
+/* Extension: quiet. Waits until every WQE reserved on the QP so far has completed, and reports
+ * errors: 0 when all completed and the QP has no failure recorded, else -EIO (an error CQE) or
+ * -ETIMEDOUT (the poll bound), as recorded in the QP's error record. WQEs that other threads have
+ * reserved but not yet submitted are waited for too. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU>
+__device__ static __forceinline__ int gdaki_dev_quiet(struct doca_gpu_dev_verbs_qp *qp)
+{
+	const uint64_t n = doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index);
+	int rc = 0;
+	if (n != 0)
+		rc = doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, n - 1);
+	if (rc == 0) {
+		struct gdaki_dev_qp_ext *ext = doca_priv_gpu_dev_verbs_cq_ext(&qp->cq_sq);
+		if (ext)
+			rc = doca_priv_gpu_dev_verbs_ext_failed(ext);
+	}
+	return rc;
+}
+
+/* Extension: a fence that orders. Posts a NOP whose ctrl segment asks for the mlx5 fence: the NIC
+ * starts it, and every WQE posted after it, only once every earlier RDMA READ and atomic of the
+ * QP has completed (its data is in local memory). Use it where a later operation depends on an
+ * earlier get or fetching atomic, for example a put whose source is what a get just read. It
+ * takes one slot and one CQE like any operation; *out_ticket is that NOP. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void gdaki_dev_fence(struct doca_gpu_dev_verbs_qp *qp, doca_gpu_dev_verbs_ticket_t *out_ticket,
+						       uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_nop(
+				qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+				(enum doca_gpu_dev_verbs_wqe_ctrl_flags)(DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE |
+									 DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_FENCE));
+		});
 }
 
 #if defined(__GNUC__)

@@ -1,19 +1,16 @@
 /*
  * GPUNetIO verbs low-level send-queue API: WQE slot reservation and in-order readiness, doorbell
  * record and doorbell writes, BlueFlame and CPU-proxy rings, the submit family and every WQE
- * builder (device-api.md section 4.4; byte layouts in 4.4.6).
+ * builder.
  *
  * Index model: 64-bit software indexes (sq_rsvd_index, sq_ready_index, sq_wqe_pi) that never
  * wrap; the NIC sees only their low 16 bits (ctrl segment, doorbell, DBR, CQE wqe_counter).
  * Submit order: WQE stores -> release fence -> in-order readiness -> doorbell (for GPU_SM_DB,
- * under the per-QP lock: fence, DBR, fence, DB; Decision D20).
+ * under the per-QP lock: fence, DBR, fence, DB; cuda/README.md, "The doorbell order").
  */
 #ifndef DOCA_GPUNETIO_DEV_VERBS_QP_H
 #define DOCA_GPUNETIO_DEV_VERBS_QP_H
 
-#if defined(__CUDACC__) && !defined(__CUDACC_RTC__)
-#include <cuda/atomic>
-#endif
 #include "doca_gpunetio_dev_verbs_cq.cuh"
 
 /* The descriptor structs are packed but 8-byte aligned with naturally aligned fields. */
@@ -27,12 +24,7 @@
 /* Stores 16 bytes (val[0], val[1]) with one weak, cache-streaming vector store; ptr 16B aligned. */
 __device__ static __forceinline__ void doca_gpu_dev_verbs_store_wqe_seg(uint64_t *ptr, uint64_t *val)
 {
-#if defined(__CUDACC__)
-	asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(ptr), "l"(val[0]), "l"(val[1]) : "memory");
-#else
-	ptr[0] = val[0];
-	ptr[1] = val[1];
-#endif
+	doca_priv_gpu_dev_verbs_st_cs_v2(ptr, val[0], val[1]);
 }
 
 __device__ static __forceinline__ struct doca_gpu_dev_verbs_wqe *doca_gpu_dev_verbs_get_wqe_ptr(
@@ -105,14 +97,8 @@ __device__ static __forceinline__ void doca_gpu_dev_common_mark_wqes_ready(uint6
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
 		else
 			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-#if defined(__CUDACC__)
-		if (cta)
-			asm volatile("st.relaxed.cta.b64 [%0], %1;" ::"l"(&ready_index), "l"(to_wqe_idx + 1) : "memory");
-		else
-			asm volatile("st.relaxed.gpu.b64 [%0], %1;" ::"l"(&ready_index), "l"(to_wqe_idx + 1) : "memory");
-#else
-		__atomic_store_n(&ready_index, to_wqe_idx + 1, __ATOMIC_RELAXED);
-#endif
+		doca_priv_gpu_dev_verbs_st_relaxed64<resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA>(
+			&ready_index, to_wqe_idx + 1);
 	}
 }
 
@@ -168,7 +154,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_update_dbr(struct doca
 
 /* ---- Doorbell ---------------------------------------------------------------------------------- */
 
-/* Bytes 0..3 = BE32(pi << 8) (bits 16..23 of pi spill into the opmod byte, Decision D5),
+/* Bytes 0..3 = BE32(pi << 8) (bits 16..23 of pi spill into the opmod byte, as in DOCA),
  * bytes 4..7 = qpn_ds verbatim. */
 __device__ static __forceinline__ __be64 doca_gpu_dev_common_prepare_db(uint32_t qpn_ds, uint64_t prod_index)
 {
@@ -234,7 +220,7 @@ __device__ static __forceinline__ struct doca_priv_gpu_dev_verbs_db_targets doca
 	return t;
 }
 
-/* Internal, Decision D20: the doorbell-record and doorbell writes of a GPU_SM_DB submit, in the
+/* Internal: the doorbell-record and doorbell writes of a GPU_SM_DB submit, in the
  * order of every mlx5 provider (rdma-core, the kernel, DPDK): a release fence at first_scope (WQEs
  * before the record), the DBR, a release fence at second_scope (record before the doorbell) and one
  * doorbell. The reference rings first and again after the DBR (DB, DBR, fence, DB): one doorbell
@@ -260,21 +246,101 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_write_dbr_db(cons
 	doca_priv_gpu_dev_verbs_store_db64(t.db, t.db_val);
 }
 
-/* Internal: D20's DBR and doorbell for one QP; the second fence is at least GPU scope. */
-template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
-__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_dbr_then_db(struct doca_gpu_dev_verbs_qp *qp,
-									    uint64_t prod_index, uint32_t code_opt)
+/* ---- The submit core ----------------------------------------------------------------------- */
+
+/* Internal: the doorbell core of every GPU_SM_DB submit, under both the low-level submit_db and the
+ * one-sided API (there after the in-order publication). EXCLUSIVE QP: old is sq_wqe_pi as the caller
+ * read it (nobody else changes it); the WQE-to-DBR fence is issued before the compare, so the PI
+ * load and the WQE stores drain together (a submit that finds nothing to ring pays that fence).
+ * The lock word is written as DOCA writes it.
+ * Posting-rate candidates, for measurement only (bench/postrate, scripts/post-rate.sh
+ * --candidates; cuda/README.md): GDAKI_DEV_CANDIDATE_EXCL_NO_LOCK_WORD leaves the lock word of an
+ * exclusive QP alone (nobody else reads it), GDAKI_DEV_CANDIDATE_EXCL_FENCE_AFTER_COMPARE issues
+ * the first fence after the compare, as DOCA does. Both keep the order fence, DBR, fence, DB. */
+template <enum doca_gpu_dev_verbs_sync_scope first_scope, enum doca_gpu_dev_verbs_sync_scope second_scope>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_db_core_excl(struct doca_gpu_dev_verbs_qp *qp,
+									     uint64_t prod_index, uint64_t old,
+									     const struct doca_priv_gpu_dev_verbs_db_targets &t,
+									     uint32_t code_opt)
 {
-	doca_priv_gpu_dev_verbs_write_dbr_db<sync_scope, doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(
-		doca_priv_gpu_dev_verbs_load_db_targets(qp, prod_index), code_opt);
+#if !defined(GDAKI_DEV_CANDIDATE_EXCL_NO_LOCK_WORD)
+	qp->sq_lock = 1;
+#endif
+#if defined(GDAKI_DEV_CANDIDATE_EXCL_FENCE_AFTER_COMPARE)
+	/* write_dbr_db leaves the fences out itself with ASYNC_STORE_RELEASE. */
+	if (old < prod_index) {
+		qp->sq_wqe_pi = prod_index;
+		doca_priv_gpu_dev_verbs_write_dbr_db<first_scope, second_scope>(t, code_opt);
+	}
+#else
+	bool async = false;
+#ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
+	async = (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) != 0;
+#endif
+	if (!async)
+		doca_gpu_dev_verbs_fence_release<first_scope>();
+	if (old < prod_index) {
+		qp->sq_wqe_pi = prod_index;
+		doca_priv_gpu_dev_verbs_write_dbr_db<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD, second_scope>(t, code_opt);
+	}
+#endif
+#if !defined(GDAKI_DEV_CANDIDATE_EXCL_NO_LOCK_WORD)
+	qp->sq_lock = 0;
+#endif
+}
+
+/* Internal: one try at the QP lock of a shared QP: 0 when taken. Candidate
+ * GDAKI_DEV_CANDIDATE_SHARED_ACQUIRE_CAS (measurement only) gives this CAS, and the readiness CAS of
+ * the one-sided API, acquire semantics instead of the acquire fence the core issues after them. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>
+__device__ static __forceinline__ int doca_priv_gpu_dev_verbs_lock_try(int *lock)
+{
+#if defined(GDAKI_DEV_CANDIDATE_SHARED_ACQUIRE_CAS)
+	return doca_priv_gpu_dev_verbs_cas_acquire<resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA>(lock, 0,
+															 1);
+#else
+	return doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(lock, 0, 1);
+#endif
+}
+
+/* Internal: the same core for a CTA/GPU-shared QP. locked is the result of a lock compare-and-swap
+ * the caller already issued (the one-sided API issues it next to its readiness CAS, so the two
+ * round trips overlap). The lock is taken, or the submit leaves once another thread has announced
+ * a PI at least as high (it would ring nothing under the lock; under contention this leaves one
+ * doorbell triple per batch). One acquire fence after the lock orders everything the caller did
+ * before (its readiness CAS included) before the doorbell stores. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode, enum doca_gpu_dev_verbs_sync_scope first_scope,
+	  enum doca_gpu_dev_verbs_sync_scope second_scope>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_db_core_shared(struct doca_gpu_dev_verbs_qp *qp,
+									       uint64_t prod_index, int locked,
+									       const struct doca_priv_gpu_dev_verbs_db_targets &t,
+									       uint32_t code_opt)
+{
+	while (locked != 0) {
+		if (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&qp->sq_wqe_pi) >= prod_index)
+			return;
+		doca_priv_gpu_dev_verbs_spin_hint();
+		locked = doca_priv_gpu_dev_verbs_lock_try<resource_sharing_mode>(&qp->sq_lock);
+	}
+#if !defined(GDAKI_DEV_CANDIDATE_SHARED_ACQUIRE_CAS)
+	if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
+		doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
+	else
+		doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+#endif
+	const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&qp->sq_wqe_pi, prod_index);
+	if (old < prod_index)
+		doca_priv_gpu_dev_verbs_write_dbr_db<first_scope, second_scope>(t, code_opt);
+	doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
 }
 
 /* ---- BlueFlame and proxy rings --------------------------------------------------------------- */
 
 #ifdef DOCA_GPUNETIO_VERBS_HAS_TMA_COPY
 /* Pushes one 64-byte WQE from shared memory (16-byte aligned) into the BlueFlame register with a
- * bulk copy, then waits until the source was read so the buffer can be reused (Decision D6).
- * With a pre-12.0 assembler the copy is done with eight relaxed 8-byte stores instead. */
+ * bulk copy, then waits until the source was read so the buffer can be reused (DOCA neither
+ * converts the address to a shared one nor waits). With a pre-12.0 assembler the copy is eight
+ * 8-byte MMIO stores instead. */
 template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_bf(struct doca_gpu_dev_verbs_qp *qp,
 								   struct doca_gpu_dev_verbs_wqe *wqe_ptr)
@@ -283,31 +349,13 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_bf(struct doca_gp
 	DOCA_GPUNETIO_VERBS_ASSERT(doca_gpu_dev_verbs_isaligned((void *)wqe_ptr, 16));
 	doca_gpu_dev_verbs_fence_release<sync_scope>();
 #if defined(DOCA_GPUNETIO_VERBS_PRIV_TMA_PTX)
-	const uint32_t src = (uint32_t)__cvta_generic_to_shared((void *)wqe_ptr);
-	asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 64;" ::"l"(db), "r"(src) : "memory");
-	asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-	asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+	doca_priv_gpu_dev_verbs_tma_copy64(db, (const void *)wqe_ptr);
 #else
 	const uint64_t *words = (const uint64_t *)wqe_ptr;
 	for (int i = 0; i < 8; i++)
-		doca_priv_gpu_dev_verbs_store_relaxed_sys64(db + i, words[i]);
+		doca_priv_gpu_dev_verbs_store_db64(db + i, words[i]);
 #endif
 }
-#endif
-
-/* Internal: warp intrinsics; the host-compile layer has no warps, warp paths abort there. */
-#if defined(__CUDACC__)
-#define DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP() __syncwarp()
-#define DOCA_PRIV_GPU_DEV_VERBS_SHFL0(v) __shfl_sync(DOCA_GPUNETIO_VERBS_WARP_FULL_MASK, (v), 0)
-#else
-#include <stdlib.h>
-__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_warp_unsupported()
-{
-	fprintf(stderr, "gpunetio: warp-scope operations are GPU-only (host-compiled headers)\n");
-	abort();
-}
-#define DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP() doca_priv_gpu_dev_verbs_warp_unsupported()
-#define DOCA_PRIV_GPU_DEV_VERBS_SHFL0(v) (v)
 #endif
 
 /* Warp-collective BlueFlame: lanes 0..7 store one 8-byte word each. All 32 lanes must call. */
@@ -321,7 +369,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_bf_warp(struct do
 	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
 	if (lane < 8) {
 		uint64_t *db = qp->sq_db;
-		db[lane] = ((uint64_t *)wqe_ptr)[lane];
+		doca_priv_gpu_dev_verbs_store_db64(db + lane, ((uint64_t *)wqe_ptr)[lane]); /* an MMIO store, never merged */
 	}
 }
 
@@ -332,20 +380,11 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca
 	uint64_t *mailbox = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
 	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
 		doca_priv_gpu_dev_verbs_store_relaxed_sys64(mailbox, prod_idx);
-		*(volatile uint64_t *)mailbox = prod_idx;
-		DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
+		doca_priv_gpu_dev_verbs_write_once(mailbox, prod_idx);
 	} else {
-#if defined(__CUDACC__)
-		asm volatile("red.relaxed.sys.global.max.u64 [%0], %1;" ::"l"(mailbox), "l"((unsigned long long)prod_idx)
-			     : "memory");
-#else
-		uint64_t old = __atomic_load_n(mailbox, __ATOMIC_RELAXED);
-		while (old < prod_idx && !__atomic_compare_exchange_n(mailbox, &old, prod_idx, true, __ATOMIC_RELAXED,
-								      __ATOMIC_RELAXED))
-			;
-		DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
-#endif
+		doca_priv_gpu_dev_verbs_red_max_sys64(mailbox, prod_idx);
 	}
+	DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
 }
 
 /* ---- Submit family ---------------------------------------------------------------------------- */
@@ -372,45 +411,17 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_
 {
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
 		return;
+	constexpr enum doca_gpu_dev_verbs_sync_scope second = doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value;
 	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
-		doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
 		const uint64_t old = qp->sq_wqe_pi;
-		const struct doca_priv_gpu_dev_verbs_db_targets t = doca_priv_gpu_dev_verbs_load_db_targets(qp, prod_index);
-		bool async = false;
-#ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
-		async = (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) != 0;
-#endif
-		/* The WQE-to-DBR fence comes before the compare, not after it: the fence then waits for
-		 * the producer-index load and the WQE stores together instead of one after the other.
-		 * A submit that finds nothing to ring pays one fence it did not need. */
-		if (!async)
-			doca_gpu_dev_verbs_fence_release<sync_scope>();
-		if (old < prod_index) {
-			qp->sq_wqe_pi = prod_index;
-			doca_priv_gpu_dev_verbs_write_dbr_db<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD,
-							     doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value>(t, code_opt);
-		}
-		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
-		return;
+		doca_priv_gpu_dev_verbs_db_core_excl<sync_scope, second>(
+			qp, prod_index, old, doca_priv_gpu_dev_verbs_load_db_targets(qp, prod_index), code_opt);
 	} else {
-		/* Same as lock(), except that a submitter whose PI another thread has already announced
-		 * gives up waiting: the atomic_max under the lock would find nothing to ring anyway.
-		 * Under contention this leaves one doorbell triple per batch of submits. */
-		while (doca_priv_gpu_dev_verbs_cas32<resource_sharing_mode>(&qp->sq_lock, 0, 1) != 0) {
-			if (doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&qp->sq_wqe_pi) >= prod_index)
-				return;
-			doca_priv_gpu_dev_verbs_spin_hint();
-		}
-		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
-			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA>();
-		else
-			doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
+		const struct doca_priv_gpu_dev_verbs_db_targets t = doca_priv_gpu_dev_verbs_load_db_targets(qp, prod_index);
+		const int locked = doca_priv_gpu_dev_verbs_lock_try<resource_sharing_mode>(&qp->sq_lock);
+		doca_priv_gpu_dev_verbs_db_core_shared<resource_sharing_mode, sync_scope, second>(qp, prod_index, locked, t,
+												  code_opt);
 	}
-	const uint64_t old =
-		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
-	if (old < prod_index)
-		doca_priv_gpu_dev_verbs_dbr_then_db<sync_scope>(qp, prod_index, code_opt);
-	doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->sq_lock);
 }
 
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
@@ -474,7 +485,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_proxy(struct do
 									uint64_t prod_index,
 									uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
-	/* Decision D18: the host is a system-scope observer of the mailbox. */
+	/* The host is a system-scope observer of the mailbox (DOCA fences at GPU scope). */
 	(void)sync_scope;
 	doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
 	doca_gpu_dev_verbs_ring_proxy<resource_sharing_mode>(qp, prod_index);
@@ -482,7 +493,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_proxy(struct do
 		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode, true>(&qp->sq_wqe_pi, prod_index);
 }
 
-/* Dispatcher. Decision D7: GPU_SM_BF (template or runtime) is handled like GPU_SM_DB. */
+/* Dispatcher. GPU_SM_BF (template or runtime) is handled like GPU_SM_DB (DOCA sends it down the
+ * proxy path, which writes a PI into the BlueFlame register). */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
@@ -505,7 +517,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit(struct doca_gpu
 		doca_gpu_dev_verbs_submit_proxy<resource_sharing_mode, sync_scope>(qp, prod_index, code_opt);
 }
 
-/* ---- WQE builders (byte layouts: device-api.md 4.4.6; Decision D8: unset bytes are 0) ------- */
+/* ---- WQE builders (mlx5 byte layouts; bytes a builder does not set are 0) -------------------- */
 
 /* Internal: the 16-byte quarter q (0..3) of a WQE slot. */
 __device__ static __forceinline__ uint64_t *doca_priv_gpu_dev_verbs_wqe_q(struct doca_gpu_dev_verbs_wqe *wqe, int q)
@@ -605,7 +617,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_prepare_inl_rdma_write
 	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
 }
 
-/* Inline payload: the value's bytes as they are in memory (Decision D12: sizes up to 28). */
+/* Inline payload: the value's bytes as they are in memory, all sizeof(T) of them (up to 28). */
 template <typename T>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data(
 	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, T data)
@@ -707,8 +719,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic(
 }
 
 /* Masked atomics (only ATOMIC_MASKED_FA / ATOMIC_MASKED_CS are valid; any other opcode leaves an
- * all-zero ctrl, Decision D9). compare_data, field_boundary and compare_mask are stored raw
- * (Decision D10). The 8-byte masked CS spans two slots: w1 must be the next slot. */
+ * all-zero ctrl, as in DOCA). compare_data, field_boundary and compare_mask are stored raw, as in
+ * DOCA. The 8-byte masked CS spans two slots: w1 must be the next slot. */
 template <enum doca_gpu_dev_verbs_atomic_ext_bytes bytes = DOCA_GPUNETIO_VERBS_ATOMIC_EXT_BYTES_4>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic_ext(
 	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr0, struct doca_gpu_dev_verbs_wqe *wqe_ptr1,

@@ -28,7 +28,7 @@ func openFirst(t *testing.T) mlx5.Device {
 	return d
 }
 
-// queryHCACap builds QUERY_HCA_CAP by hand (mlx5-prm.md section 2.3):
+// queryHCACap builds QUERY_HCA_CAP by hand:
 // opcode 0x100, op_mod = cap_type<<1 | current.
 func queryHCACap(capType uint64, current bool) (in, out []byte) {
 	in = make([]byte, 16)

@@ -14,8 +14,7 @@ import (
 // They need no library and no device, and are unit-tested in both builds.
 
 const (
-	// mailboxHeader is the size of the PRM input and output headers
-	// (mlx5-prm.md section 2.1).
+	// mailboxHeader is the size of the PRM input and output headers.
 	mailboxHeader = 8
 	// maxMailbox bounds a mailbox. The largest PRM mailboxes this project
 	// builds are a few KiB (QUERY_HCA_CAP output: 4112 bytes); 1 MiB leaves

@@ -50,6 +50,7 @@ func newCaps(m Model) *capSet {
 		LogMaxPD: capLogMaxPD, SQTSFormat: 2, RQTSFormat: 2, LogMaxUCtx: 8, LogMaxUMEM: 20,
 		MaxNumEQs: numCompVectors, LogUARPageSz: 0, DeviceFrequencyKHz: 1000000,
 		NumOfUARsPerPage: 1, LogMaxAtomicSizeQP: 3,
+		RTS2RTSQPUDPSport: true, RTS2RTSQPDSCP: true,
 	}
 	k.atomic = mlx5.AtomicCaps{
 		AtomicReq8BEndiannessMode:           mlx5.AtomicEndiannessHostMode,

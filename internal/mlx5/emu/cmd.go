@@ -8,7 +8,7 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// Header fields of every input mailbox (mlx5-prm.md 2.1).
+// Header fields of every input mailbox (the PRM command header).
 var (
 	fOpcode = mlx5.CmdHeaderFields.Opcode
 	fUID    = mlx5.CmdHeaderFields.UID
@@ -45,7 +45,7 @@ var cmdSizes = map[uint16]cmdSize{
 }
 
 // generalWhitelist is the set of opcodes the kernel lets through
-// devx_general_cmd (mlx5-prm.md 1.6).
+// devx_general_cmd.
 var generalWhitelist = map[uint16]bool{
 	mlx5.OpQueryHCACap: true, mlx5.OpQueryHCAVportContext: true, mlx5.OpQueryRoCEAddress: true,
 	mlx5.OpQueryNICVportContext: true, mlx5.OpNOP: true,
@@ -155,6 +155,7 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	if err := finish(op, in, out, e); err != nil {
 		return nil, err
 	}
+	track(obj, "%s 0x%x on %s", obj.kind, obj.id, n.cfg.Name)
 	return obj, nil
 }
 
@@ -255,6 +256,8 @@ const (
 	objQP
 	objRMP
 )
+
+func (k objKind) String() string { return [...]string{"CQ", "QP", "RMP"}[k] }
 
 // object is a DevX object handle (mlx5.Obj).
 type object struct {
@@ -406,6 +409,7 @@ func (o *object) Destroy() error {
 		return err
 	}
 	o.dead = true
+	untrack(o)
 	return nil
 }
 

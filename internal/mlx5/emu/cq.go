@@ -10,7 +10,7 @@ import (
 
 var cqf = mlx5.CQCFields
 
-// CREATE_CQ input fields beyond the cqc (mlx5-prm.md 2.6.1).
+// CREATE_CQ input fields beyond the cqc.
 var (
 	fCQUMEMOffset = mlx5.CreateCQInFields.CQUMEMOffset
 	fCQUMEMID     = mlx5.CreateCQInFields.CQUMEMID
@@ -84,6 +84,9 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 	if !ring.fits(roff, 64<<log, 64) || (ring.mem.base+uintptr(roff))%4096 != 0 {
 		return fwError(SynCQUMEMRange)
 	}
+	if e := checkRingOwned(ring.mem, roff, log, mlx5.GetBool(ctxb, cqf.CC)); e != 0 {
+		return e
+	}
 	dbr := c.umemOf(mlx5.Get32(ctxb, cqf.DBRUMEMID))
 	if dbr == nil {
 		return fwError(SynCQDBRUMEM)
@@ -95,12 +98,12 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 	if len(n.cqs) >= 1<<capLogMaxCQ {
 		return fwError(SynLimit)
 	}
-	q := &cq{ctx: c, cqn: n.nextCQN, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
-		cc: mlx5.GetBool(ctxb, cqf.CC), oi: mlx5.GetBool(ctxb, cqf.OI), uar: u}
-	for n.cqs[q.cqn] != nil || q.cqn == 0 {
-		q.cqn = (q.cqn + 1) & 0xffffff
+	cqn, _, ok := n.ids.cq.alloc(func(i uint32) bool { return n.cqs[i] != nil })
+	if !ok {
+		return fwError(SynLimit)
 	}
-	n.nextCQN = (q.cqn + 1) & 0xffffff
+	q := &cq{ctx: c, cqn: cqn, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
+		cc: mlx5.GetBool(ctxb, cqf.CC), oi: mlx5.GetBool(ctxb, cqf.OI), uar: u}
 	copy(q.cqc[:], ctxb)
 	n.cqs[q.cqn] = q
 	n.refreshCQs()
@@ -109,6 +112,40 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 	u.refs++
 	c.live++
 	mlx5.Set(out, mlx5.ObjIDField, uint64(q.cqn))
+	return 0
+}
+
+// checkRingOwned refuses a CQ ring that software has not handed to the
+// NIC: every entry (entry 0 of a collapsed CQ) must be one no poller takes
+// for a completion on the first pass, with the owner bit 1 (the first pass
+// is written with owner 0) or the opcode INVALID (0xF, which rdma-core's
+// poller skips). A ConnectX reads nothing at CREATE_CQ and would let a
+// zeroed ring (opcode REQ, owner 0) pass for 2^log_cq_size successful
+// completions that never happened; the emulator refuses it instead, so the
+// bug shows where it is (SynCQRingOwned). Initialise op_own to 0xF1
+// (mlx5.InitCQEs).
+func checkRingOwned(mem *span, off uint64, log uint8, collapsed bool) fwError {
+	entries := uint64(1) << log
+	if collapsed {
+		entries = 1
+	}
+	const chunk = 1 << 20
+	var buf []byte
+	for first := uint64(0); first < entries; first += chunk / 64 {
+		n := min(entries-first, chunk/64)
+		if cap(buf) < int(n*64) {
+			buf = make([]byte, n*64)
+		}
+		b := buf[:n*64]
+		if mem.read(b, off+first*64) != nil {
+			return fwError(SynCQUMEMRange)
+		}
+		for i := uint64(0); i < n; i++ {
+			if op := b[i*64+63]; op&1 == 0 && op>>4 != uint8(mlx5.CQEInvalid) {
+				return fwError(SynCQRingOwned)
+			}
+		}
+	}
 	return 0
 }
 
@@ -142,7 +179,7 @@ func (q *cq) query(out []byte) {
 	mlx5.SetBool(b, cqf.DBRUMEMValid, true)
 }
 
-// CQE opcodes (op_own >> 4, mlx5-prm.md 4.3).
+// CQE opcodes (op_own >> 4).
 const (
 	cqeReq         = 0
 	cqeRespWrImm   = 1
@@ -171,8 +208,8 @@ type cqe struct {
 
 // push writes one CQE at the producer position with the pass's owner bit.
 // It returns false when the CQ is in error (overflow with oi = 0, or a
-// write to its ring failed): the CQE is lost and the caller moves its QP to
-// ERR.
+// write to its ring failed): the CQE is lost, and every QP that uses the
+// CQ has been moved to ERR (see fault).
 func (q *cq) push(e cqe) bool {
 	c := mlx5.CQE{
 		Opcode: mlx5.CQEOpcode(e.opcode), Solicited: e.se, SRQNUIdx: e.uidx & mask24,
@@ -193,11 +230,11 @@ func (q *cq) push(e cqe) bool {
 	if !q.oi {
 		ci, err := q.dbr.mem.load32(q.doff)
 		if err != nil {
-			q.status, q.errored = cqStatusWriteErr, true
+			q.fault(cqStatusWriteErr)
 			return false
 		}
 		if (q.pc-ci)&0xffffff >= n {
-			q.status, q.errored = cqStatusOverflow, true
+			q.fault(cqStatusOverflow)
 			return false
 		}
 	}
@@ -208,7 +245,7 @@ func (q *cq) push(e cqe) bool {
 	c.Owner = mlx5.CQEOwnerBit(q.pc, uint(q.log))
 	c.Encode(b[:])
 	if err := q.ring.mem.storeLast(q.roff+uint64(slot)*64, b[:]); err != nil {
-		q.status, q.errored = cqStatusWriteErr, true
+		q.fault(cqStatusWriteErr)
 		return false
 	}
 	q.pc++
@@ -216,6 +253,20 @@ func (q *cq) push(e cqe) bool {
 		q.armed = 0xa
 	}
 	return true
+}
+
+// fault puts the CQ in error with a QUERY_CQ status (overflow 0x9, write
+// failure 0xa), as a ConnectX does on a CQ error: it writes no CQE any
+// more, and every QP that completes to it moves to ERR (QUERY_QP state
+// ERR); their WQEs are flushed without CQEs. q.mu held. Software learns of
+// it from QUERY_CQ and QUERY_QP (hardware also raises a CQ_ERROR event).
+func (q *cq) fault(status uint8) {
+	q.status, q.errored = status, true
+	for _, p := range *q.ctx.nic.qpSnap.Load() {
+		if (p.scq == q || p.rcq == q) && p.state.Load() != stRST {
+			p.toError()
+		}
+	}
 }
 
 // produced returns the producer counter (CQEs written so far).

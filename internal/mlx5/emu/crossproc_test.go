@@ -170,9 +170,14 @@ func (c *child) expect(tb testing.TB, word string) []string {
 
 // connectChild starts a peer and connects a local QP to it.
 func connectChild(tb testing.TB) (*endpoint, *child) {
+	return connectChildWith(tb, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9, ackTO: 16})
+}
+
+// connectChildWith is connectChild with the local endpoint's options.
+func connectChildWith(tb testing.TB, o qpOpts) (*endpoint, *child) {
 	c := startPeer(tb)
 	nic := newNIC(tb, Config{Name: "emu-parent"})
-	e := newEndpoint(tb, nic, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9, ackTO: 16})
+	e := newEndpoint(tb, nic, o)
 	fmt.Fprintf(c.stdin, "EMU PEER %s\n", e.info())
 	c.expect(tb, "READY")
 	e.connectRemote(c.info, 0x100, 0x300)

@@ -122,6 +122,7 @@ func (c *devCtx) Close() error {
 	}
 	c.closed = true
 	delete(n.ctxs, c.uid)
+	untrack(c)
 	nc := c.ncUAR
 	c.ncUAR = nil
 	if nc != nil {

@@ -23,7 +23,7 @@
 //
 // # Firmware
 //
-// Commands go through what the kernel does first (mlx5-prm.md 1.6): the uid
+// Commands go through what the kernel does first: the uid
 // is overwritten, cq_umem_valid/dbr_umem_valid/wq_umem_valid are forced to
 // 1, a non-zero vhca_tunnel_id, a create call with a non-create opcode, a
 // general command outside the whitelist (QUERY_HCA_CAP,
@@ -43,21 +43,53 @@
 // 4791, source ports 0xc000..0xffff), atomics CS/FA and masked CS/FA on 4
 // and 8 bytes with atomic_req_8B_endianness_mode = 1, cd (cross-channel),
 // cq_oi, log_max_qp_sz 15, log_max_cq_sz 22, log_max_msg 30,
-// log_max_ra_req/res_qp 4, max_wqe_sz_sq 1024, ts formats "both".
+// log_max_ra_req/res_qp 4, max_wqe_sz_sq 1024, ts formats "both",
+// rts2rts_qp_dscp and rts2rts_qp_udp_sport.
+//
+// RTS2RTS takes what the kernel's verbs table allows (access flags,
+// min_rnr_nak, pm_state, the alternate path) plus what DOCA sends a ConnectX
+// over DevX to move a QP in RTS to another source GID and traffic class:
+// SGID_INDEX (1<<23), DSCP (1<<17, cap rts2rts_qp_dscp) and the UDP source
+// port (opt_param_mask_95_32 bit 2, cap rts2rts_qp_udp_sport), each checked
+// like the same field at INIT2RTR. The rest of the primary path (remote GID,
+// MAC, hop limit) does not change in RTS: a ConnectX moves an RC QP to
+// another path only by path migration, so PRIMARY_ADDR_PATH (1<<7) is
+// BAD_PARAM on RTS2RTS.
+//
+// CREATE_CQ also looks at the ring: every entry (entry 0 of a collapsed CQ)
+// must be one no poller takes for a completion of the first pass, with the
+// owner bit 1 or the opcode INVALID (0xF); otherwise BAD_PARAM with
+// SynCQRingOwned. A ConnectX reads nothing at CREATE_CQ, and a ring software
+// forgot to initialise (zeros: opcode REQ, owner 0) reads as 2^log_cq_size
+// successful completions nobody posted; the owner-bit rules make
+// initialisation software's duty (op_own 0xF1, mlx5.InitCQEs), and the
+// emulator refuses the ring instead of inventing completions or writing
+// memory at creation, so the bug shows where it is made.
 //
 // # Objects
 //
 // PDs, MRs (mkey = index<<8 | variant, lkey == rkey; REMOTE_WRITE and
-// REMOTE_ATOMIC need LOCAL_WRITE; plain and dma-buf registration), UMEMs,
+// REMOTE_ATOMIC need LOCAL_WRITE; plain and dma-buf registration, at most
+// 2^46 bytes), UMEMs,
 // UAR pages, CQs (64-byte CQEs, owner bit per pass, byte 63 visible last,
 // overrun-ignore, collapsed), QPs (RC and UC; RST/INIT/RTR/RTS/ERR; regular
 // RQ, zero-size RQ, or an SRQ made with CREATE_RMP: cyclic or linked-list
 // receive WQEs, shared by QPs of the context; QUERY_RMP reports its
 // counters; MODIFY_RMP answers BAD_OP). Cross-channel slaves (cd_slave_*,
 // SEND_EN) are not emulated: BAD_PARAM at CREATE_QP, LOCAL_QP_OP_ERR for
-// SEND_EN. A UMEM, PD or UAR in use refuses
-// to go (EBUSY), a CQ used by a QP refuses DESTROY_CQ (RES_BUSY), a device
-// with live objects refuses Close (EBUSY).
+// SEND_EN. A UMEM, PD or UAR in use refuses to go (EBUSY), a CQ used by a QP
+// refuses DESTROY_CQ (RES_BUSY), a device with live objects refuses Close
+// (EBUSY).
+//
+// Identifiers never alias a live object. Every allocator (context uids, PD
+// numbers, memory key indexes, UMEM ids, UAR indexes, CQNs, QPNs, RMP
+// numbers) is next-fit over its PRM field width: a new id is the first one
+// after the previous that no live object holds, wrapping at the top of the
+// range, so a freed id comes back only after every other one was tried.
+// Memory keys carry the number of the allocation pass in their variant byte,
+// as a ConnectX advances the variant for every reuse of an index: a stale
+// rkey reaches a new MR only after 256 passes over 2^24 indexes. The
+// reserved values stay out (0; QPN 1; key 0x100, MLX5_INVALID_LKEY).
 //
 // # Memory
 //
@@ -69,6 +101,20 @@
 // to be mapped with mincore(2) (EFAULT if not), and accessed directly.
 // Registered host memory must stay mapped until it is deregistered (as with
 // hardware, whose DMA would fault). Memory the NIC touches is never Go heap.
+//
+// Deregistration fences the NIC off: every access to a registered range
+// (one copy of at most a frame, never held across a wait for the network)
+// is counted while it runs, and MR and UMEM dereg mark the range dead and
+// return only when no access is in progress. From then on the NIC never
+// touches the memory (the caller may unmap it at once), and what was in
+// flight fails as on a ConnectX whose mkey went away: a WRITE, READ or
+// atomic that reaches a deregistered MR is NAKed as a remote access error
+// (REMOTE_ACCESS_ERR at the requester, the responder QP to ERR), a WRITE or
+// SEND from one and a READ or atomic result into one complete with
+// LOCAL_PROT_ERR, a receive buffer that went completes RESP_ERR
+// LOCAL_PROT_ERR. DESTROY_QP takes both of the QP's locks, so no transmit
+// or request of it is running when it returns; DESTROY_CQ and DESTROY_RMP
+// refuse while a QP uses them; and a UMEM in use cannot be deregistered.
 //
 // # Doorbells
 //
@@ -119,12 +165,17 @@
 // mlx5.WQE.Decode. Messages are split into path-MTU packets for PSNs,
 // limits, ACKs and retransmission; on the emulated wire one frame carries up
 // to 1 MiB of consecutive whole packets of a message (and uses their PSNs),
-// so a large transfer costs one copy, not one call per packet. The
-// requester keeps
+// so a large transfer costs one copy, not one call per packet. Every frame
+// asks for an ACK (ACKs are cumulative; a long message shows progress as it
+// lands). The transmitter is paced by the link like a NIC's: the port never
+// waits (package wire), and a frame it cannot queue because the connection
+// to the peer is congested is sent again in a later round from where the
+// message stopped, so a peer that stops reading holds back only the QPs
+// that talk to it. The requester keeps
 // at most 2^log_sra_max READs/atomics outstanding, honours fences (fm 2, 3,
 // 4 wait for earlier READs/atomics) and writes CQEs in posting order, one per
 // WQE with ce = 2 or 3 (CQE and error CQE timestamps are nanoseconds since
-// the process started). Checks and their syndromes follow mlx5-prm.md 6.5:
+// the process started). Checks and their syndromes are those of a ConnectX:
 // LOCAL_QP_OP_ERR (malformed WQE, wrong QPN or wqe_index, opcode not valid
 // for the QP, a WQE cut by the producer index), LOCAL_LENGTH (message above
 // 2^log_msg_max; byte_count 0 is rejected by the parser as LOCAL_LENGTH),
@@ -136,11 +187,40 @@
 // rnr_retry RNR NAKs spaced by min_rnr_nak; 7 = forever) and
 // TRANSPORT_RETRY_EXC (no ACK within ack_timeout = 4.096 µs × 2^t, retried
 // retry_count times with go-back-N; ack_timeout 0 means no timeout, as in
-// the IBA). The failing WQE gets an error CQE even when unsignaled, the QP
-// moves to ERR, and every later WQE (outstanding or posted later) completes
-// with WR_FLUSH_ERR, one CQE each. A responder-side class C error (access,
-// invalid request) also moves the responder QP to ERR; a responder receive
-// error writes a RESP_ERR CQE.
+// the IBA). The ACK timer runs from the transmission of the oldest
+// outstanding WQE, or from when the link was first found congested for a
+// WQE that could not start, and restarts only when a response acknowledges
+// progress; the engine never sleeps past it. So a dead, stopped or
+// black-holed peer costs its requester (retry_count+1) x 4.096 us x
+// 2^ack_timeout (the tests measure it within 10%), with or without data
+// queued. The failing WQE gets an error CQE even when unsignaled, the QP
+// moves to ERR before that CQE is written (QUERY_QP says ERR once the CQE is
+// visible), and every later WQE (outstanding or posted later) completes with
+// WR_FLUSH_ERR, one CQE each. A responder-side class C error (access,
+// invalid request) also moves the responder QP to ERR, before its NAK
+// leaves; a responder receive error writes a RESP_ERR CQE.
+//
+// Responses are checked against the QP before they count: a response is
+// applied only to a QP in RTS, only from its remote QPN at its remote GID
+// (and, over TCP, only on the connection the requester opened: package
+// wire), only for a PSN the requester has transmitted and not yet seen
+// acknowledged, and only if it matches the request there (READ data for a
+// READ, no more than it asked for; an ATOMIC ACK for an atomic). Anything
+// else is dropped and counted (Stats.ResponsesDropped), as are requests for
+// no QP, a QP not in RTR/RTS or not from its peer (Stats.RequestsDropped).
+// The acknowledged PSN stops below a READ or atomic still waiting for its
+// response, so a late response is still taken (or the READ retried).
+//
+// SEND with invalidate (WQE opcode 0x01, the key in the ctrl immediate)
+// travels as SEND_LAST/ONLY_WITH_INVALIDATE. The responder invalidates the
+// key if it names an MR of the responder QP's PD whose mkey allows remote
+// invalidation; the receive then completes RESP_SEND_INV with the key in
+// imm_inval_pkey, and every later access through the key fails. On a
+// ConnectX only fast-registration keys and memory windows allow it, and no
+// registration the driver boundary offers makes one: an ordinary MR, a key
+// of another PD or no key fails the receive (RESP_ERR REMOTE_INVAL_REQ_ERR,
+// responder QP to ERR) and the request with an invalid-request NAK
+// (REMOTE_INVAL_REQ_ERR), and the key stays valid.
 //
 // The responder accepts requests in RTR and RTS only, from the QP's
 // remote_qpn at its remote GID, with the expected PSN (a PSN ahead is
@@ -150,15 +230,30 @@
 // message. Standard 8-byte atomics act on the target in the host's byte
 // order (atomic_req_8B_endianness_mode = 1) and return the original value in
 // host order; masked atomics treat target and returned value as big-endian
-// (mlx5-prm.md 2.3.3, 3.7, open question 5). Host-memory atomics are atomic
-// with respect to CPU atomics on the same word.
+// (how a ConnectX treats the extended atomics is not documented; this is
+// the emulator's choice). Host-memory atomics are atomic with respect to
+// CPU atomics on the same word.
 //
 // CQs: with oi = 0 the CQ stops at 2^log_cq_size unconsumed CQEs (the
-// consumer index is read from the CQ DBR): status overflow (0x9) and the QP
-// that could not complete goes to ERR. With oi = 1 entries are overwritten.
-// Collapsed CQs (cc = 1) write every CQE to entry 0. QUERY_CQ and QUERY_QP
-// report the live state and counters (state, hw/sw SQ counters, PSNs,
-// producer/consumer counters).
+// consumer index is read from the CQ DBR). Overrun, or a failed write to the
+// ring, puts the CQ in error as on a ConnectX: QUERY_CQ status 0x9
+// (overflow) or 0xa (write failure), no CQE is written any more, and every
+// QP that completes to the CQ (and is not in RST) moves to ERR; their WQEs,
+// outstanding and posted later, are flushed (the SQ counter in QUERY_QP
+// moves) without CQEs. With oi = 1 entries are overwritten. Collapsed CQs
+// (cc = 1) write every CQE to entry 0. QUERY_CQ and QUERY_QP report the live
+// state and counters (state, hw/sw SQ counters, PSNs, producer/consumer
+// counters).
+//
+// What a verbs layer reads to report errors instead of waiting: a poller
+// that finds no CQE cannot tell an idle queue from a CQ in error or a QP
+// that went to ERR. Hardware raises an asynchronous event (CQ_ERROR, a QP's
+// WQ_CATAS/ACCESS/INVAL_REQ error); through this driver boundary the same
+// facts are in QUERY_CQ (cqc.status: 0x9 overflow, 0xa write failure) and
+// QUERY_QP (qpc.state 6 = ERR). Poll/PollWait can ask at a low rate while
+// they find nothing (and PostSend on a QP in ERR), and return the error. The
+// commands cost microseconds on the emulator and a firmware round trip on
+// hardware; both drivers answer them the same way.
 //
 // # Threading and lifetime
 //
@@ -168,9 +263,14 @@
 // request is executed). In-process delivery is synchronous: a request runs
 // the responder on the sender's goroutine; responses (ACK, NAK, READ
 // response, ATOMIC ACK) are queued for the requester NIC's engine, so no
-// lock is held across a Send that the receiving side takes. Everything here
-// is safe for concurrent use. Objects must be released before their device
-// is closed.
+// lock is held across a Send that the receiving side takes. Over TCP a
+// request runs on its connection's reader goroutine and its responses go
+// back with wire.Port.Reply, which may wait (up to the write timeout) for
+// room on that connection only. Nothing on the engine goroutine waits for
+// the network. Everything here is safe for concurrent use. Objects must be
+// released before their device is closed. TrackLeaks and LiveObjects name
+// every object still alive and the stack that created it (the tests' main
+// fails on any).
 //
 // # Assumptions (where hardware behaviour is not documented)
 //
@@ -182,8 +282,13 @@
 //   - A flushed unsignaled WQE gets its own flush CQE.
 //   - A receive buffer too small for a SEND: RESP_ERR LOCAL_LENGTH at the
 //     responder, REMOTE_INVAL_REQ at the requester.
-//   - The requester asks for an ACK on the last packet of every message,
-//     whatever log_ack_req_freq says (ACKs are cumulative, so only timing
-//     differs).
+//   - The requester asks for an ACK on the last packet of every wire frame
+//     (up to 1 MiB), whatever log_ack_req_freq says (ACKs are cumulative,
+//     so only timing differs).
+//   - A CQ overrun moves to ERR the QPs that complete to the CQ, except those
+//     in RST.
+//   - A SEND with invalidate whose key cannot be invalidated completes the
+//     receive with REMOTE_INVAL_REQ_ERR (as the Linux soft-RoCE responder
+//     does) and NAKs the request as invalid.
 //   - RoCE only: the GID table has one entry (index 0, RoCE v2, IPv4).
 package emu

@@ -17,12 +17,14 @@ const (
 )
 
 // engine is the NIC's goroutine: it drains responses, watches the UAR pages
-// and the DBRs and runs every QP's send side.
+// and the DBRs and runs every QP's send side. It sleeps only while nothing
+// happens, never past the earliest timer of a QP (ACK timeout, RNR wait,
+// doorbell recovery), so a requester's retry-exceeded comes on time. Nothing
+// it does waits for the network (wire.Port.Send queues or drops).
 func (n *NIC) engine() {
 	defer close(n.done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	var spare []response
 	lastWork := time.Now()
 	sleep := minSleep
 	for {
@@ -32,16 +34,7 @@ func (n *NIC) engine() {
 		default:
 		}
 		now := time.Now()
-		var work bool
-		spare, work = n.drainInbox(now, spare)
-		if n.scanUARs() {
-			work = true
-		}
-		for _, q := range *n.qpSnap.Load() {
-			if q.poll(now) {
-				work = true
-			}
-		}
+		work, next := n.round(now)
 		if work {
 			lastWork, sleep = now, minSleep
 			continue
@@ -61,7 +54,11 @@ func (n *NIC) engine() {
 			n.sleeping.Store(false)
 			continue
 		}
-		timer.Reset(sleep)
+		d := sleep
+		if !next.IsZero() {
+			d = min(d, max(time.Until(next), 0))
+		}
+		timer.Reset(d)
 		select {
 		case <-n.stop:
 			n.sleeping.Store(false)
@@ -78,6 +75,21 @@ func (n *NIC) engine() {
 		}
 		n.sleeping.Store(false)
 	}
+}
+
+// round is one pass of the engine: responses, doorbells, every QP's send
+// side. It reports whether anything happened and the earliest timer.
+func (n *NIC) round(now time.Time) (work bool, next time.Time) {
+	n.spare, work = n.drainInbox(now, n.spare)
+	if n.scanUARs() {
+		work = true
+	}
+	for _, q := range *n.qpSnap.Load() {
+		w, t := q.poll(now)
+		work = work || w
+		next = earliest(next, t)
+	}
+	return work, next
 }
 
 // Doorbell offsets watched on every UAR page.

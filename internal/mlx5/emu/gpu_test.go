@@ -21,6 +21,8 @@ type fakeGPU struct {
 	next   uintptr
 	reads  atomic.Int64
 	writes atomic.Int64
+	// hook, if set, runs before every access (outside mu).
+	hook atomic.Pointer[func(write bool, addr uintptr, n int)]
 }
 
 func newFakeGPU() *fakeGPU { return &fakeGPU{next: 0x7f0000000000 ^ 0x0a0000000000} }
@@ -68,6 +70,9 @@ func (g *fakeGPU) Contains(addr uintptr, n uint64) bool {
 }
 
 func (g *fakeGPU) Read(dst []byte, addr uintptr) error {
+	if h := g.hook.Load(); h != nil {
+		(*h)(false, addr, len(dst))
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	src, ok := g.find(addr, uint64(len(dst)))
@@ -80,6 +85,9 @@ func (g *fakeGPU) Read(dst []byte, addr uintptr) error {
 }
 
 func (g *fakeGPU) Write(addr uintptr, src []byte) error {
+	if h := g.hook.Load(); h != nil {
+		(*h)(true, addr, len(src))
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	dst, ok := g.find(addr, uint64(len(src)))

@@ -45,6 +45,22 @@ func newNIC(t testing.TB, cfg Config) *NIC {
 	return n
 }
 
+// newManualNIC creates a NIC without its engine goroutine: the test drives
+// it with round (fuzz targets, to run each input to its end at once).
+func newManualNIC(t testing.TB, cfg Config) *NIC {
+	t.Helper()
+	n, err := makeNIC(cfg, true)
+	if err != nil {
+		t.Fatalf("makeNIC: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(); err != nil {
+			t.Errorf("close NIC: %v", err)
+		}
+	})
+	return n
+}
+
 // qpOpts configures an endpoint.
 type qpOpts struct {
 	logSQ    uint8
@@ -384,6 +400,38 @@ func (e *endpoint) poll(timeout time.Duration) (mlx5.CQE, error) {
 }
 
 var errTimeout = errors.New("timed out waiting for a CQE")
+
+// tryPoll returns the next CQE if one is there, without waiting.
+func (e *endpoint) tryPoll() (mlx5.CQE, bool) {
+	log := uint(e.o.logCQ)
+	slot := e.cqRing[int(e.ci&(1<<log-1))*64:][:64]
+	own := atomic.LoadUint32((*uint32)(unsafe.Pointer(&slot[60])))
+	if !mlx5.CQEOwned(byte(own>>24), e.ci, log) {
+		return mlx5.CQE{}, false
+	}
+	c, err := mlx5.DecodeCQE(slot)
+	if err != nil {
+		e.t.Fatalf("undecodable CQE %d: %v", e.ci, err)
+	}
+	e.ci++
+	binary.BigEndian.PutUint32(e.cqDBR[0:4], e.ci&0xffffff)
+	return c, true
+}
+
+// resetFast puts the QP back to RTS with its connection as configured,
+// without the command path: the NIC forgets its queue state as on 2RST,
+// software's PI, DBR and receive head go back to zero. The CQ goes on.
+func (e *endpoint) resetFast() {
+	q := e.qpObj()
+	q.lockBoth()
+	q.reset()
+	q.apply(stINIT, stRTR)
+	q.apply(stRTR, stRTS)
+	q.setState(stRTS)
+	q.unlockBoth()
+	e.pi, e.rqHead = 0, 0
+	clear(e.qpDBR)
+}
 
 func (e *endpoint) mustPoll() mlx5.CQE {
 	e.t.Helper()

@@ -1,9 +1,12 @@
 package emu
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -44,18 +47,64 @@ func currentGPU() GPUMemory {
 // span is a registered range of memory, classified once at registration:
 // host memory (gpu == nil) is accessed through a slice over the range, GPU
 // memory through the seam.
+//
+// Every access pins the span for its duration, and deregistration retires
+// it: it marks the span dead and waits until no access is in progress, so
+// that when MR or UMEM dereg returns the NIC is not touching the memory and
+// never will again (the caller may unmap it at once). A pin is held for one
+// copy of at most a frame (1 MiB), never across a wait for the network.
 type span struct {
 	base uintptr
 	size uint64
 	gpu  GPUMemory
 	host []byte // the whole range, for host memory
+
+	pins atomic.Int64 // accesses in progress
+	dead atomic.Bool  // retired: every later access fails with errRetired
 }
+
+// errRetired is the error of an access to a deregistered range.
+var errRetired = errors.New("emu: memory region deregistered")
+
+// pin starts an access; false once the span is retired. Pins nest (an
+// access may pin a span its caller already pinned).
+func (s *span) pin() bool {
+	s.pins.Add(1)
+	if s.dead.Load() {
+		s.pins.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *span) unpin() { s.pins.Add(-1) }
+
+// retire makes every later access fail and waits for those in progress:
+// a pin either sees dead (and backs off) or is counted before dead is set
+// (and retire waits for it), as both sides use sequentially consistent
+// atomics.
+func (s *span) retire() {
+	s.dead.Store(true)
+	for i := 0; s.pins.Load() != 0; i++ {
+		if i < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+}
+
+// maxRegSize bounds one registration (the reported max_mr_size).
+const maxRegSize = 1 << 46
 
 // newSpan classifies [addr, addr+size) and, for host memory, checks with
 // mincore(2) that every page of the range is mapped (EFAULT otherwise).
 func newSpan(op string, addr uintptr, size uint64) (*span, error) {
 	if size == 0 {
 		return nil, fmt.Errorf("emu: %s: zero-length range: %w", op, syscall.EINVAL)
+	}
+	if size > maxRegSize {
+		return nil, fmt.Errorf("emu: %s: %d bytes exceed the largest registration (2^46): %w", op, size, syscall.EINVAL)
 	}
 	if addr == 0 || uint64(addr)+size < uint64(addr) {
 		return nil, fmt.Errorf("emu: %s: range 0x%x+%d: %w", op, addr, size, syscall.EFAULT)
@@ -71,18 +120,28 @@ func newSpan(op string, addr uintptr, size uint64) (*span, error) {
 
 var pageSize = uintptr(syscall.Getpagesize())
 
+// checkMapped asks mincore(2) about the range, a bounded number of pages
+// at a time (the result vector is one byte per page).
 func checkMapped(addr uintptr, size uint64) error {
 	start := addr &^ (pageSize - 1)
 	end := (addr + uintptr(size) + pageSize - 1) &^ (pageSize - 1)
-	vec := make([]byte, (end-start)/pageSize)
-	_, _, e := syscall.Syscall(syscall.SYS_MINCORE, start, end-start, uintptr(unsafe.Pointer(&vec[0])))
-	switch e {
-	case 0:
-		return nil
-	case syscall.ENOMEM:
+	if end < start {
 		return syscall.EFAULT
 	}
-	return e
+	var vec [4096]byte
+	for p := start; p < end; {
+		n := min((end-p)/pageSize, uintptr(len(vec)))
+		_, _, e := syscall.Syscall(syscall.SYS_MINCORE, p, n*pageSize, uintptr(unsafe.Pointer(&vec[0])))
+		switch e {
+		case 0:
+		case syscall.ENOMEM:
+			return syscall.EFAULT
+		default:
+			return e
+		}
+		p += n * pageSize
+	}
+	return nil
 }
 
 // hostBytes views n bytes of host memory at addr. The address comes from
@@ -94,6 +153,10 @@ func hostBytes(addr uintptr, n int) []byte {
 
 // read copies len(dst) bytes at offset off of the span.
 func (s *span) read(dst []byte, off uint64) error {
+	if !s.pin() {
+		return errRetired
+	}
+	defer s.unpin()
 	if s.gpu == nil {
 		copy(dst, s.host[off:off+uint64(len(dst))])
 		return nil
@@ -103,6 +166,10 @@ func (s *span) read(dst []byte, off uint64) error {
 
 // write copies src to offset off of the span.
 func (s *span) write(off uint64, src []byte) error {
+	if !s.pin() {
+		return errRetired
+	}
+	defer s.unpin()
 	if s.gpu == nil {
 		copy(s.host[off:off+uint64(len(src))], src)
 		return nil
@@ -110,8 +177,22 @@ func (s *span) write(off uint64, src []byte) error {
 	return s.gpu.Write(s.base+uintptr(off), src)
 }
 
+// view pins a host span and returns n bytes at off; the caller unpins it
+// when done with them. ok is false for GPU memory (use read) or a retired
+// span.
+func (s *span) view(off, n uint64) (b []byte, ok bool) {
+	if s.gpu != nil || !s.pin() {
+		return nil, false
+	}
+	return s.host[off : off+n], true
+}
+
 // load32 reads a big-endian 32-bit word at off (8-byte DBR halves).
 func (s *span) load32(off uint64) (uint32, error) {
+	if !s.pin() {
+		return 0, errRetired
+	}
+	defer s.unpin()
 	if s.gpu == nil {
 		p := (*uint32)(unsafe.Pointer(&s.host[off]))
 		v := atomic.LoadUint32(p)
@@ -128,6 +209,10 @@ func (s *span) load32(off uint64) (uint32, error) {
 // op_own) becomes visible after the rest: bytes 0..59 first, then bytes
 // 60..63 in one atomic store (host) or a second copy (GPU).
 func (s *span) storeLast(off uint64, cqe []byte) error {
+	if !s.pin() {
+		return errRetired
+	}
+	defer s.unpin()
 	if s.gpu == nil {
 		copy(s.host[off:off+60], cqe[:60])
 		p := (*uint32)(unsafe.Pointer(&s.host[off+60]))

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"fmt"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -17,6 +18,15 @@ type mr struct {
 	access mlx5.Access
 	dmabuf bool
 	dead   bool
+
+	// rinval: the mkey may be invalidated by a remote SEND with invalidate
+	// (mkc en_rinval). No registration the driver boundary offers sets it
+	// (a ConnectX enables it for fast-registration keys and memory windows,
+	// which the emulator does not have); tests set it to exercise the path.
+	rinval atomic.Bool
+	// invalid: the key was invalidated; every access through it fails until
+	// the MR is deregistered.
+	invalid atomic.Bool
 }
 
 func (c *devCtx) RegMR(p mlx5.PD, addr uintptr, length uint64, iova uint64, access mlx5.Access) (mlx5.MR, error) {
@@ -60,20 +70,28 @@ func (c *devCtx) regMR(op string, p mlx5.PD, addr uintptr, length uint64, iova u
 		return nil, err
 	}
 	if len(n.mrs) >= 1<<capLogMaxMkey {
-		return nil, fmt.Errorf("emu: %s: %w", op, syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: %s: %d memory keys in use: %w", op, len(n.mrs), syscall.ENOMEM)
 	}
-	idx := n.nextKey & 0xffffff
-	for n.mrs[idx] != nil || idx == 0 {
-		idx = (idx + 1) & 0xffffff
+	idx, pass, ok := n.ids.mkey.alloc(func(i uint32) bool { return n.mrs[i] != nil })
+	if !ok {
+		return nil, fmt.Errorf("emu: %s: no free memory key index: %w", op, syscall.ENOMEM)
 	}
-	n.nextKey = idx + 1
-	m := &mr{pd: q, key: idx<<8 | (idx*0x3b+0x11)&0xff, mem: mem, iova: iova, access: access, dmabuf: dmabuf}
+	m := &mr{pd: q, key: mkeyOf(idx, pass), mem: mem, iova: iova, access: access, dmabuf: dmabuf}
 	n.mrs[idx] = m
 	n.refreshMRs()
 	q.refs++
 	c.live++
+	track(m, "MR 0x%x on %s", m.key, n.cfg.Name)
 	return m, nil
 }
+
+// mkeyOf is the memory key of index idx handed out in allocation pass
+// pass: index << 8 | variant, the variant advancing with every pass over
+// the index space, as a ConnectX advances it for every reuse of an index.
+// Index allocation is next-fit (see idSpace), so an index is reused only in
+// a later pass and a stale key matches a new MR only after 256 passes over
+// 2^24 indexes.
+func mkeyOf(idx, pass uint32) uint32 { return idx<<8 | pass&0xff }
 
 func (m *mr) LKey() uint32    { return m.key }
 func (m *mr) RKey() uint32    { return m.key }
@@ -82,11 +100,15 @@ func (m *mr) IOVA() uint64    { return m.iova }
 func (m *mr) Len() uint64     { return m.mem.size }
 func (m *mr) Native() uintptr { return 0 }
 
+// Dereg removes the key and returns once the NIC can no longer touch the
+// memory: accesses in progress finish first, later ones fail (requester:
+// LOCAL_PROT_ERR, responder: a remote access error NAK).
 func (m *mr) Dereg() error {
 	n := m.pd.ctx.nic
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if m.dead {
+		n.mu.Unlock()
+		m.mem.retire() // a concurrent Dereg may still be waiting
 		return nil
 	}
 	m.dead = true
@@ -94,13 +116,16 @@ func (m *mr) Dereg() error {
 	n.refreshMRs()
 	m.pd.refs--
 	m.pd.ctx.live--
+	n.mu.Unlock()
+	m.mem.retire()
+	untrack(m)
 	return nil
 }
 
 // lookupMR finds the live MR of key (no lock needed).
 func (n *NIC) lookupMR(key uint32) *mr {
 	m := (*n.mrMap.Load())[key>>8]
-	if m == nil || m.key != key {
+	if m == nil || m.key != key || m.invalid.Load() {
 		return nil
 	}
 	return m

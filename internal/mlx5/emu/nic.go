@@ -29,24 +29,17 @@ type NIC struct {
 	port *wire.Port
 	gid  mlx5.GID
 
-	mu      sync.RWMutex
-	closed  bool
-	ctxs    map[uint16]*devCtx
-	pds     map[uint32]*pd
-	mrs     map[uint32]*mr // by mkey index (key >> 8)
-	umems   map[uint32]*umem
-	uars    map[uint32]*uar
-	cqs     map[uint32]*cq
-	qps     map[uint32]*qp
-	rmps    map[uint32]*rmp
-	nextUID uint16
-	nextPDN uint32
-	nextKey uint32
-	nextUM  uint32
-	nextUAR uint32
-	nextCQN uint32
-	nextQPN uint32
-	nextRMP uint32
+	mu     sync.RWMutex
+	closed bool
+	ctxs   map[uint16]*devCtx
+	pds    map[uint32]*pd
+	mrs    map[uint32]*mr // by mkey index (key >> 8)
+	umems  map[uint32]*umem
+	uars   map[uint32]*uar
+	cqs    map[uint32]*cq
+	qps    map[uint32]*qp
+	rmps   map[uint32]*rmp
+	ids    nicIDs
 
 	// Snapshots the data path reads without n.mu (republished under n.mu
 	// on every change), so no engine or responder path ever waits for the
@@ -61,41 +54,64 @@ type NIC struct {
 
 	inboxMu  sync.Mutex
 	inbox    []response
+	spare    []response // the engine's drained batch, reused
 	wake     chan struct{}
 	sleeping atomic.Bool // the engine is (about to be) blocked on wake
 	stop     chan struct{}
 	done     chan struct{}
+
+	stats nicCounters
+}
+
+// Stats are a NIC's data-path counters since NewNIC.
+type Stats struct {
+	// Wire is the NIC's port's counters.
+	Wire wire.Stats
+	// RequestsDropped counts request packets dropped at the responder: no
+	// such QP, a QP not in RTR/RTS, or not from the QP's remote QPN and GID.
+	RequestsDropped uint64
+	// ResponsesDropped counts responses (ACK, NAK, READ response, ATOMIC
+	// ACK) dropped at the requester: no such QP, a QP not in RTS, not from
+	// the QP's remote QPN and GID, or a PSN outside the outstanding window.
+	ResponsesDropped uint64
+}
+
+type nicCounters struct {
+	requestsDropped, responsesDropped atomic.Uint64
+}
+
+// Stats returns the NIC's counters.
+func (n *NIC) Stats() Stats {
+	return Stats{Wire: n.port.Stats(), RequestsDropped: n.stats.requestsDropped.Load(), ResponsesDropped: n.stats.responsesDropped.Load()}
 }
 
 // NewNIC creates an emulated NIC with an explicit configuration (tests use
 // it; the provider creates emu0.. with NewNIC from the environment). Close
 // it when done.
-func NewNIC(cfg Config) (*NIC, error) {
+func NewNIC(cfg Config) (*NIC, error) { return makeNIC(cfg, false) }
+
+// makeNIC creates a NIC; a manual one has no engine goroutine, and whoever
+// drives it calls round (the fuzz targets do, to run each input to its end
+// without the engine's scheduling in between).
+func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	if cfg.Name == "" {
 		cfg.Name = "emu-test"
 	}
 	n := &NIC{
-		cfg:     cfg,
-		caps:    newCaps(cfg.Model),
-		ctxs:    map[uint16]*devCtx{},
-		pds:     map[uint32]*pd{},
-		mrs:     map[uint32]*mr{},
-		umems:   map[uint32]*umem{},
-		uars:    map[uint32]*uar{},
-		cqs:     map[uint32]*cq{},
-		qps:     map[uint32]*qp{},
-		rmps:    map[uint32]*rmp{},
-		nextUID: 1,
-		nextPDN: 1,
-		nextKey: 0x100,
-		nextUM:  1,
-		nextUAR: 0x10,
-		nextCQN: 0x400,
-		nextQPN: 0x100,
-		nextRMP: 0x80,
-		wake:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		cfg:   cfg,
+		caps:  newCaps(cfg.Model),
+		ctxs:  map[uint16]*devCtx{},
+		pds:   map[uint32]*pd{},
+		mrs:   map[uint32]*mr{},
+		umems: map[uint32]*umem{},
+		uars:  map[uint32]*uar{},
+		cqs:   map[uint32]*cq{},
+		qps:   map[uint32]*qp{},
+		rmps:  map[uint32]*rmp{},
+		ids:   newNICIDs(),
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	wc := cfg.Wire
 	wc.Handler = n.deliver
@@ -109,7 +125,12 @@ func NewNIC(cfg Config) (*NIC, error) {
 	n.refreshMRs()
 	n.refreshCQs()
 	n.refreshUARs()
-	go n.engine()
+	if manual {
+		close(n.done)
+	} else {
+		go n.engine()
+	}
+	track(n, "NIC %s", cfg.Name)
 	return n, nil
 }
 
@@ -127,12 +148,13 @@ func (n *NIC) Open() (mlx5.Device, error) {
 	if n.closed {
 		return nil, fmt.Errorf("emu: open %s: %w", n.cfg.Name, syscall.ENODEV)
 	}
-	c := &devCtx{nic: n, uid: n.nextUID}
-	n.nextUID++
-	if n.nextUID == 0 {
-		n.nextUID = 1
+	uid, _, ok := n.ids.uid.alloc(func(u uint32) bool { return n.ctxs[uint16(u)] != nil })
+	if !ok {
+		return nil, fmt.Errorf("emu: open %s: all %d DevX uids in use: %w", n.cfg.Name, len(n.ctxs), syscall.ENOMEM)
 	}
+	c := &devCtx{nic: n, uid: uint16(uid)}
 	n.ctxs[c.uid] = c
+	track(c, "device context uid %d on %s", c.uid, n.cfg.Name)
 	return c, nil
 }
 
@@ -151,6 +173,7 @@ func (n *NIC) Close() error {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
+	untrack(n)
 	return n.port.Close()
 }
 

@@ -25,13 +25,14 @@ func (c *devCtx) AllocPD() (mlx5.PD, error) {
 	if len(n.pds) >= 1<<capLogMaxPD {
 		return nil, fmt.Errorf("emu: alloc_pd on %s: %w", n.cfg.Name, syscall.ENOMEM)
 	}
-	p := &pd{ctx: c, pdn: n.nextPDN}
-	n.nextPDN = (n.nextPDN + 1) & 0xffffff
-	if n.nextPDN == 0 {
-		n.nextPDN = 1
+	pdn, _, ok := n.ids.pd.alloc(func(i uint32) bool { return n.pds[i] != nil })
+	if !ok {
+		return nil, fmt.Errorf("emu: alloc_pd on %s: no free PD number: %w", n.cfg.Name, syscall.ENOMEM)
 	}
+	p := &pd{ctx: c, pdn: pdn}
 	n.pds[p.pdn] = p
 	c.live++
+	track(p, "PD %d on %s", p.pdn, n.cfg.Name)
 	return p, nil
 }
 
@@ -51,6 +52,7 @@ func (p *pd) Dealloc() error {
 	p.dead = true
 	delete(n.pds, p.pdn)
 	p.ctx.live--
+	untrack(p)
 	return nil
 }
 

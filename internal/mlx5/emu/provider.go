@@ -92,6 +92,7 @@ func namedDevice(name string) (*NIC, error) {
 	if err != nil {
 		return nil, err
 	}
+	untrack(nic) // lives until the process exits, by design
 	namedNIC[name] = nic
 	return nic, nil
 }

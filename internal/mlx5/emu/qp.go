@@ -13,7 +13,7 @@ var (
 	adf = mlx5.ADSFields
 )
 
-// CREATE_QP input fields beyond the qpc (mlx5-prm.md 2.7.1).
+// CREATE_QP input fields beyond the qpc.
 var (
 	fQPOptMask    = mlx5.CreateQPInFields.OptParamMask
 	fWQUMEMOffset = mlx5.CreateQPInFields.WQUMEMOffset
@@ -211,13 +211,13 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	if len(n.qps) >= 1<<capLogMaxQP {
 		return fwError(SynLimit)
 	}
-	q := &qp{nic: n, ctx: c, qpn: n.nextQPN, uc: st == 1, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
+	qpn, _, ok := n.ids.qp.alloc(func(i uint32) bool { return n.qps[i] != nil })
+	if !ok {
+		return fwError(SynLimit)
+	}
+	q := &qp{nic: n, ctx: c, qpn: qpn, uc: st == 1, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
 		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: rqT,
 		noDBR: mode == 1, cdM: mlx5.GetBool(qb, qf.CDMaster), uidx: mlx5.Get32(qb, qf.UserIndex), srq: srq}
-	for n.qps[q.qpn] != nil || q.qpn < 2 {
-		q.qpn = (q.qpn + 1) & 0xffffff
-	}
-	n.nextQPN = (q.qpn + 1) & 0xffffff
 	copy(q.qpc[:], qb)
 	mlx5.SetBool(q.qpc[:], qf.DBRUMEMValid, true)
 	q.req.init(q)

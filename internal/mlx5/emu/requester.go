@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"errors"
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -32,6 +33,8 @@ type outEntry struct {
 	kind     uint8
 	signaled bool
 	done     bool
+	partial  bool   // WRITE/SEND whose frames are not all transmitted yet
+	sentOff  uint64 // message bytes transmitted so far
 	syn      mlx5.Syndrome
 	first    uint32 // first PSN
 	last     uint32 // last PSN
@@ -47,10 +50,14 @@ type outEntry struct {
 // NIC's engine goroutine.
 type requester struct {
 	pi, ci, send uint16 // producer, oldest uncompleted, next to transmit (WQEBB indexes)
-	npsn         uint32
+	npsn         uint32 // PSN of the next packet to transmit
+	hpsn         uint32 // one past the highest PSN ever transmitted (go-back-N rewinds npsn, not this)
 	lastAcked    uint32
 	ent          []outEntry
 	nRA          int
+	partial      bool   // the WQE at cur has frames left to transmit (its wqe is w)
+	cur          uint16 // index of that WQE
+	stalled      bool   // the last transmit stopped on a congested link
 	retries      int
 	rnrRetries   int
 	lastProgress time.Time
@@ -78,16 +85,37 @@ func dist(a, b uint16) int { return int(b - a) }
 // psnLE reports a <= b in 24-bit serial-number arithmetic.
 func psnLE(a, b uint32) bool { return (b-a)&mask24 < 1<<23 }
 
+// advance moves the next PSN by k packets, keeping the high-water mark.
+func (r *requester) advance(k uint32) {
+	r.npsn = (r.npsn + k) & mask24
+	if !psnLE(r.npsn, r.hpsn) {
+		r.hpsn = r.npsn
+	}
+}
+
+// inWindow reports whether a response PSN names a packet this requester
+// has transmitted and not yet seen acknowledged: lastAcked < psn < hpsn,
+// or psn == lastAcked when dupOK (a repeated ACK).
+func (r *requester) inWindow(psn uint32, dupOK bool) bool {
+	d := (psn - r.lastAcked) & mask24
+	if d == 0 {
+		return dupOK
+	}
+	return d <= (r.hpsn-1-r.lastAcked)&mask24 && d < 1<<23
+}
+
 // poll runs the QP's send side once: read the DBR, flush in ERR, transmit,
-// check the ACK timer. It reports whether anything happened.
-func (q *qp) poll(now time.Time) bool {
+// check the ACK timer. It reports whether anything happened and, when a
+// timer runs, when it expires (zero otherwise), so the engine never sleeps
+// past it.
+func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 	if q.noSQ {
-		return false
+		return false, time.Time{}
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.dead {
-		return false
+		return false, time.Time{}
 	}
 	r := &q.req
 	size := 1 << q.sqLog
@@ -97,23 +125,36 @@ func (q *qp) poll(now time.Time) bool {
 				r.pi = pi
 			}
 		}
-	} else if q.kick.Load() && now.Sub(epoch.Add(time.Duration(q.pageDB.Load()))) >= recoverQuiet {
-		if q.recoverDoorbells(now) {
+	} else if q.kick.Load() {
+		if quiet := epoch.Add(time.Duration(q.pageDB.Load())).Add(recoverQuiet); now.Before(quiet) {
+			next = quiet
+		} else if q.recoverDoorbells(now) {
 			q.kick.Store(false)
+		} else {
+			next = q.scanAt.Add(recoverQuiet)
 		}
 	}
 	switch q.state.Load() {
 	case stERR:
-		return q.flush()
+		return q.flush(), next
 	case stRTS:
 	default:
-		return false
+		return false, next
 	}
 	p := q.transmit(now)
-	if q.timers(now) {
+	t, deadline := q.timers(now)
+	if t {
 		p = true
 	}
-	return p
+	return p, earliest(next, deadline)
+}
+
+// earliest returns the earlier of two deadlines, a zero one meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // advancePI applies a DBR-less doorbell carrying a new producer index.
@@ -176,6 +217,7 @@ func (q *qp) recoverDoorbells(now time.Time) bool {
 // with WR_FLUSH_ERR (the QP is in ERR), one error CQE each.
 func (q *qp) flush() bool {
 	r := &q.req
+	r.partial = false
 	if r.ci == r.pi {
 		r.send = r.ci
 		return false
@@ -219,16 +261,17 @@ func (q *qp) complete(now time.Time) {
 			break
 		}
 		if e.syn != 0 {
+			// The QP is in ERR (QUERY_QP says so) before its error CQE
+			// can be seen.
+			q.toError()
 			q.scq.push(cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn)})
 			r.ci += e.bbs
-			q.toError()
 			q.flush()
 			return
 		}
 		if e.signaled {
-			if !q.scq.push(cqe{opcode: cqeReq, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, byteCnt: e.byteCnt, uidx: q.uidx}) {
-				q.toError()
-			}
+			// A CQ in error takes no CQE and has moved its QPs to ERR.
+			q.scq.push(cqe{opcode: cqeReq, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, byteCnt: e.byteCnt, uidx: q.uidx})
 		}
 		e.sg = nil
 		r.ci += e.bbs
@@ -245,37 +288,103 @@ func (q *qp) goBack() {
 	r.npsn = r.ent[q.slot(r.ci)].first
 	r.send = r.ci
 	r.nRA = 0
+	r.partial = false
 }
 
-// timers checks the ACK timeout of the oldest outstanding WQE.
-func (q *qp) timers(now time.Time) bool {
+// timers checks the ACK timeout of the oldest outstanding WQE. It reports
+// whether it acted, and when it next needs to look (zero: no timer runs).
+// A WQE that cannot even start because the link to the peer is congested
+// is timed as if it were outstanding: a peer that stopped reading costs its
+// requester (retry_count+1) ACK timeouts, never more.
+func (q *qp) timers(now time.Time) (bool, time.Time) {
 	r := &q.req
-	if r.ci == r.send || now.Before(r.rnrUntil) {
-		r.lastProgress = now // nothing outstanding, or waiting out an RNR NAK
-		return false
+	if now.Before(r.rnrUntil) {
+		r.lastProgress = now // waiting out an RNR NAK
+		return false, r.rnrUntil
 	}
-	if q.ackTimeout == 0 || now.Sub(r.lastProgress) < q.ackTimeout {
-		return false
+	if r.ci == r.send && !r.stalled {
+		r.lastProgress = now // nothing outstanding
+		return false, time.Time{}
+	}
+	if q.ackTimeout == 0 {
+		return false, time.Time{}
+	}
+	if exp := r.lastProgress.Add(q.ackTimeout); now.Before(exp) {
+		return false, exp
 	}
 	r.retries++
 	r.lastProgress = now
 	if r.retries > int(q.retryCount) {
-		q.fail(&r.ent[q.slot(r.ci)], mlx5.SyndromeTransportRetryExcErr)
+		if r.ci == r.send {
+			q.failHead(mlx5.SyndromeTransportRetryExcErr)
+		} else {
+			q.fail(&r.ent[q.slot(r.ci)], mlx5.SyndromeTransportRetryExcErr)
+		}
 		q.complete(now)
-		return true
+		return true, time.Time{}
 	}
 	q.goBack()
-	return true
+	return true, now.Add(q.ackTimeout)
+}
+
+// failHead fails the WQE at the send index, which never got a frame out.
+func (q *qp) failHead(syn mlx5.Syndrome) {
+	r := &q.req
+	if r.send == r.pi {
+		return
+	}
+	q.readWQE(r.send, &r.buf, &r.w)
+	bbs := min(r.w.bbs, dist(r.send, r.pi))
+	e := &r.ent[q.slot(r.send)]
+	*e = outEntry{idx: r.send, bbs: uint16(bbs), op: r.w.opcode, kind: kLocal, first: r.npsn, last: (r.npsn - 1) & mask24}
+	q.fail(e, syn)
+	r.send += uint16(bbs)
+	r.stalled = false
 }
 
 // transmit executes WQEs from the send index up to the producer index.
+// The port never waits: a frame it cannot queue (the link to the peer is
+// congested) is not lost but sent again in a later round, from where the
+// message stopped, as a NIC's transmitter is paced by its link.
 func (q *qp) transmit(now time.Time) bool {
 	r := &q.req
 	if now.Before(r.rnrUntil) {
 		return false
 	}
 	progress := false
-	for r.send != r.pi && q.state.Load() == stRTS {
+	wasStalled := r.stalled
+	r.stalled = false
+	for q.state.Load() == stRTS {
+		if r.partial {
+			e := &r.ent[q.slot(r.cur)]
+			if e.done { // failed by a NAK meanwhile
+				r.partial, e.partial = false, false
+				continue
+			}
+			before := e.sentOff
+			syn, done := q.sendMessage(&r.w, e)
+			if e.sentOff != before {
+				progress = true
+			}
+			if syn != 0 {
+				r.partial, e.partial = false, false
+				q.fail(e, syn)
+				progress = true
+				break
+			}
+			if !done {
+				r.stalled = true
+				break // congested: the rest goes in a later round
+			}
+			r.partial, e.partial = false, false
+			if q.uc {
+				e.done = true
+			}
+			continue
+		}
+		if r.send == r.pi {
+			break
+		}
 		w := &r.w
 		syn := q.readWQE(r.send, &r.buf, w)
 		if dist(r.send, r.pi) < w.bbs {
@@ -302,9 +411,19 @@ func (q *qp) transmit(now time.Time) bool {
 				break // the awaited CQE is not there yet
 			}
 		}
+		idle := r.ci == r.send
 		*e = outEntry{idx: r.send, bbs: uint16(w.bbs), op: w.opcode, signaled: w.ce >= 2, first: r.npsn, last: (r.npsn - 1) & mask24, kind: kLocal}
 		if syn == 0 {
-			syn = q.execute(w, e)
+			var again bool
+			if syn, again = q.execute(w, e); again {
+				r.stalled = true
+				break // congested before any of it went out: again later
+			}
+		}
+		if idle && !wasStalled {
+			// The ACK timer starts with the oldest outstanding WQE (or
+			// already runs since it first found the link congested).
+			r.lastProgress = now
 		}
 		if syn != 0 {
 			e.kind = kLocal
@@ -314,7 +433,6 @@ func (q *qp) transmit(now time.Time) bool {
 			break
 		}
 		r.send += uint16(w.bbs)
-		r.lastProgress = now
 		progress = true
 	}
 	if progress {
@@ -342,61 +460,72 @@ func (q *qp) resolve(w *wqe, need mlx5.Access) bool {
 	return true
 }
 
-// execute starts one valid WQE: local checks, then its packets.
-func (q *qp) execute(w *wqe, e *outEntry) mlx5.Syndrome {
+// execute starts one valid WQE: local checks, then its packets. again
+// reports that the port could not take its first frame (congestion):
+// nothing happened, and the WQE is to be executed again later.
+func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 	r := &q.req
 	op := mlx5.WQEOpcode(w.opcode)
 	switch op {
 	case mlx5.WQEOpNop, mlx5.WQEOpWait:
 		e.done = true
-		return 0
+		return 0, false
 	case mlx5.WQEOpDump:
 		if !q.resolve(w, 0) {
-			return mlx5.SyndromeLocalProtErr
+			return mlx5.SyndromeLocalProtErr, false
 		}
 		e.byteCnt = uint32(w.length)
 		e.done = true
-		return 0
+		return 0, false
 	}
 	if w.length > 1<<q.logMsgMax {
-		return mlx5.SyndromeLocalLengthErr
+		return mlx5.SyndromeLocalLengthErr, false
 	}
 	e.byteCnt = uint32(w.length)
 	switch op {
 	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm, mlx5.WQEOpSendInval:
 		if !w.isInl && !q.resolve(w, 0) {
-			return mlx5.SyndromeLocalProtErr
+			return mlx5.SyndromeLocalProtErr, false
 		}
 		e.kind = kAcked
-		q.sendMessage(w, e)
+		e.partial = true
+		syn, done := q.sendMessage(w, e)
+		switch {
+		case syn != 0:
+			e.partial = false
+			return syn, false
+		case !done && e.sentOff == 0:
+			return 0, true // not a frame went out (a sent frame, even empty, moves sentOff or finishes)
+		case !done:
+			r.cur, r.partial = r.send, true // the rest in later rounds
+			return 0, false
+		}
+		e.partial = false
 		if q.uc {
 			e.done = true
 		}
-		return 0
+		return 0, false
 	case mlx5.WQEOpRDMARead:
 		if !q.resolve(w, mlx5.AccessLocalWrite) {
-			return mlx5.SyndromeLocalProtErr
+			return mlx5.SyndromeLocalProtErr, false
 		}
-		e.kind = kRead
-		e.sg = append([]target(nil), r.tg[:w.nsge]...)
 		n := packets(w.length, q.mtu)
 		f := q.frame(wire.OpReadRequest)
 		f.RETH = wire.RETH{VA: w.raddr, RKey: w.rkey, DMALength: uint32(w.length)}
 		f.AckReq = true
+		if congested(q.nic.port.Send(f)) {
+			return 0, true
+		}
+		e.kind = kRead
+		e.sg = append([]target(nil), r.tg[:w.nsge]...)
 		e.last = (r.npsn + uint32(n) - 1) & mask24
-		r.npsn = (r.npsn + uint32(n)) & mask24
+		r.advance(uint32(n))
 		r.nRA++
-		q.nic.port.Send(f)
-		return 0
+		return 0, false
 	default: // atomics
 		if !q.resolve(w, mlx5.AccessLocalWrite) {
-			return mlx5.SyndromeLocalProtErr
+			return mlx5.SyndromeLocalProtErr, false
 		}
-		e.kind = kAtomic
-		e.res = r.tg[0]
-		e.masked = w.masked
-		e.size = w.size
-		e.byteCnt = uint32(w.size)
 		var f *wire.Frame
 		switch op {
 		case mlx5.WQEOpAtomicCS:
@@ -411,13 +540,26 @@ func (q *qp) execute(w *wqe, e *outEntry) mlx5.Syndrome {
 		f.Atomic = wire.AtomicETH{VA: w.raddr, RKey: w.rkey, SwapAdd: w.swapAdd, Compare: w.compare,
 			SwapMask: w.swapMask, CompareMask: w.compareMask, FieldBoundary: w.boundary, Size: uint8(w.size)}
 		f.AckReq = true
+		if congested(q.nic.port.Send(f)) {
+			return 0, true
+		}
+		e.kind = kAtomic
+		e.res = r.tg[0]
+		e.masked = w.masked
+		e.size = w.size
+		e.byteCnt = uint32(w.size)
 		e.last = r.npsn
-		r.npsn = (r.npsn + 1) & mask24
+		r.advance(1)
 		r.nRA++
-		q.nic.port.Send(f)
-		return 0
+		return 0, false
 	}
 }
+
+// congested reports whether a Send failed only because the link to the
+// peer had no room (the frame was not queued and must be sent again). Any
+// other failure loses the frame like a dropped packet: ACK timeouts and
+// retransmission recover, or retry-exceeded reports the peer gone.
+func congested(err error) bool { return err != nil && errors.Is(err, wire.ErrCongested) }
 
 // packets is the number of packets of a message of n bytes.
 func packets(n uint64, mtu int) int {
@@ -447,18 +589,21 @@ const maxFrameBytes = 1 << 20
 // frameChunk is the largest multiple of the MTU that fits in a frame.
 func frameChunk(mtu int) int { return maxFrameBytes / mtu * mtu }
 
-// sendMessage sends a WRITE or SEND message in frames of whole MTU packets.
-func (q *qp) sendMessage(w *wqe, e *outEntry) {
+// sendMessage sends (the rest of) a WRITE or SEND message in frames of
+// whole MTU packets, from e.sentOff on. Every frame asks for an ACK (ACKs
+// are cumulative, so a long message shows progress, and its sender's ACK
+// timer restarts, as frames land). done is false when the port had no room
+// for a frame: e.sentOff says where to go on. A local buffer deregistered
+// under it stops the message with LOCAL_PROT_ERR.
+func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 	r := &q.req
 	op := mlx5.WQEOpcode(w.opcode)
 	write := op == mlx5.WQEOpRDMAWrite || op == mlx5.WQEOpRDMAWriteImm
 	imm := op == mlx5.WQEOpRDMAWriteImm || op == mlx5.WQEOpSendImm
+	inv := op == mlx5.WQEOpSendInval
 	chunk := uint64(frameChunk(q.mtu))
-	for off := uint64(0); off < w.length || off == 0; {
-		size := w.length - off
-		if size > chunk {
-			size = chunk
-		}
+	for off := e.sentOff; ; {
+		size := min(w.length-off, chunk)
 		first, last := off == 0, off+size == w.length
 		var code wire.Opcode
 		switch {
@@ -476,12 +621,16 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) {
 			code = wire.OpWriteMiddle
 		case first && last && imm:
 			code = wire.OpSendOnlyImm
+		case first && last && inv:
+			code = wire.OpSendOnlyInv
 		case first && last:
 			code = wire.OpSendOnly
 		case first:
 			code = wire.OpSendFirst
 		case last && imm:
 			code = wire.OpSendLastImm
+		case last && inv:
+			code = wire.OpSendLastInv
 		case last:
 			code = wire.OpSendLast
 		default:
@@ -495,26 +644,43 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) {
 			if imm {
 				f.Imm = w.imm
 			}
+			if inv {
+				f.InvRKey = binary.BigEndian.Uint32(w.imm[:])
+			}
 			f.SE = w.se && code.AllowsSE()
-			f.AckReq = !q.uc
 		}
-		f.Payload = q.gather(w, off, size)
+		f.AckReq = !q.uc
+		payload, pinned, ok := q.gather(w, off, size)
+		if !ok {
+			return mlx5.SyndromeLocalProtErr, false
+		}
+		f.Payload = payload
+		err := q.nic.port.Send(f)
+		if pinned != nil {
+			pinned.unpin()
+		}
+		f.Payload = nil
+		if congested(err) {
+			return 0, false
+		}
 		k := uint32(packets(size, q.mtu))
 		e.last = (r.npsn + k - 1) & mask24
-		r.npsn = (r.npsn + k) & mask24
-		q.nic.port.Send(f)
+		r.advance(k)
 		off += size
+		e.sentOff = off
 		if last {
-			break
+			return 0, true
 		}
 	}
 }
 
 // gather returns n message bytes at offset off: a view of host memory when
-// they lie in one host SGE, otherwise a copy in the QP's scratch buffer.
-func (q *qp) gather(w *wqe, off, n uint64) []byte {
+// they lie in one host SGE (its span pinned: the caller unpins it once the
+// frame is sent), otherwise a copy in the QP's scratch buffer. ok is false
+// when a buffer was deregistered.
+func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 	if w.isInl {
-		return w.inline[off : off+n]
+		return w.inline[off : off+n], nil, true
 	}
 	r := &q.req
 	i := 0
@@ -522,10 +688,14 @@ func (q *qp) gather(w *wqe, off, n uint64) []byte {
 		off -= r.tg[i].len
 	}
 	if n == 0 || i == w.nsge {
-		return nil
+		return nil, nil, true
 	}
 	if t := r.tg[i]; t.mem.gpu == nil && off+n <= t.len {
-		return t.mem.host[t.off+off : t.off+off+n]
+		v, ok := t.mem.view(t.off+off, n)
+		if !ok {
+			return nil, nil, false
+		}
+		return v, t.mem, true
 	}
 	if cap(r.scratch) < int(n) {
 		r.scratch = make([]byte, n)
@@ -538,9 +708,11 @@ func (q *qp) gather(w *wqe, off, n uint64) []byte {
 		if k > n-done {
 			k = n - done
 		}
-		t.mem.read(buf[done:done+k], t.off+off)
+		if t.mem.read(buf[done:done+k], t.off+off) != nil {
+			return nil, nil, false
+		}
 		done += k
 		off = 0
 	}
-	return buf
+	return buf, nil, true
 }

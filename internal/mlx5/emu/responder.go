@@ -60,7 +60,7 @@ func (n *NIC) deliver(f *wire.Frame) {
 func (q *qp) reply(req *wire.Frame, op wire.Opcode, psn uint32, syn wire.Syndrome) *wire.Frame {
 	f := &q.resp.f
 	*f = wire.Frame{Opcode: op, DstQPN: req.SrcQPN, PSN: psn & mask24, SrcGID: wire.GID(q.nic.gid), DstGID: req.SrcGID, SrcQPN: q.qpn,
-		AETH: wire.AETH{Syndrome: syn, MSN: q.resp.msn & mask24}}
+		AETH: wire.AETH{Syndrome: syn, MSN: q.resp.msn & mask24}, Route: req.Route}
 	return f
 }
 
@@ -68,32 +68,45 @@ func (q *qp) ack(req *wire.Frame, psn uint32) {
 	if q.uc {
 		return
 	}
-	q.nic.port.Send(q.reply(req, wire.OpAck, psn, wire.AckSyndrome(31)))
+	q.nic.port.Reply(q.reply(req, wire.OpAck, psn, wire.AckSyndrome(31)))
 }
 
 // nak answers a request with a NAK; class C errors (access, invalid
-// request, operational) also move the responder QP to ERR.
+// request, operational) also move the responder QP to ERR, before the NAK
+// leaves (a requester that sees its error can query the responder's state).
 func (q *qp) nak(req *wire.Frame, code wire.NakCode) {
-	if q.uc {
-		return
-	}
-	q.nic.port.Send(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
 	if code != wire.NakPSNSequenceError {
 		q.resp.wActive, q.resp.sActive = false, false
 		q.toError()
 	}
+	if q.uc {
+		return
+	}
+	q.nic.port.Reply(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
+}
+
+// accessNak is the NAK for a failed access to responder memory: a
+// deregistered (or invalidated) region is a remote access error, any other
+// failure (a GPU copy) a remote operational error.
+func accessNak(err error) wire.NakCode {
+	if errors.Is(err, errRetired) {
+		return wire.NakRemoteAccess
+	}
+	return wire.NakRemoteOperation
 }
 
 // respond executes a request packet at its destination QP.
 func (n *NIC) respond(f *wire.Frame) {
 	q := n.qpByNum(f.DstQPN)
 	if q == nil {
+		n.stats.requestsDropped.Add(1)
 		return
 	}
 	q.rmu.Lock()
 	defer q.rmu.Unlock()
 	st := q.state.Load()
 	if q.dead || (st != stRTR && st != stRTS) || f.SrcQPN != q.remoteQPN || f.SrcGID != wire.GID(q.rgid) {
+		n.stats.requestsDropped.Add(1)
 		return // dropped, as a NIC drops packets for no matching connection
 	}
 	r := &q.resp
@@ -104,7 +117,7 @@ func (n *NIC) respond(f *wire.Frame) {
 		} else if d < 1<<23 {
 			if !r.nakSent {
 				r.nakSent = true
-				q.nic.port.Send(q.reply(f, wire.OpAck, r.epsn, wire.NakSyndrome(wire.NakPSNSequenceError)))
+				q.nic.port.Reply(q.reply(f, wire.OpAck, r.epsn, wire.NakSyndrome(wire.NakPSNSequenceError)))
 			}
 			return
 		} else {
@@ -116,7 +129,8 @@ func (n *NIC) respond(f *wire.Frame) {
 	switch f.Opcode {
 	case wire.OpWriteFirst, wire.OpWriteOnly, wire.OpWriteOnlyImm, wire.OpWriteMiddle, wire.OpWriteLast, wire.OpWriteLastImm:
 		q.onWrite(f)
-	case wire.OpSendFirst, wire.OpSendOnly, wire.OpSendOnlyImm, wire.OpSendMiddle, wire.OpSendLast, wire.OpSendLastImm:
+	case wire.OpSendFirst, wire.OpSendOnly, wire.OpSendOnlyImm, wire.OpSendMiddle, wire.OpSendLast, wire.OpSendLastImm,
+		wire.OpSendOnlyInv, wire.OpSendLastInv:
 		q.onSend(f)
 	case wire.OpReadRequest:
 		if q.onRead(f) {
@@ -141,7 +155,7 @@ func (q *qp) duplicate(f *wire.Frame) {
 		if r.haveAtomic && r.atomicPSN == f.PSN {
 			a := q.reply(f, wire.OpAtomicAck, f.PSN, wire.AckSyndrome(31))
 			a.AtomicAck = r.atomicOrig
-			q.nic.port.Send(a)
+			q.nic.port.Reply(a)
 		}
 	case f.AckReq:
 		q.ack(f, (r.epsn-1)&mask24)
@@ -188,8 +202,8 @@ func (q *qp) onWrite(f *wire.Frame) {
 		}
 	}
 	if p > 0 {
-		if r.wMem.write(r.wOff, f.Payload) != nil {
-			q.nak(f, wire.NakRemoteOperation)
+		if err := r.wMem.write(r.wOff, f.Payload); err != nil {
+			q.nak(f, accessNak(err))
 			return
 		}
 	}
@@ -197,14 +211,13 @@ func (q *qp) onWrite(f *wire.Frame) {
 	r.wLeft -= p
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
-	if !last {
-		return
-	}
-	r.wActive = false
-	r.msn++
-	if imm {
-		q.consumeRecv(rw)
-		q.rcq.push(cqe{opcode: cqeRespWrImm, qpn: q.qpn, wqeCount: uint16(rw.idx), byteCnt: uint32(r.wTotal), imm: f.Imm, uidx: q.uidx, se: f.SE})
+	if last {
+		r.wActive = false
+		r.msn++
+		if imm {
+			q.consumeRecv(rw)
+			q.rcq.push(cqe{opcode: cqeRespWrImm, qpn: q.qpn, wqeCount: uint16(rw.idx), byteCnt: uint32(r.wTotal), imm: f.Imm, uidx: q.uidx, se: f.SE})
+		}
 	}
 	if f.AckReq {
 		q.ack(f, lastPSN)
@@ -288,7 +301,7 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 // rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
 func (q *qp) rnr(f *wire.Frame) {
 	if !q.uc {
-		q.nic.port.Send(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(q.resp.minRNR)))
+		q.nic.port.Reply(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(q.resp.minRNR)))
 	}
 }
 
@@ -298,8 +311,10 @@ func (q *qp) consumeRecv(rw recvWQE) {
 	}
 }
 
-// respError writes a responder error CQE for receive WQE idx.
+// respError writes a responder error CQE for receive WQE idx; the QP is
+// in ERR before the CQE can be seen.
 func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
+	q.toError()
 	q.consumeRecv(recvWQE{idx: idx})
 	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
 }
@@ -307,7 +322,7 @@ func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
 func (q *qp) onSend(f *wire.Frame) {
 	r := &q.resp
 	op := f.Opcode
-	first := op == wire.OpSendFirst || op == wire.OpSendOnly || op == wire.OpSendOnlyImm
+	first := op == wire.OpSendFirst || op == wire.OpSendOnly || op == wire.OpSendOnlyImm || op == wire.OpSendOnlyInv
 	last := op != wire.OpSendFirst && op != wire.OpSendMiddle
 	if first {
 		rw, ok := q.takeRecv(f)
@@ -325,24 +340,55 @@ func (q *qp) onSend(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	scatter(r.sSG[:r.sN], r.sOff, f.Payload)
+	if scatter(r.sSG[:r.sN], r.sOff, f.Payload) != nil {
+		// A receive buffer deregistered under the SEND.
+		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
+		q.nak(f, wire.NakRemoteOperation)
+		return
+	}
 	r.sOff += p
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
 	if !last {
+		if f.AckReq {
+			q.ack(f, lastPSN)
+		}
 		return
+	}
+	c := cqe{opcode: cqeRespSend, qpn: q.qpn, wqeCount: uint16(r.sIdx), byteCnt: uint32(r.sOff), uidx: q.uidx, se: f.SE}
+	switch op {
+	case wire.OpSendOnlyImm, wire.OpSendLastImm:
+		c.opcode, c.imm = cqeRespSendImm, f.Imm
+	case wire.OpSendOnlyInv, wire.OpSendLastInv:
+		if !q.invalidate(f.InvRKey) {
+			// The named key cannot be invalidated here: the receive
+			// completes in error and the request is refused as invalid
+			// (the responder QP goes to ERR).
+			q.respError(r.sIdx, mlx5.SyndromeRemoteInvalReqErr)
+			q.nak(f, wire.NakInvalidRequest)
+			return
+		}
+		c.opcode = cqeRespSendInv
+		binary.BigEndian.PutUint32(c.imm[:], f.InvRKey)
 	}
 	r.sActive = false
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})
-	c := cqe{opcode: cqeRespSend, qpn: q.qpn, wqeCount: uint16(r.sIdx), byteCnt: uint32(r.sOff), uidx: q.uidx, se: f.SE}
-	if op == wire.OpSendOnlyImm || op == wire.OpSendLastImm {
-		c.opcode, c.imm = cqeRespSendImm, f.Imm
-	}
 	q.rcq.push(c)
 	if f.AckReq {
 		q.ack(f, lastPSN)
 	}
+}
+
+// invalidate executes the invalidation a SEND with invalidate asks for:
+// key must name a live MR of the responder QP's PD whose mkey allows remote
+// invalidation (mr.rinval). It reports whether the key was invalidated.
+func (q *qp) invalidate(key uint32) bool {
+	m := q.nic.lookupMR(key)
+	if m == nil || m.pd != q.pd || !m.rinval.Load() {
+		return false
+	}
+	return m.invalid.CompareAndSwap(false, true)
 }
 
 // onRead answers a READ request with response packets.
@@ -382,21 +428,31 @@ func (q *qp) onRead(f *wire.Frame) bool {
 			op = wire.OpReadResponseMiddle
 		}
 		rsp := q.reply(f, op, f.PSN+uint32(lo/uint64(q.mtu)), wire.AckSyndrome(31))
+		pinned := false
 		if hi > lo {
 			if m.mem.gpu == nil {
-				rsp.Payload = m.mem.host[off+lo : off+hi]
+				v, ok := m.mem.view(off+lo, hi-lo)
+				if !ok {
+					q.nak(f, wire.NakRemoteAccess)
+					return false
+				}
+				rsp.Payload, pinned = v, true
 			} else {
 				if scratch == nil {
 					scratch = make([]byte, chunk)
 				}
-				if m.mem.read(scratch[:hi-lo], off+lo) != nil {
-					q.nak(f, wire.NakRemoteOperation)
+				if err := m.mem.read(scratch[:hi-lo], off+lo); err != nil {
+					q.nak(f, accessNak(err))
 					return false
 				}
 				rsp.Payload = scratch[:hi-lo]
 			}
 		}
-		q.nic.port.Send(rsp)
+		q.nic.port.Reply(rsp)
+		rsp.Payload = nil
+		if pinned {
+			m.mem.unpin()
+		}
 		if last {
 			break
 		}
@@ -433,13 +489,13 @@ func (q *qp) onAtomic(f *wire.Frame) bool {
 	}
 	orig, err := atomicOp(m.mem, off, f.Opcode, a, size)
 	if err != nil {
-		q.nak(f, wire.NakRemoteOperation)
+		q.nak(f, accessNak(err))
 		return false
 	}
 	r.atomicPSN, r.atomicOrig, r.haveAtomic = f.PSN, orig, true
 	rsp := q.reply(f, wire.OpAtomicAck, f.PSN, wire.AckSyndrome(31))
 	rsp.AtomicAck = orig
-	q.nic.port.Send(rsp)
+	q.nic.port.Reply(rsp)
 	return true
 }
 
@@ -467,6 +523,10 @@ func atomicOp(mem *span, off uint64, op wire.Opcode, a *wire.AtomicETH, size uin
 	}
 	be := op == wire.OpMaskedCompareSwap || op == wire.OpMaskedFetchAdd
 	if mem.gpu == nil {
+		if !mem.pin() {
+			return 0, errRetired
+		}
+		defer mem.unpin()
 		p := unsafe.Pointer(&mem.host[off])
 		if size == 8 {
 			for {

@@ -12,6 +12,8 @@ import (
 // ACK), queued by the wire handler and processed by the engine.
 type response struct {
 	qpn     uint32
+	srcQPN  uint32
+	srcGID  wire.GID
 	op      wire.Opcode
 	psn     uint32
 	syn     wire.Syndrome
@@ -20,17 +22,18 @@ type response struct {
 }
 
 // queueResponse copies f into the inbox. Consecutive plain ACKs for one QP
-// collapse into the newest (ACKs are cumulative).
+// from one source collapse into the newest (ACKs are cumulative).
 func (n *NIC) queueResponse(f *wire.Frame) {
 	n.inboxMu.Lock()
 	if f.Opcode == wire.OpAck && f.AETH.Syndrome.Kind() == wire.KindACK && len(n.inbox) > 0 {
-		if l := &n.inbox[len(n.inbox)-1]; l.op == wire.OpAck && l.qpn == f.DstQPN && l.syn.Kind() == wire.KindACK {
+		if l := &n.inbox[len(n.inbox)-1]; l.op == wire.OpAck && l.qpn == f.DstQPN && l.syn.Kind() == wire.KindACK &&
+			l.srcQPN == f.SrcQPN && l.srcGID == f.SrcGID && psnLE(l.psn, f.PSN) {
 			l.psn = f.PSN
 			n.inboxMu.Unlock()
 			return
 		}
 	}
-	rsp := response{qpn: f.DstQPN, op: f.Opcode, psn: f.PSN, syn: f.AETH.Syndrome, orig: f.AtomicAck}
+	rsp := response{qpn: f.DstQPN, srcQPN: f.SrcQPN, srcGID: f.SrcGID, op: f.Opcode, psn: f.PSN, syn: f.AETH.Syndrome, orig: f.AtomicAck}
 	if len(f.Payload) > 0 {
 		rsp.payload = append([]byte(nil), f.Payload...)
 	}
@@ -39,7 +42,9 @@ func (n *NIC) queueResponse(f *wire.Frame) {
 	n.kick()
 }
 
-// drainInbox processes the queued responses.
+// drainInbox processes the queued responses. A response is applied only
+// to a QP in RTS, from the QP's remote QPN at its remote GID; anything else
+// is dropped and counted, as a NIC drops packets of no connection.
 func (n *NIC) drainInbox(now time.Time, spare []response) ([]response, bool) {
 	n.inboxMu.Lock()
 	batch := n.inbox
@@ -47,12 +52,16 @@ func (n *NIC) drainInbox(now time.Time, spare []response) ([]response, bool) {
 	n.inboxMu.Unlock()
 	for i := range batch {
 		rsp := &batch[i]
+		applied := false
 		if q := n.qpByNum(rsp.qpn); q != nil {
 			q.mu.Lock()
-			if !q.dead && q.state.Load() == stRTS {
-				q.onResponse(rsp, now)
+			if !q.dead && q.state.Load() == stRTS && rsp.srcQPN == q.remoteQPN && rsp.srcGID == wire.GID(q.rgid) {
+				applied = q.onResponse(rsp, now)
 			}
 			q.mu.Unlock()
+		}
+		if !applied {
+			n.stats.responsesDropped.Add(1)
 		}
 		rsp.payload = nil
 	}
@@ -73,43 +82,65 @@ func (q *qp) entryOf(psn uint32) *outEntry {
 }
 
 // ackUpTo marks WRITE/SEND (and local) entries whose last PSN is <= psn as
-// done.
+// done. The acknowledged PSN (lastAcked, the bottom of the response window)
+// stops short of a READ or atomic still waiting for its response: an ACK
+// that passes one means its response is late or lost, and the response
+// must still be accepted (or the READ retried after the timeout).
 func (q *qp) ackUpTo(psn uint32, now time.Time) {
 	r := &q.req
 	progressed := false
+	ackTo, held := psn, false
 	for i := r.ci; i != r.send; {
 		e := &r.ent[q.slot(i)]
 		if e.kind != kLocal && !psnLE(e.last, psn) {
 			break
 		}
-		if !e.done && (e.kind == kAcked || e.kind == kLocal) {
-			e.done = true
-			progressed = true
+		if e.partial {
+			break // its frames so far are acknowledged, the message is not done
+		}
+		if !e.done {
+			switch e.kind {
+			case kAcked, kLocal:
+				e.done = true
+				progressed = true
+			case kRead, kAtomic:
+				if !held {
+					ackTo, held = (e.first-1)&mask24, true
+				}
+			}
 		}
 		i += e.bbs
 	}
-	if progressed || (psn != r.lastAcked && psnLE(r.lastAcked, psn)) {
-		r.lastAcked = psn
+	if progressed || (ackTo != r.lastAcked && psnLE(r.lastAcked, ackTo)) {
+		if psnLE(r.lastAcked, ackTo) {
+			r.lastAcked = ackTo
+		}
 		r.retries = 0
 		r.rnrRetries = 0
 		r.lastProgress = now
 	}
 }
 
-// onResponse applies one response to the requester; q.mu held.
-func (q *qp) onResponse(rsp *response, now time.Time) {
+// onResponse applies one response to the requester; q.mu held. It
+// reports false for a response that names no packet in flight (an ACK
+// beyond the highest PSN sent, a NAK, READ response or ATOMIC ACK of no
+// outstanding request), which it ignores.
+func (q *qp) onResponse(rsp *response, now time.Time) bool {
 	r := &q.req
+	if !r.inWindow(rsp.psn, rsp.op == wire.OpAck && rsp.syn.Kind() == wire.KindACK) {
+		return false
+	}
 	switch rsp.op {
 	case wire.OpAck:
 		switch rsp.syn.Kind() {
 		case wire.KindACK:
 			q.ackUpTo(rsp.psn, now)
 		case wire.KindRNRNak:
-			q.ackUpTo((rsp.psn-1)&mask24, now)
 			e := q.entryOf(rsp.psn)
 			if e == nil {
-				break
+				return false
 			}
+			q.ackUpTo((rsp.psn-1)&mask24, now)
 			r.rnrRetries++
 			if q.rnrRetry != 7 && r.rnrRetries > int(q.rnrRetry) {
 				q.fail(e, mlx5.SyndromeRNRRetryExcErr)
@@ -118,11 +149,11 @@ func (q *qp) onResponse(rsp *response, now time.Time) {
 			r.rnrUntil = now.Add(rnrDelay(rsp.syn.Value()))
 			q.goBack()
 		case wire.KindNak:
-			q.ackUpTo((rsp.psn-1)&mask24, now)
 			e := q.entryOf(rsp.psn)
 			if e == nil {
-				break
+				return false
 			}
+			q.ackUpTo((rsp.psn-1)&mask24, now)
 			switch rsp.syn.Code() {
 			case wire.NakPSNSequenceError:
 				r.retries++
@@ -142,11 +173,17 @@ func (q *qp) onResponse(rsp *response, now time.Time) {
 	case wire.OpReadResponseFirst, wire.OpReadResponseMiddle, wire.OpReadResponseLast, wire.OpReadResponseOnly:
 		e := q.entryOf(rsp.psn)
 		if e == nil || e.kind != kRead || e.done {
-			break
+			return false
+		}
+		off := uint64((rsp.psn-e.first)&mask24) * uint64(q.mtu)
+		if off+uint64(len(rsp.payload)) > uint64(e.byteCnt) {
+			return false // more data than the READ asked for: not ours
 		}
 		q.ackUpTo((e.first-1)&mask24, now)
-		off := uint64((rsp.psn-e.first)&mask24) * uint64(q.mtu)
-		scatter(e.sg, off, rsp.payload)
+		if scatter(e.sg, off, rsp.payload) != nil {
+			q.fail(e, mlx5.SyndromeLocalProtErr)
+			break
+		}
 		e.got += uint64(len(rsp.payload))
 		r.lastProgress = now
 		if rsp.op == wire.OpReadResponseLast || rsp.op == wire.OpReadResponseOnly {
@@ -160,7 +197,7 @@ func (q *qp) onResponse(rsp *response, now time.Time) {
 	case wire.OpAtomicAck:
 		e := q.entryOf(rsp.psn)
 		if e == nil || e.kind != kAtomic || e.done {
-			break
+			return false
 		}
 		q.ackUpTo((e.first-1)&mask24, now)
 		var b [8]byte
@@ -179,15 +216,19 @@ func (q *qp) onResponse(rsp *response, now time.Time) {
 		}
 		e.done = true
 		r.nRA--
+	default:
+		return false
 	}
 	q.complete(now)
+	return true
 }
 
-// scatter writes p at message offset off across the targets.
-func scatter(sg []target, off uint64, p []byte) {
+// scatter writes p at message offset off across the targets; it stops at
+// the first target that fails (a deregistered buffer).
+func scatter(sg []target, off uint64, p []byte) error {
 	for _, t := range sg {
 		if len(p) == 0 {
-			return
+			return nil
 		}
 		if off >= t.len {
 			off -= t.len
@@ -197,13 +238,16 @@ func scatter(sg []target, off uint64, p []byte) {
 		if k > uint64(len(p)) {
 			k = uint64(len(p))
 		}
-		t.mem.write(t.off+off, p[:k])
+		if err := t.mem.write(t.off+off, p[:k]); err != nil {
+			return err
+		}
 		p = p[k:]
 		off = 0
 	}
+	return nil
 }
 
-// rnrDelay decodes the RNR NAK timer (mlx5-prm.md 2.9), in microseconds.
+// rnrDelay decodes the RNR NAK timer (the IBA min_rnr_nak encoding).
 func rnrDelay(code uint8) time.Duration {
 	us := [32]int{655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
 		5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520}

@@ -75,12 +75,12 @@ func (c *devCtx) createRMP(in, out []byte) fwError {
 	if dbr == nil || !dbr.fits(doff, 4, 4) {
 		return fwError(SynRMPUMEM)
 	}
-	r := &rmp{ctx: c, rmpn: n.nextRMP, pd: p, wq: wq, woff: woff, dbr: dbr, doff: doff, log: log, stride: stride,
-		linked: wt == mlx5.WQTypeLinkedList && !mlx5.GetBool(b, rmpf.BasicCyclicRcvWQE)}
-	for n.rmps[r.rmpn] != nil || r.rmpn == 0 {
-		r.rmpn = (r.rmpn + 1) & mask24
+	rmpn, _, ok := n.ids.rmp.alloc(func(i uint32) bool { return n.rmps[i] != nil })
+	if !ok {
+		return fwError(SynLimit)
 	}
-	n.nextRMP = (r.rmpn + 1) & mask24
+	r := &rmp{ctx: c, rmpn: rmpn, pd: p, wq: wq, woff: woff, dbr: dbr, doff: doff, log: log, stride: stride,
+		linked: wt == mlx5.WQTypeLinkedList && !mlx5.GetBool(b, rmpf.BasicCyclicRcvWQE)}
 	copy(r.rmpc[:], b)
 	n.rmps[r.rmpn] = r
 	p.refs++

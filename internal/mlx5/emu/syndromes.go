@@ -29,6 +29,7 @@ const (
 	SynCQBusy          uint32 = 0x0e000019 // DESTROY_CQ of a CQ that QPs still use
 	SynCQPageOffset    uint32 = 0x0e00001a // page_offset not zero
 	SynNoCQ            uint32 = 0x0e00001b // cqn names no CQ of the context
+	SynCQRingOwned     uint32 = 0x0e00001c // a CQ ring entry looks written (owner 0, opcode not INVALID)
 	SynQPServiceType   uint32 = 0x0e000020 // st other than RC or UC
 	SynQPPD            uint32 = 0x0e000021 // pd names no PD of the context
 	SynQPUAR           uint32 = 0x0e000022 // uar_page names no UAR of the context
@@ -97,6 +98,7 @@ var syndromeTable = map[uint32]synInfo{
 	SynCQBusy:          {mlx5.StatusResBusy, "CQ still used by a QP"},
 	SynCQPageOffset:    {mlx5.StatusBadParam, "CQ page_offset not zero"},
 	SynNoCQ:            {mlx5.StatusBadRes, "cqn names no CQ of the context"},
+	SynCQRingOwned:     {mlx5.StatusBadParam, "CQ ring not initialised: an entry has owner 0 and a valid opcode (set op_own to 0xF1)"},
 	SynQPServiceType:   {mlx5.StatusBadParam, "QP st other than RC or UC"},
 	SynQPPD:            {mlx5.StatusBadRes, "QP pd names no PD of the context"},
 	SynQPUAR:           {mlx5.StatusBadRes, "QP uar_page names no UAR of the context"},

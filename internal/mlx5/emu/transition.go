@@ -6,7 +6,7 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// Optional-parameter mask bits (mlx5-prm.md 2.8.1).
+// Optional-parameter mask bits (opt_param_mask).
 const (
 	optAltPath    = 1 << 0
 	optRRE        = 1 << 1
@@ -81,7 +81,7 @@ func states(s ...uint32) uint32 {
 }
 
 // transitions follows the kernel's allowed optional masks for RC
-// (mlx5-prm.md 2.8.1) and the required fields of 2.8.2.
+// and the required fields of each transition.
 var transitions = map[uint16]transition{
 	mlx5.OpRST2INIT: {from: states(stRST), to: stINIT,
 		required: []mlx5.Field{ads(adf.PKeyIndex), ads(adf.VHCAPortNum), qf.PMState, qf.RRE, qf.RWE, qf.RAE, qf.AtomicMode, qf.CounterSetID}},
@@ -95,7 +95,7 @@ var transitions = map[uint16]transition{
 		required: []mlx5.Field{qf.NextSendPSN, qf.RetryCount, qf.RNRRetry, ads(adf.AckTimeout), qf.LogSRAMax, qf.LogAckReqFreq},
 		allowed:  optAltPath | optRRE | optRAE | optRWE | optPMState | optRNRTimeout | optCounterSet},
 	mlx5.OpRTS2RTS: {from: states(stRTS), to: stRTS,
-		allowed: optRRE | optRAE | optRWE | optRNRTimeout | optPMState | optAltPath | optPriPort | optDSCP | optSGID | optCounterSet | optAckTimeout},
+		allowed: optRRE | optRAE | optRWE | optRNRTimeout | optPMState | optAltPath | optDSCP | optSGID},
 	mlx5.OpSQERR2RTS: {from: 0, to: stRTS}, // SQER is not reachable on RC/UC
 	mlx5.Op2ERR:      {from: states(stRST, stINIT, stRTR, stRTS, stERR), to: stERR},
 	mlx5.Op2RST:      {from: states(stRST, stINIT, stRTR, stRTS, stERR), to: stRST},
@@ -126,10 +126,13 @@ func (q *qp) modify(op uint16, in []byte) fwError {
 	if mask&^allowed != 0 {
 		return fwError(SynQPOptMask)
 	}
+	if mask&optDSCP != 0 && !q.nic.caps.general.RTS2RTSQPDSCP {
+		return fwError(SynQPOptMask)
+	}
 	var ext uint64
 	if len(in) >= mlx5.ModifyQPInExtLen {
 		ext = mlx5.Get(in, fOptMaskExt)
-		if ext&^optExtUDPSport != 0 || (ext != 0 && op != mlx5.OpRTS2RTS) {
+		if ext&^optExtUDPSport != 0 || (ext != 0 && (op != mlx5.OpRTS2RTS || !q.nic.caps.general.RTS2RTSQPUDPSport)) {
 			return fwError(SynQPOptMask)
 		}
 	}
@@ -251,6 +254,7 @@ func (q *qp) apply(from, to uint32) {
 	}
 	if from == stRTR && to == stRTS {
 		q.req.npsn = mlx5.Get32(b, qf.NextSendPSN)
+		q.req.hpsn = q.req.npsn
 		q.req.lastAcked = (q.req.npsn - 1) & mask24
 		q.req.lastProgress = time.Now()
 	}

@@ -53,8 +53,12 @@ func (c *devCtx) AllocUAR(t mlx5.UARType) (mlx5.UAR, error) {
 		syscall.Munmap(page)
 		return c.ncUAR, nil
 	}
-	u := &uar{ctx: c, id: n.nextUAR, typ: t, page: page}
-	n.nextUAR++
+	id, _, ok := n.ids.uar.alloc(func(i uint32) bool { return n.uars[i] != nil })
+	if !ok {
+		syscall.Munmap(page)
+		return nil, fmt.Errorf("emu: devx_alloc_uar: no free UAR index: %w", syscall.ENOMEM)
+	}
+	u := &uar{ctx: c, id: id, typ: t, page: page}
 	n.uars[u.id] = u
 	n.refreshUARs()
 	if t == mlx5.UARTypeNC {
@@ -62,6 +66,7 @@ func (c *devCtx) AllocUAR(t mlx5.UARType) (mlx5.UAR, error) {
 		c.ncUAR = u
 	} else {
 		c.live++
+		track(u, "UAR %d (%v) on %s", u.id, t, n.cfg.Name)
 	}
 	return u, nil
 }
@@ -93,6 +98,7 @@ func (u *uar) Free() error {
 	u.ctx.live--
 	n.mu.Unlock()
 	u.unmap()
+	untrack(u)
 	return nil
 }
 

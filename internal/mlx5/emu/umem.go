@@ -41,10 +41,14 @@ func (c *devCtx) regUMEM(op string, addr uintptr, size uint64, access mlx5.Acces
 	if err := c.checkOpen(op); err != nil {
 		return nil, err
 	}
-	u := &umem{ctx: c, id: n.nextUM, mem: mem}
-	n.nextUM++
+	id, _, ok := n.ids.umem.alloc(func(i uint32) bool { return n.umems[i] != nil })
+	if !ok {
+		return nil, fmt.Errorf("emu: %s: no free UMEM id: %w", op, syscall.ENOMEM)
+	}
+	u := &umem{ctx: c, id: id, mem: mem}
 	n.umems[u.id] = u
 	c.live++
+	track(u, "UMEM %d on %s", u.id, n.cfg.Name)
 	return u, nil
 }
 
@@ -52,19 +56,26 @@ func (u *umem) ID() uint32    { return u.id }
 func (u *umem) Addr() uintptr { return u.mem.base }
 func (u *umem) Size() uint64  { return u.mem.size }
 
+// Dereg refuses while a CQ, QP or RMP uses the UMEM (EBUSY) and otherwise
+// returns once the NIC can no longer touch the memory.
 func (u *umem) Dereg() error {
 	n := u.ctx.nic
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if u.dead {
+		n.mu.Unlock()
+		u.mem.retire()
 		return nil
 	}
 	if u.refs > 0 {
+		n.mu.Unlock()
 		return fmt.Errorf("emu: devx_umem_dereg %d: %d objects still use it: %w", u.id, u.refs, syscall.EBUSY)
 	}
 	u.dead = true
 	delete(n.umems, u.id)
 	u.ctx.live--
+	n.mu.Unlock()
+	u.mem.retire()
+	untrack(u)
 	return nil
 }
 

@@ -26,14 +26,18 @@ import (
 //	                        compare or field boundary 8, swap mask 8,
 //	                        compare mask 8 (masked)
 //	          ImmDt         4, verbatim
+//	          IETH          the R_Key to invalidate 4
 //	          AETH          syndrome 1, MSN 3
 //	          AtomicAckETH  original value 8
 //	then    the payload
 //
 // The frame length doubles as the length prefix on a TCP stream.
 
-// Version is the encoding version carried after the magic.
-const Version = 1
+// Version is the encoding version carried after the magic. Version 2 added
+// SEND with invalidate (IETH) and carries responses back on the connection
+// of their request (see Port.Send); a version-1 peer is refused at the
+// first frame.
+const Version = 2
 
 // Sizes.
 const (
@@ -127,6 +131,10 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 	if op.has(hImm) {
 		copy(p[0:4], f.Imm[:])
 		p = p[immLen:]
+	}
+	if op.has(hIETH) {
+		be.PutUint32(p[0:4], f.InvRKey)
+		p = p[iethLen:]
 	}
 	if op.has(hAETH) {
 		syn := f.AETH.Syndrome
@@ -249,6 +257,10 @@ func DecodeInto(f *Frame, b []byte) error {
 	if op.has(hImm) {
 		copy(f.Imm[:], p[0:4])
 		p = p[immLen:]
+	}
+	if op.has(hIETH) {
+		f.InvRKey = be.Uint32(p[0:4])
+		p = p[iethLen:]
 	}
 	if op.has(hAETH) {
 		w := be.Uint32(p[0:4])

@@ -15,8 +15,20 @@ const (
 	DefaultPort = 4791
 	// DefaultDialTimeout bounds one connection attempt.
 	DefaultDialTimeout = 100 * time.Millisecond
-	// DefaultWriteTimeout bounds one frame write on a connection.
+	// DefaultWriteTimeout bounds one write on a connection: a peer that
+	// does not take the bytes within it loses the connection.
 	DefaultWriteTimeout = time.Second
+	// DefaultReadTimeout bounds the arrival of a frame whose first bytes
+	// have arrived, and of the first frame of an accepted connection.
+	DefaultReadTimeout = time.Second
+	// DefaultMaxConns bounds the accepted connections of a port.
+	DefaultMaxConns = 128
+	// DefaultMaxFrameLen is the longest encoded frame a port reads from a
+	// stream (and sends over one): a 1 MiB payload and every header.
+	DefaultMaxFrameLen = HeaderLen + maskedLen + 1<<20
+	// DefaultMaxQueue bounds the bytes queued for one connection; a Send
+	// that would exceed it does not queue its frame (ErrCongested).
+	DefaultMaxQueue = 4 << 20
 )
 
 // Environment variables read by Listen when the Config leaves the field zero.
@@ -42,8 +54,25 @@ type Config struct {
 	ForceTCP bool
 	// DialTimeout bounds a connection attempt (default DefaultDialTimeout).
 	DialTimeout time.Duration
-	// WriteTimeout bounds the write of one frame (default DefaultWriteTimeout).
+	// WriteTimeout bounds one write system call on a connection (default
+	// DefaultWriteTimeout); a connection whose peer does not read within it
+	// is closed.
 	WriteTimeout time.Duration
+	// ReadTimeout bounds the arrival of the rest of a frame once its first
+	// bytes have arrived, and of the first frame of an accepted connection
+	// (default DefaultReadTimeout); the connection is closed otherwise.
+	ReadTimeout time.Duration
+	// MaxConns bounds the accepted connections (default DefaultMaxConns):
+	// accepting one more closes the one that has been quiet the longest.
+	MaxConns int
+	// MaxFrameLen is the longest encoded frame read from or sent on a stream
+	// (default DefaultMaxFrameLen, at most MaxFrameLen). A stream announcing
+	// a longer one is closed.
+	MaxFrameLen int
+	// MaxQueue bounds the bytes queued for one connection (default
+	// DefaultMaxQueue); Send refuses a frame that does not fit
+	// (ErrCongested).
+	MaxQueue int
 }
 
 // resolve fills the defaults, reading the environment.
@@ -78,6 +107,21 @@ func (c Config) resolve() (Config, error) {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxFrameLen <= 0 {
+		c.MaxFrameLen = DefaultMaxFrameLen
+	}
+	if c.MaxFrameLen < HeaderLen || c.MaxFrameLen > MaxFrameLen {
+		return c, fmt.Errorf("wire: listen: MaxFrameLen %d outside [%d, %d]", c.MaxFrameLen, HeaderLen, MaxFrameLen)
+	}
+	if c.MaxQueue <= 0 {
+		c.MaxQueue = DefaultMaxQueue
 	}
 	return c, nil
 }

@@ -30,61 +30,96 @@
 //
 // # Delivery
 //
-// Port.Send routes a frame by its DstGID:
+// Port.Send routes a request by its DstGID, and a response back the way its
+// request came:
 //
 //   - In-process: if a port of this process owns DstGID (and neither side
 //     forces TCP), Send calls that port's handler directly, synchronously, on
 //     the sender's goroutine: no copy, no allocation, no goroutine hop. The
 //     *Frame the handler receives is the sender's own; it is valid only
-//     during the call and must not be modified.
-//   - Otherwise TCP: one connection per destination address, dialled lazily
-//     by Send (bounded by Config.DialTimeout, default 100 ms) and reused.
-//     Send encodes the frame into the connection's queue and returns; the
-//     connection's writer goroutine writes whatever has queued up in one
-//     system call, under a write deadline (Config.WriteTimeout, default 1 s).
-//     The frame length is the stream's length prefix. One reader goroutine
-//     per accepted connection decodes frames and calls the handler. A
-//     connection that breaks (write error or deadline, peer closed it) is
-//     dropped: the next Send reports the error, the one after dials again.
+//     during the call and must not be modified. A response to an in-process
+//     request (zero Route) goes back the same way.
+//   - Otherwise TCP. A port dials one connection per destination address,
+//     lazily and in the background, and sends its requests on it; the
+//     destination sends its responses back on that same connection. Every
+//     frame that arrives over TCP carries the Route of its connection, and
+//     a response must carry the Route of the request it answers (Send puts
+//     it on that connection and nowhere else; a response with no Route to a
+//     port of another process is refused with ErrNoRoute). The frame length
+//     is the stream's length prefix.
+//
+// A connection is bound to the peer it was opened for: a frame is admitted
+// only if it is addressed to this port, comes from the address at the other
+// end of the connection, and is a response on a connection this port
+// dialled or a request on one it accepted; anything else is dropped and
+// counted (Stats.Rejected). So another local process that connects to a
+// port can send it requests (which the NIC model checks like any others:
+// QPN, GID, PSN, keys) but never a response: it cannot complete a WRITE or
+// inject READ data. What reaches a port from the network is bounded: a frame
+// longer than Config.MaxFrameLen closes its stream, memory for a frame grows
+// with the bytes that actually arrived (never with what a length field
+// claims), a frame begun must arrive within Config.ReadTimeout and so must
+// an accepted connection's first frame, and at most Config.MaxConns
+// accepted connections are open (the quietest is closed for a new one).
 //
 // Frames from one sender goroutine to one destination arrive in the order
 // they were sent, on both paths.
 //
 // # Failure
 //
-// A Send from a single sender never blocks longer than DialTimeout +
-// WriteTimeout (a dial, then at most one wait on a full queue for a write
-// that has its deadline); concurrent senders to one destination may each
-// wait for a few such writes. When the
-// destination cannot be reached it returns a *SendError matching
-// ErrUnreachable and the frame is lost; after a failed dial, Sends to the
-// same address fail at once (with the same cause) for one DialTimeout, so a
-// dead peer costs its requester no waiting. A Send that returned nil has
-// handed the frame to the peer's handler (in-process) or queued it on a
-// connection (TCP): frames queued or in flight when a peer dies, or when the
-// sending port closes, are lost silently, and the failure shows on the next
-// Send. Reliability (ACKs, retries, retry-exceeded) is the RC engine's job
-// above this package; the wire only promises order and bounded Sends.
-// A frame that arrives while the port has no handler is dropped and counted
-// (Stats.Dropped). A TCP stream that carries an undecodable frame is closed
-// (Stats.DecodeErrors).
+// Send never waits for the network: it hands the frame to the handler
+// (in-process) or queues its encoding on the connection and returns; the
+// connection's writer goroutine writes whatever has queued up in one system
+// call, under a write deadline (Config.WriteTimeout). A peer that stops
+// reading therefore costs its senders no time: a frame that does not fit in
+// the connection's queue (Config.MaxQueue) is not queued, and Send returns
+// ErrCongested at once (the bare sentinel, without allocating;
+// Stats.Congested). The sender tries again later or lets the frame go, as a
+// congested link paces or drops packets: the RC engine above this package
+// sends it again in a later round, and its ACK timer and retry-exceeded
+// bound how long a peer that never drains can cost it. One stalled or dead
+// peer never delays the frames to another.
+// Port.Reply, for a handler answering the request it was given, waits
+// instead, up to WriteTimeout, for room on that request's connection: it
+// holds back only the connection the request came on, that is the peer that
+// asked (as a responder's resources hold back its requester).
+//
+// A connection that breaks (dial failure, write error or deadline, peer
+// closed it, read deadline, bad frame) is closed and the frames queued on it
+// are lost; the next Send to that destination returns a *SendError matching
+// ErrUnreachable with the cause, the one after dials again (in the
+// background). After a failed dial, Sends to the same address fail at once
+// with the same cause for one Config.DialTimeout, so a dead peer costs its
+// requester no dialling. A Send that returned nil has handed the frame to the
+// peer's handler (in-process) or queued it on a connection (TCP): frames
+// queued or in flight when a peer dies, or when the sending port closes, are
+// lost silently. A frame that arrives while the port has no handler is
+// dropped and counted (Stats.Dropped). A TCP stream that carries an
+// undecodable or oversized frame is closed (Stats.DecodeErrors).
+//
+// Other transports (shared memory between processes of one host, for
+// example) fit behind the same Send as long as they keep these properties:
+// Send does not wait, each destination has its own bounded queue, responses
+// travel on the channel of their request, and what arrives is admitted
+// against the peer the channel was opened for.
 //
 // # Threading
 //
 // Send may be called from any number of goroutines. The handler is called
 // concurrently: from the goroutines of in-process senders and from one
-// reader goroutine per incoming TCP connection; calls from one source are
-// sequential and in order. The TCP path stops reading a connection while
-// its handler runs, so a slow handler backs up its senders (their Sends
-// then fail after WriteTimeout). A handler may call Send (also to the port that
-// sent the frame, so in-process replies nest on the stack; a model that
-// replies in-line must bound that recursion itself).
+// reader goroutine per TCP connection; calls from one source are sequential
+// and in order. The TCP path stops reading a connection while its handler
+// runs, so a slow handler backs up its senders (their frames are then
+// dropped). A handler may call Send (also to the port that sent the frame,
+// so in-process replies nest on the stack; a model that replies in-line must
+// bound that recursion itself).
 //
 // # Lifetime
 //
 // Close is idempotent: it unregisters the port, closes its listener and every
-// connection (discarding frames still queued), and waits for its goroutines and for in-process deliveries
-// still running in its handler. Do not call Close from the port's own
-// handler (it would wait for itself). After Close, Send returns ErrClosed and
-// frames addressed to the port are unreachable.
+// connection (discarding frames still queued), ends dials in progress, and
+// waits for its goroutines and for in-process deliveries still running in
+// its handler. Do not call Close from the port's own handler (it would wait
+// for itself). After Close, Send returns ErrClosed and frames addressed to
+// the port are unreachable.
 package wire

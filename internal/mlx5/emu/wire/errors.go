@@ -14,6 +14,14 @@ var (
 	ErrUnreachable = errors.New("peer unreachable")
 	// ErrBadGID: a GID that is not an IPv4-mapped address.
 	ErrBadGID = errors.New("GID is not IPv4-mapped (::ffff:a.b.c.d)")
+	// ErrCongested: the destination's connection queue was full and the
+	// frame was not queued (the peer does not read fast enough, or at all).
+	// Send returns it as is, not in a *SendError, so that the congested
+	// path does not allocate.
+	ErrCongested = errors.New("wire: queue to the peer is full, frame not sent")
+	// ErrNoRoute: a response that cannot go back the way its request came
+	// (no Route, and its destination is not a port of this process).
+	ErrNoRoute = errors.New("response without the route of its request")
 )
 
 // FrameError reports a frame that failed validation or decoding.
@@ -30,8 +38,9 @@ func (e *FrameError) Error() string {
 // Is makes every FrameError match ErrMalformed.
 func (e *FrameError) Is(target error) bool { return target == ErrMalformed }
 
-// SendError reports a failed Port.Send. Kind is one of the sentinel errors
-// (ErrUnreachable, ErrClosed, ErrMalformed, ErrBadGID); Err is the cause,
+// SendError reports a failed Port.Send (except congestion: ErrCongested is
+// returned bare). Kind is one of the sentinel errors (ErrUnreachable,
+// ErrClosed, ErrMalformed, ErrBadGID, ErrNoRoute); Err is the cause,
 // typically a *net.OpError wrapping a syscall.Errno such as ECONNREFUSED, so
 // both errors.Is(err, ErrUnreachable) and errors.Is(err, syscall.ECONNREFUSED)
 // work.

@@ -26,6 +26,7 @@ type Frame struct {
 	RETH      RETH      // WRITE first/only (+imm), READ request
 	Atomic    AtomicETH // COMPARE_SWAP, FETCH_ADD and the masked atomics
 	Imm       [4]byte   // ImmDt, verbatim (network order as the WQE/CQE hold it)
+	InvRKey   uint32    // IETH: the R_Key a SEND with invalidate names
 	AETH      AETH      // READ response first/last/only, ACK, ATOMIC ACK
 	AtomicAck uint64    // AtomicAckETH: the original remote value
 
@@ -33,7 +34,18 @@ type Frame struct {
 	// Decode aliases the decoded buffer here; a frame handed to a handler is
 	// valid only during the call (copy what you keep).
 	Payload []byte
+
+	// Route is the connection a frame arrived on: set by the port on every
+	// frame that came over TCP, zero for in-process frames. It is not part
+	// of the encoding. A response must carry the Route of the request it
+	// answers: Port.Send sends it back on that connection (see the package
+	// documentation, Delivery).
+	Route Route
 }
+
+// Route names the connection a frame arrived on (opaque; the zero Route is
+// in-process delivery). Copy it from a request into its responses.
+type Route struct{ c *conn }
 
 // RETH is the RDMA extended transport header.
 type RETH struct {
@@ -46,7 +58,7 @@ type RETH struct {
 // FETCH_ADD operate on 8 bytes and use VA, RKey, SwapAdd and Compare. The
 // masked atomics also use Size (4 or 8) and the masks: SwapMask and
 // CompareMask for MASKED_COMPARE_SWAP, FieldBoundary for MASKED_FETCH_ADD
-// (mlx5-prm.md section 3.7 gives the semantics). With Size 4 every operand
+// (the PRM defines their semantics). With Size 4 every operand
 // must fit in 32 bits.
 type AtomicETH struct {
 	VA            uint64
@@ -111,8 +123,8 @@ func (c NakCode) String() string {
 }
 
 // Syndrome is the AETH syndrome byte: bits 7..5 the AckKind, bits 4..0 the
-// credit count (ACK), the RNR timer code (RNR NAK, the encoding of
-// mlx5-prm.md section 2.9) or the NakCode (NAK).
+// credit count (ACK), the RNR timer code (RNR NAK, in the IBA encoding of
+// min_rnr_nak) or the NakCode (NAK).
 type Syndrome uint8
 
 // AckSyndrome is a positive acknowledgement with a 5-bit credit count (31

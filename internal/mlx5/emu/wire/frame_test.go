@@ -43,6 +43,9 @@ func sampleFrame(op Opcode) Frame {
 	if op.HasImm() {
 		f.Imm = [4]byte{0xca, 0xfe, 0xba, 0xbe}
 	}
+	if op.HasIETH() {
+		f.InvRKey = 0x13572468
+	}
 	if op.HasAETH() {
 		f.AETH = AETH{Syndrome: NakSyndrome(NakRemoteAccess), MSN: 0x00beef}
 	}
@@ -110,7 +113,7 @@ func TestEncodingBytes(t *testing.T) {
 		Payload: []byte{0xee, 0xff},
 	}
 	want := []byte{
-		'G', 'D', 'W', 1, 0, 0, 0, 82, // magic, version, length 60+16+4+2
+		'G', 'D', 'W', 2, 0, 0, 0, 82, // magic, version, length 60+16+4+2
 		0x0b, 0xc0, 0, 0, // opcode, SE|AckReq, reserved
 		0, 0x00, 0x01, 0x02, 0, 0x03, 0x04, 0x05, 0, 0x06, 0x07, 0x08,
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 1, 2, 3, // src GID
@@ -128,6 +131,16 @@ func TestAETHAndAtomicAckBytes(t *testing.T) {
 	b := f.AppendEncode(nil)
 	require.Len(t, b, HeaderLen+4+8)
 	assert.Equal(t, []byte{0x2e, 0x0a, 0x0b, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8}, b[HeaderLen:])
+}
+
+func TestIETHBytes(t *testing.T) {
+	f := Frame{Opcode: OpSendOnlyInv, InvRKey: 0x0a0b0c0d, Payload: []byte{7}}
+	b := f.AppendEncode(nil)
+	require.Len(t, b, HeaderLen+4+1)
+	assert.Equal(t, []byte{0x0a, 0x0b, 0x0c, 0x0d, 7}, b[HeaderLen:])
+	g, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, f, g)
 }
 
 func TestSyndrome(t *testing.T) {
@@ -160,38 +173,41 @@ func TestSyndrome(t *testing.T) {
 func TestOpcodeHeaders(t *testing.T) {
 	// IBA's header table for RC, spelled out per opcode.
 	tests := []struct {
-		op                                       Opcode
-		reth, atomic, imm, aeth, atomicAck, data bool
+		op                                             Opcode
+		reth, atomic, imm, ieth, aeth, atomicAck, data bool
 	}{
-		{OpSendFirst, false, false, false, false, false, true},
-		{OpSendMiddle, false, false, false, false, false, true},
-		{OpSendLast, false, false, false, false, false, true},
-		{OpSendLastImm, false, false, true, false, false, true},
-		{OpSendOnly, false, false, false, false, false, true},
-		{OpSendOnlyImm, false, false, true, false, false, true},
-		{OpWriteFirst, true, false, false, false, false, true},
-		{OpWriteMiddle, false, false, false, false, false, true},
-		{OpWriteLast, false, false, false, false, false, true},
-		{OpWriteLastImm, false, false, true, false, false, true},
-		{OpWriteOnly, true, false, false, false, false, true},
-		{OpWriteOnlyImm, true, false, true, false, false, true},
-		{OpReadRequest, true, false, false, false, false, false},
-		{OpReadResponseFirst, false, false, false, true, false, true},
-		{OpReadResponseMiddle, false, false, false, false, false, true},
-		{OpReadResponseLast, false, false, false, true, false, true},
-		{OpReadResponseOnly, false, false, false, true, false, true},
-		{OpAck, false, false, false, true, false, false},
-		{OpAtomicAck, false, false, false, true, true, false},
-		{OpCompareSwap, false, true, false, false, false, false},
-		{OpFetchAdd, false, true, false, false, false, false},
-		{OpMaskedCompareSwap, false, true, false, false, false, false},
-		{OpMaskedFetchAdd, false, true, false, false, false, false},
+		{OpSendFirst, false, false, false, false, false, false, true},
+		{OpSendMiddle, false, false, false, false, false, false, true},
+		{OpSendLast, false, false, false, false, false, false, true},
+		{OpSendLastImm, false, false, true, false, false, false, true},
+		{OpSendOnly, false, false, false, false, false, false, true},
+		{OpSendOnlyImm, false, false, true, false, false, false, true},
+		{OpWriteFirst, true, false, false, false, false, false, true},
+		{OpWriteMiddle, false, false, false, false, false, false, true},
+		{OpWriteLast, false, false, false, false, false, false, true},
+		{OpWriteLastImm, false, false, true, false, false, false, true},
+		{OpWriteOnly, true, false, false, false, false, false, true},
+		{OpWriteOnlyImm, true, false, true, false, false, false, true},
+		{OpReadRequest, true, false, false, false, false, false, false},
+		{OpReadResponseFirst, false, false, false, false, true, false, true},
+		{OpReadResponseMiddle, false, false, false, false, false, false, true},
+		{OpReadResponseLast, false, false, false, false, true, false, true},
+		{OpReadResponseOnly, false, false, false, false, true, false, true},
+		{OpAck, false, false, false, false, true, false, false},
+		{OpAtomicAck, false, false, false, false, true, true, false},
+		{OpCompareSwap, false, true, false, false, false, false, false},
+		{OpFetchAdd, false, true, false, false, false, false, false},
+		{OpSendLastInv, false, false, false, true, false, false, true},
+		{OpSendOnlyInv, false, false, false, true, false, false, true},
+		{OpMaskedCompareSwap, false, true, false, false, false, false, false},
+		{OpMaskedFetchAdd, false, true, false, false, false, false, false},
 	}
 	require.Len(t, tests, len(Opcodes))
 	for _, tc := range tests {
 		assert.Equal(t, tc.reth, tc.op.HasRETH(), "%s RETH", tc.op)
 		assert.Equal(t, tc.atomic, tc.op.HasAtomicETH(), "%s AtomicETH", tc.op)
 		assert.Equal(t, tc.imm, tc.op.HasImm(), "%s ImmDt", tc.op)
+		assert.Equal(t, tc.ieth, tc.op.HasIETH(), "%s IETH", tc.op)
 		assert.Equal(t, tc.aeth, tc.op.HasAETH(), "%s AETH", tc.op)
 		assert.Equal(t, tc.atomicAck, tc.op.HasAtomicAckETH(), "%s AtomicAckETH", tc.op)
 		assert.Equal(t, tc.data, tc.op.HasPayload(), "%s payload", tc.op)
@@ -268,7 +284,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"empty", "length", nil},
 		{"short", "length", enc[:7]},
 		{"bad magic", "magic", mut(func(b []byte) []byte { b[0] = 'X'; return b })},
-		{"bad version", "magic", mut(func(b []byte) []byte { b[3] = 2; return b })},
+		{"bad version", "magic", mut(func(b []byte) []byte { b[3] = 1; return b })},
 		{"length below header", "length", mut(func(b []byte) []byte { be.PutUint32(b[4:], HeaderLen-1); return b })},
 		{"length above max", "length", mut(func(b []byte) []byte { be.PutUint32(b[4:], MaxFrameLen+1); return b })},
 		{"length field disagrees with buffer", "length", mut(func(b []byte) []byte { return b[:len(b)-1] })},

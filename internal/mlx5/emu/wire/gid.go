@@ -8,7 +8,7 @@ import "net/netip"
 type GID [16]byte
 
 // GIDFromIPv4 is the RoCE v2 IPv4-mapped GID ::ffff:a.b.c.d of an IPv4
-// address (mlx5-prm.md section 6.1). It panics if a is not IPv4.
+// address (a RoCE v2 GID of an IPv4 address). It panics if a is not IPv4.
 func GIDFromIPv4(a netip.Addr) GID {
 	if !a.Is4() {
 		panic("wire: GIDFromIPv4 of a non-IPv4 address " + a.String())

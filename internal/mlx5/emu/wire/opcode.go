@@ -31,12 +31,14 @@ const (
 	OpAtomicAck          Opcode = 0x12
 	OpCompareSwap        Opcode = 0x13
 	OpFetchAdd           Opcode = 0x14
+	OpSendLastInv        Opcode = 0x16 // SEND_LAST_WITH_INVALIDATE
+	OpSendOnlyInv        Opcode = 0x17 // SEND_ONLY_WITH_INVALIDATE
 	OpMaskedCompareSwap  Opcode = 0xe0
 	OpMaskedFetchAdd     Opcode = 0xe1
 )
 
 // hdr is a set of extension headers that follow the base header.
-type hdr uint8
+type hdr uint16
 
 const (
 	hRETH      hdr = 1 << iota // RDMA extended transport header
@@ -45,17 +47,19 @@ const (
 	hImm                       // ImmDt
 	hAETH                      // ACK extended transport header
 	hAtomicAck                 // AtomicAckETH
+	hIETH                      // invalidate extended transport header
 	hPayload                   // the opcode may carry payload
 	hSE                        // the solicited-event bit is meaningful
 )
 
 // Extension header sizes in bytes, in the order they appear on the wire:
-// RETH, AtomicETH (plain or masked), ImmDt, AETH, AtomicAckETH.
+// RETH, AtomicETH (plain or masked), ImmDt or IETH, AETH, AtomicAckETH.
 const (
 	rethLen      = 16 // va 8, rkey 4, dma length 4
 	atomicLen    = 28 // va 8, rkey 4, swap/add 8, compare 8
 	maskedLen    = 48 // va 8, rkey 4, size 1, reserved 3, swap/add 8, compare 8, mask 8, mask 8
 	immLen       = 4
+	iethLen      = 4 // the R_Key to invalidate
 	aethLen      = 4 // syndrome 1, MSN 3
 	atomicAckLen = 8
 )
@@ -87,6 +91,8 @@ var opTable = [256]opInfo{
 	OpAtomicAck:          {"ATOMIC_ACKNOWLEDGE", hAETH | hAtomicAck},
 	OpCompareSwap:        {"COMPARE_SWAP", hAtomic},
 	OpFetchAdd:           {"FETCH_ADD", hAtomic},
+	OpSendLastInv:        {"SEND_LAST_WITH_INVALIDATE", hPayload | hSE | hIETH},
+	OpSendOnlyInv:        {"SEND_ONLY_WITH_INVALIDATE", hPayload | hSE | hIETH},
 	OpMaskedCompareSwap:  {"MASKED_COMPARE_SWAP", hMasked},
 	OpMaskedFetchAdd:     {"MASKED_FETCH_ADD", hMasked},
 }
@@ -96,7 +102,7 @@ var Opcodes = []Opcode{
 	OpSendFirst, OpSendMiddle, OpSendLast, OpSendLastImm, OpSendOnly, OpSendOnlyImm,
 	OpWriteFirst, OpWriteMiddle, OpWriteLast, OpWriteLastImm, OpWriteOnly, OpWriteOnlyImm,
 	OpReadRequest, OpReadResponseFirst, OpReadResponseMiddle, OpReadResponseLast, OpReadResponseOnly,
-	OpAck, OpAtomicAck, OpCompareSwap, OpFetchAdd, OpMaskedCompareSwap, OpMaskedFetchAdd,
+	OpAck, OpAtomicAck, OpCompareSwap, OpFetchAdd, OpSendLastInv, OpSendOnlyInv, OpMaskedCompareSwap, OpMaskedFetchAdd,
 }
 
 // Valid reports whether o is an opcode this package knows.
@@ -123,6 +129,10 @@ func (o Opcode) IsMaskedAtomic() bool { return o.has(hMasked) }
 
 // HasImm reports whether frames of this opcode carry ImmDt.
 func (o Opcode) HasImm() bool { return o.has(hImm) }
+
+// HasIETH reports whether frames of this opcode carry an IETH (the R_Key
+// that a SEND with invalidate names).
+func (o Opcode) HasIETH() bool { return o.has(hIETH) }
 
 // HasAETH reports whether frames of this opcode carry an AETH.
 func (o Opcode) HasAETH() bool { return o.has(hAETH) }
@@ -163,6 +173,9 @@ func (o Opcode) extLen() int {
 	}
 	if h&hImm != 0 {
 		n += immLen
+	}
+	if h&hIETH != 0 {
+		n += iethLen
 	}
 	if h&hAETH != 0 {
 		n += aethLen

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -19,32 +20,42 @@ type Port struct {
 	gid  GID
 	ln   *net.TCPListener
 
-	handler atomic.Pointer[func(*Frame)]
-	closed  atomic.Bool
-	active  atomic.Int64 // in-process deliveries running in the handler
+	handler  atomic.Pointer[func(*Frame)]
+	closed   atomic.Bool
+	active   atomic.Int64  // in-process deliveries running in the handler
+	activity atomic.Uint64 // counts accepted connections and their frames: orders them by recent use
+
+	ctx    context.Context // cancelled by Close: ends dials in progress
+	cancel context.CancelFunc
 
 	mu      sync.Mutex // guards closing, peers, conns and wg.Add
 	closing bool
 	peers   map[netip.Addr]*peer
-	conns   map[net.Conn]struct{} // every open connection, both directions
-	wg      sync.WaitGroup        // accept loop, readers, watchers
+	conns   map[*conn]struct{} // every connection, both directions
+	wg      sync.WaitGroup     // accept loop, connection goroutines
 
 	closeOnce sync.Once
 	stats     counters
+	stack     string // where Listen was called, when trackStacks is set
 }
 
 // Stats are a port's counters since Listen.
 type Stats struct {
-	Sent         uint64 // frames Send accepted (in-process or written to a socket)
+	Sent         uint64 // frames Send accepted (in-process or queued on a connection)
 	Received     uint64 // frames handed to the handler
 	Dropped      uint64 // frames that arrived while there was no handler
-	DecodeErrors uint64 // incoming TCP streams closed for an undecodable frame
+	DecodeErrors uint64 // TCP streams closed for an undecodable or oversized frame
 	Dials        uint64 // connections dialled
 	SendErrors   uint64 // Sends that returned an error
+	Congested    uint64 // frames Send dropped because their connection's queue was full
+	Rejected     uint64 // frames dropped for arriving on the wrong connection (see conn.admit)
+	ReadTimeouts uint64 // TCP streams closed because a frame did not arrive within ReadTimeout
+	Evicted      uint64 // accepted connections closed to admit a newer one (MaxConns)
 }
 
 type counters struct {
 	sent, received, dropped, decodeErrors, dials, sendErrors atomic.Uint64
+	congested, rejected, readTimeouts, evicted               atomic.Uint64
 }
 
 // Listen opens a port: it binds the address and TCP port of cfg (see Config
@@ -80,13 +91,18 @@ func Listen(cfg Config) (*Port, error) {
 		gid:   GIDFromIPv4(addr),
 		ln:    ln,
 		peers: make(map[netip.Addr]*peer),
-		conns: make(map[net.Conn]struct{}),
+		conns: make(map[*conn]struct{}),
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	if trackStacks.Load() {
+		p.stack = callers(2)
 	}
 	if cfg.Handler != nil {
 		p.SetHandler(cfg.Handler)
 	}
 	if err := register(p); err != nil {
 		ln.Close()
+		p.cancel()
 		return nil, err
 	}
 	p.wg.Add(1)
@@ -126,6 +142,8 @@ func (p *Port) Stats() Stats {
 	return Stats{
 		Sent: c.sent.Load(), Received: c.received.Load(), Dropped: c.dropped.Load(),
 		DecodeErrors: c.decodeErrors.Load(), Dials: c.dials.Load(), SendErrors: c.sendErrors.Load(),
+		Congested: c.congested.Load(), Rejected: c.rejected.Load(), ReadTimeouts: c.readTimeouts.Load(),
+		Evicted: c.evicted.Load(),
 	}
 }
 
@@ -151,21 +169,54 @@ func (p *Port) deliverLocal(f *Frame) bool {
 	return true
 }
 
-// Send transmits f to the port that owns f.DstGID. It validates f first and
-// does not modify it. See the package documentation for the paths, the
-// bound on blocking and what an error means.
-func (p *Port) Send(f *Frame) error {
+// Send transmits f to the port that owns f.DstGID. It validates f first,
+// does not modify it and never waits for the network. A request goes
+// in-process when a port of this process owns DstGID (and neither side
+// forces TCP), otherwise onto the connection this port dials to DstGID's
+// address. A response goes back the way its request came: in-process when
+// f.Route is zero, otherwise on the connection f.Route names (and nowhere
+// else). See the package documentation for what an error means.
+func (p *Port) Send(f *Frame) error { return p.send(f, false) }
+
+// Reply sends a response to a request this port's handler received: like
+// Send, except that on a full connection queue it waits for room, up to
+// WriteTimeout, instead of dropping the frame. Call it from the handler of
+// the request: the wait holds back only the connection that request came
+// on (its reader), that is the peer that asked, as a responder's resources
+// hold back its requester. In-process it is Send.
+func (p *Port) Reply(f *Frame) error { return p.send(f, true) }
+
+func (p *Port) send(f *Frame, wait bool) error {
 	if p.closed.Load() {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrClosed})
 	}
 	if err := f.Validate(); err != nil {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: err})
 	}
+	req := f.Opcode.IsRequest()
+	if c := f.Route.c; c != nil {
+		if req || c.p != p || c.dialed || c.peer != f.DstGID {
+			return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed,
+				Err: fmt.Errorf("%s with a route (%v) that is not the connection of a request to this port from its destination", f.Opcode, f.Route)})
+		}
+		var deadline time.Time
+		if wait {
+			deadline = time.Now().Add(p.cfg.WriteTimeout)
+		}
+		if err := p.sendOn(c, f, "reply", deadline); err != nil {
+			return p.sendErr(err)
+		}
+		p.stats.sent.Add(1)
+		return nil
+	}
 	if !p.cfg.ForceTCP {
 		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && d.deliverLocal(f) {
 			p.stats.sent.Add(1)
 			return nil
 		}
+	}
+	if !req {
+		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrNoRoute})
 	}
 	if err := p.sendTCP(f); err != nil {
 		return p.sendErr(err)
@@ -179,28 +230,6 @@ func (p *Port) sendErr(err error) error {
 	return err
 }
 
-// track registers a new connection and counts its n goroutines, each of
-// which calls untrack when it ends; false when the port is closing (the
-// caller closes c).
-func (p *Port) track(c net.Conn, n int) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closing {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	p.wg.Add(n)
-	return true
-}
-
-// untrack forgets a connection whose goroutine is ending.
-func (p *Port) untrack(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	p.wg.Done()
-}
-
 // Close closes the port: see the package documentation. It returns the
 // listener's close error, if any, the first time and nil after.
 func (p *Port) Close() error {
@@ -209,23 +238,16 @@ func (p *Port) Close() error {
 		p.closed.Store(true)
 		unregister(p)
 		err = p.ln.Close()
+		p.cancel()
 		p.mu.Lock()
 		p.closing = true
+		conns := make([]*conn, 0, len(p.conns))
 		for c := range p.conns {
-			c.Close()
-		}
-		peers := make([]*peer, 0, len(p.peers))
-		for _, pr := range p.peers {
-			peers = append(peers, pr)
+			conns = append(conns, c)
 		}
 		p.mu.Unlock()
-		for _, pr := range peers {
-			pr.mu.Lock()
-			l := pr.link
-			pr.mu.Unlock()
-			if l != nil {
-				pr.fail(l, ErrClosed)
-			}
+		for _, c := range conns {
+			c.fail(ErrClosed)
 		}
 		p.wg.Wait()
 		for p.active.Load() != 0 {

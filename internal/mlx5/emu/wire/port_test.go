@@ -160,8 +160,31 @@ func TestInProcessSendDoesNotAllocate(t *testing.T) {
 	assert.Equal(t, 8*1001, n)
 }
 
+// replier answers every request with one frame of each response opcode,
+// sent back on the request's route.
+func replier(p **Port) func(*Frame) {
+	return func(f *Frame) {
+		for _, op := range Opcodes {
+			if op.IsRequest() {
+				continue
+			}
+			r := sampleFrame(op)
+			r.SrcGID, r.DstGID, r.Route = f.DstGID, f.SrcGID, f.Route
+			if err := (*p).Send(&r); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
 func TestTCPDelivery(t *testing.T) {
 	noLeak(t)
+	nResp := 0
+	for _, op := range Opcodes {
+		if !op.IsRequest() {
+			nResp++
+		}
+	}
 	for _, tc := range []struct {
 		name       string
 		forceA     bool
@@ -174,18 +197,42 @@ func TestTCPDelivery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := make(collector, 64)
-			a := listen(t, Config{ForceTCP: tc.forceA})
-			b := listen(t, Config{ForceTCP: tc.forceB, Handler: got.handle})
+			resp := make(collector, 256)
+			a := listen(t, Config{ForceTCP: tc.forceA, Handler: resp.handle})
+			var b *Port
+			b = listen(t, Config{ForceTCP: tc.forceB, Handler: func(f *Frame) { got.handle(f); replier(&b)(f) }})
+			nReq := 0
 			for _, op := range Opcodes {
+				if !op.IsRequest() {
+					continue
+				}
+				nReq++
 				f := sampleFrame(op)
 				f.SrcGID, f.DstGID = a.GID(), b.GID()
 				require.NoError(t, a.Send(&f))
 				g := got.next(t)
+				assert.NotEqual(t, Route{}, g.Route, "a TCP frame carries its route")
+				g.Route = Route{}
 				assert.Equal(t, f, g, op)
+				// The responses come back on a's connection, in order.
+				for _, rop := range Opcodes {
+					if rop.IsRequest() {
+						continue
+					}
+					r := resp.next(t)
+					want := sampleFrame(rop)
+					want.SrcGID, want.DstGID = b.GID(), a.GID()
+					assert.Equal(t, Route{}, r.Route, "responses reach the handler without a route")
+					assert.Equal(t, want, r, rop)
+				}
 			}
 			assert.Equal(t, tc.wantDialsA, a.Stats().Dials, "one connection, reused")
-			assert.Equal(t, uint64(len(Opcodes)), a.Stats().Sent)
-			assert.Equal(t, uint64(len(Opcodes)), b.Stats().Received)
+			assert.Zero(t, b.Stats().Dials, "responses travel on the requester's connection")
+			assert.Equal(t, uint64(nReq), a.Stats().Sent)
+			assert.Equal(t, uint64(nReq), b.Stats().Received)
+			assert.Equal(t, uint64(nReq*nResp), b.Stats().Sent)
+			assert.Equal(t, uint64(nReq*nResp), a.Stats().Received)
+			assert.Zero(t, a.Stats().Rejected+b.Stats().Rejected)
 		})
 	}
 }
@@ -194,13 +241,19 @@ func TestSendErrors(t *testing.T) {
 	noLeak(t)
 	a := listen(t, Config{})
 	b := listen(t, Config{})
+	c := listen(t, Config{ForceTCP: true})
 	tests := []struct {
 		name string
 		f    Frame
 		kind error
 	}{
 		{"malformed", Frame{Opcode: 0x15, DstGID: b.GID()}, ErrMalformed},
-		{"not IPv4-mapped", Frame{Opcode: OpAck, DstGID: GID(netip.MustParseAddr("fe80::1").As16())}, ErrBadGID},
+		{"not IPv4-mapped", Frame{Opcode: OpSendOnly, DstGID: GID(netip.MustParseAddr("fe80::1").As16())}, ErrBadGID},
+		{"response to another process without a route", Frame{Opcode: OpAck, DstGID: GIDFromIPv4(netip.MustParseAddr("127.250.250.9"))}, ErrNoRoute},
+		{"response to a TCP-only port without a route", Frame{Opcode: OpAck, DstGID: c.GID()}, ErrNoRoute},
+		{"request with a route", Frame{Opcode: OpSendOnly, DstGID: b.GID(), Route: Route{&conn{p: a}}}, ErrMalformed},
+		{"response on another port's route", Frame{Opcode: OpAck, DstGID: b.GID(), Route: Route{&conn{p: b, peer: b.GID()}}}, ErrMalformed},
+		{"frame above MaxFrameLen", Frame{Opcode: OpSendOnly, DstGID: c.GID(), Payload: make([]byte, DefaultMaxFrameLen)}, ErrMalformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,9 +268,26 @@ func TestSendErrors(t *testing.T) {
 	}
 	require.NoError(t, a.Close())
 	require.NoError(t, a.Close(), "Close is idempotent")
-	err := a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()})
+	err := a.Send(&Frame{Opcode: OpSendOnly, DstGID: b.GID()})
 	assert.ErrorIs(t, err, ErrClosed)
-	assert.Equal(t, uint64(3), a.Stats().SendErrors)
+	assert.Equal(t, uint64(len(tests)+1), a.Stats().SendErrors)
+}
+
+// sendUntilError repeats Send until it fails, checking that no Send takes
+// longer than bound and that the failure comes within within.
+func sendUntilError(t *testing.T, p *Port, f *Frame, bound, within time.Duration) error {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		start := time.Now()
+		err := p.Send(f)
+		require.Less(t, time.Since(start), bound, "Send waited")
+		if err != nil {
+			return err
+		}
+		require.True(t, time.Now().Before(deadline), "Send kept succeeding for %v", within)
+		time.Sleep(200 * time.Microsecond)
+	}
 }
 
 func TestUnreachablePeer(t *testing.T) {
@@ -226,17 +296,16 @@ func TestUnreachablePeer(t *testing.T) {
 	// A loopback address nobody listens on.
 	dead := GIDFromIPv4(netip.MustParseAddr("127.250.250.1"))
 	f := Frame{Opcode: OpSendOnly, DstGID: dead, Payload: []byte("x")}
-	start := time.Now()
-	err := a.Send(&f)
-	elapsed := time.Since(start)
+	err := sendUntilError(t, a, &f, schedSlack, schedSlack)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrUnreachable)
 	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Less(t, elapsed, schedSlack, "a refused connection fails at once")
 	assert.Contains(t, err.Error(), "::ffff:127.250.250.1")
 	// Within one dial timeout the failure is remembered: no second dial.
-	err = a.Send(&f)
-	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	for i := 0; i < 10; i++ {
+		err = a.Send(&f)
+		assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	}
 	assert.Equal(t, uint64(1), a.Stats().Dials)
 }
 
@@ -246,19 +315,19 @@ func TestUnroutablePeerTimesOut(t *testing.T) {
 		t.Skip("dials a non-routable address")
 	}
 	// 10.255.255.1 from a port bound to loopback: the dial fails (no
-	// route from 127/8 to there, or the timeout), never blocking past it.
+	// route from 127/8 to there, or the timeout) in the background; no Send
+	// waits for it.
 	a := listen(t, Config{DialTimeout: 50 * time.Millisecond})
-	f := Frame{Opcode: OpAck, DstGID: GIDFromIPv4(netip.MustParseAddr("10.255.255.1"))}
-	start := time.Now()
-	err := a.Send(&f)
+	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(netip.MustParseAddr("10.255.255.1"))}
+	err := sendUntilError(t, a, &f, 20*time.Millisecond+schedSlack, 50*time.Millisecond+schedSlack)
 	assert.ErrorIs(t, err, ErrUnreachable)
-	assert.Less(t, time.Since(start), 50*time.Millisecond+schedSlack)
 }
 
 func TestStalledPeerWriteDeadline(t *testing.T) {
 	noLeak(t)
-	// A peer that accepts and never reads: the socket buffers fill and a
-	// Send fails after the write timeout instead of blocking.
+	// A peer that accepts and never reads: the socket buffers fill, then the
+	// queue; Sends drop frames (ErrCongested) without waiting, and the
+	// connection fails after the write timeout.
 	const port = 47913
 	addr := netip.MustParseAddr("127.250.250.2")
 	ln, err := net.Listen("tcp4", netip.AddrPortFrom(addr, port).String())
@@ -278,18 +347,28 @@ func TestStalledPeerWriteDeadline(t *testing.T) {
 		default:
 		}
 	}()
-	const wt = 100 * time.Millisecond
+	const wt = 500 * time.Millisecond
 	a := listen(t, Config{Port: port, WriteTimeout: wt})
 	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(addr), Payload: make([]byte, 64<<10)}
-	var sendErr error
-	for i := 0; i < 10000 && sendErr == nil; i++ {
+	var congested, unreachable error
+	deadline := time.Now().Add(wt + schedSlack)
+	for unreachable == nil && time.Now().Before(deadline) {
 		start := time.Now()
-		sendErr = a.Send(&f)
-		assert.Less(t, time.Since(start), wt+schedSlack, "Send %d", i)
+		err := a.Send(&f)
+		require.Less(t, time.Since(start), wt/4, "Send waited for the write")
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrCongested):
+			congested = err
+		default:
+			unreachable = err
+		}
 	}
-	require.Error(t, sendErr)
-	assert.ErrorIs(t, sendErr, ErrUnreachable)
-	assert.ErrorIs(t, sendErr, os.ErrDeadlineExceeded)
+	require.Error(t, congested, "the queue never filled")
+	require.Error(t, unreachable, "the stalled connection never failed")
+	assert.ErrorIs(t, unreachable, ErrUnreachable)
+	assert.ErrorIs(t, unreachable, os.ErrDeadlineExceeded)
+	assert.NotZero(t, a.Stats().Congested)
 }
 
 func TestPeerClosedThenBack(t *testing.T) {
@@ -302,7 +381,7 @@ func TestPeerClosedThenBack(t *testing.T) {
 	b, err := Listen(Config{ForceTCP: true, Handler: got.handle})
 	require.NoError(t, err)
 	bAddr := b.Addr().Addr()
-	f := Frame{Opcode: OpAck, DstGID: b.GID()}
+	f := Frame{Opcode: OpSendOnly, SrcGID: a.GID(), DstGID: b.GID()}
 	require.NoError(t, a.Send(&f))
 	got.next(t)
 	require.NoError(t, b.Close())
@@ -333,7 +412,7 @@ func TestNoHandlerDrops(t *testing.T) {
 	for _, force := range []bool{false, true} {
 		a := listen(t, Config{ForceTCP: force})
 		b := listen(t, Config{ForceTCP: force})
-		require.NoError(t, a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()}))
+		require.NoError(t, a.Send(&Frame{Opcode: OpSendOnly, SrcGID: a.GID(), DstGID: b.GID()}))
 		require.Eventually(t, func() bool { return b.Stats().Dropped == 1 }, 2*time.Second, time.Millisecond)
 		assert.Zero(t, b.Stats().Received)
 	}
@@ -345,9 +424,10 @@ func TestDecodeErrorClosesStream(t *testing.T) {
 	c, err := net.Dial("tcp4", b.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = c.Write([]byte("GDW\x01\x00\x00\x00\x3c" + string(make([]byte, 52))))
+	_, err = c.Write([]byte("GDW\x02\x00\x00\x00\x3c" + string(make([]byte, 52))))
 	require.NoError(t, err)
-	// An ACK frame with a zero AETH is valid; now send garbage.
+	// A SEND_FIRST without payload is a valid frame (refused for its
+	// source, not for its bytes); now send garbage.
 	_, err = c.Write([]byte("NOT A FRAME!"))
 	require.NoError(t, err)
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
@@ -428,7 +508,7 @@ func TestCloseWaitsForInProcessDelivery(t *testing.T) {
 	release := make(chan struct{})
 	var done atomic.Bool
 	b.SetHandler(func(*Frame) { close(entered); <-release; done.Store(true) })
-	go a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()})
+	go a.Send(&Frame{Opcode: OpSendOnly, DstGID: b.GID()})
 	<-entered
 	closed := make(chan struct{})
 	go func() { b.Close(); close(closed) }()
@@ -440,7 +520,8 @@ func TestCloseWaitsForInProcessDelivery(t *testing.T) {
 	close(release)
 	<-closed
 	assert.True(t, done.Load())
-	// After Close the GID is no longer served in-process.
-	err = a.Send(&Frame{Opcode: OpAck, DstGID: b.GID()})
+	// After Close the GID is no longer served in-process: the request goes
+	// to TCP, where nobody listens any more.
+	err = sendUntilError(t, a, &Frame{Opcode: OpSendOnly, DstGID: b.GID()}, schedSlack, schedSlack)
 	assert.True(t, errors.Is(err, ErrUnreachable), "%v", err)
 }

@@ -3,14 +3,70 @@ package wire
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 )
 
 // readBufSize is the reader's bufio size: large enough to take many small
 // frames per read system call.
 const readBufSize = 64 << 10
+
+// readChunk is how much a frame's buffer grows by at a time: a length field
+// never makes the reader allocate more than this ahead of the bytes that
+// actually arrived.
+const readChunk = 64 << 10
+
+// frameReader reads the frames of one stream: each is its own length
+// prefix (FrameLen), then the rest of the frame.
+type frameReader struct {
+	r   *bufio.Reader
+	max int    // the longest frame accepted (at most MaxFrameLen)
+	buf []byte // the current frame; the decoded Payload aliases it
+	// wait, if set, is called once per frame whose rest is not buffered
+	// yet, before the reader blocks for it (the port sets a deadline).
+	wait func()
+	hdr  [8]byte // the length prefix being read (here, not on the heap per frame)
+}
+
+// next reads one frame into *f; f.Payload is valid until the next call.
+// waited reports whether wait was called. A malformed or oversized frame
+// is a *FrameError; a stream that ends inside a frame io.ErrUnexpectedEOF.
+func (fr *frameReader) next(f *Frame) (waited bool, err error) {
+	hdr := fr.hdr[:]
+	if _, err := io.ReadFull(fr.r, hdr); err != nil {
+		return false, err
+	}
+	n, err := FrameLen(hdr)
+	if err != nil {
+		return false, err
+	}
+	if n > fr.max {
+		return false, decodeErr("length", "frame length %d above the stream's limit %d", n, fr.max)
+	}
+	if fr.wait != nil && fr.r.Buffered() < n-len(hdr) {
+		fr.wait()
+		waited = true
+	}
+	buf := append(fr.buf[:0], hdr...)
+	for len(buf) < n {
+		k := min(n-len(buf), readChunk)
+		buf = slices.Grow(buf, k)
+		m, err := io.ReadFull(fr.r, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			fr.buf = buf
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return waited, err
+		}
+	}
+	fr.buf = buf
+	return waited, DecodeInto(f, buf)
+}
 
 func (p *Port) acceptLoop() {
 	defer p.wg.Done()
@@ -24,43 +80,18 @@ func (p *Port) acceptLoop() {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		if !p.track(c, 1) {
-			c.Close()
-			return
-		}
-		go p.readLoop(c)
+		p.accept(c)
 	}
 }
 
-// readLoop decodes the frames of one incoming connection and delivers them.
-func (p *Port) readLoop(c *net.TCPConn) {
-	defer p.untrack(c)
-	defer c.Close()
-	r := bufio.NewReaderSize(c, readBufSize)
-	buf := make([]byte, 4096)
-	var f Frame
-	for {
-		if _, err := io.ReadFull(r, buf[:8]); err != nil {
-			return
-		}
-		n, err := FrameLen(buf[:8])
-		if err != nil {
-			p.stats.decodeErrors.Add(1)
-			return
-		}
-		if n > cap(buf) {
-			nb := make([]byte, n)
-			copy(nb, buf[:8])
-			buf = nb
-		}
-		buf = buf[:cap(buf)]
-		if _, err := io.ReadFull(r, buf[8:n]); err != nil {
-			return
-		}
-		if err := DecodeInto(&f, buf[:n]); err != nil {
-			p.stats.decodeErrors.Add(1)
-			return
-		}
-		p.deliver(&f)
+// String describes a route for diagnostics.
+func (r Route) String() string {
+	if r.c == nil {
+		return "in-process"
 	}
+	dir := "accepted from"
+	if r.c.dialed {
+		dir = "dialled to"
+	}
+	return fmt.Sprintf("tcp %s %s", dir, r.c.peer)
 }

@@ -2,7 +2,11 @@ package wire
 
 import (
 	"fmt"
+	"runtime"
+	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // registry maps the GIDs of this process's open ports to the ports, for the
@@ -35,4 +39,39 @@ func lookup(g GID) *Port {
 	p := registry.m[g]
 	registry.RUnlock()
 	return p
+}
+
+// trackStacks, when set (by tests), makes Listen record the stack that
+// opened each port, so that a leak check can name where a port still open
+// came from.
+var trackStacks atomic.Bool
+
+// callers returns the caller's stack below skip frames, formatted one frame
+// per line.
+func callers(skip int) string {
+	pc := make([]uintptr, 32)
+	n := runtime.Callers(skip+1, pc)
+	frames := runtime.CallersFrames(pc[:n])
+	var b strings.Builder
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(&b, "\t%s\n\t\t%s:%d\n", f.Function, f.File, f.Line)
+		if !more {
+			return b.String()
+		}
+	}
+}
+
+// openPorts describes every port of this process that is still open, with
+// the stack that opened it when trackStacks was set.
+func openPorts() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []string
+	for g, p := range registry.m {
+		s := fmt.Sprintf("port %s (%s), opened at:\n%s", g, p.Addr(), p.stack)
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
 }

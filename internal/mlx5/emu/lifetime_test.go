@@ -1,0 +1,248 @@
+package emu
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+)
+
+// Class 1: once MR dereg, UMEM dereg or DESTROY has returned, the NIC never
+// touches the memory again (the tests unmap it right after: an access
+// would kill the test binary with SIGSEGV), and what was in flight fails
+// with the error a ConnectX reports.
+
+const bigLen = 128 << 20
+
+// waitNonZero spins until b[i] != 0: the first bytes of a transfer landed.
+func waitNonZero(t *testing.T, b []byte, i int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for b[i] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the transfer never started")
+		}
+		runtime.Gosched()
+	}
+}
+
+// unmap releases b now (the harness's own munmap at cleanup then fails
+// harmlessly).
+func unmap(t *testing.T, b []byte) {
+	t.Helper()
+	if err := syscall.Munmap(b); err != nil {
+		t.Fatalf("munmap: %v", err)
+	}
+}
+
+// nicPair returns two NICs, in-process or over TCP.
+func nicPair(t *testing.T, tcp bool) (*NIC, *NIC) {
+	if !tcp {
+		return twoNICs(t)
+	}
+	return newNIC(t, Config{Name: "emuTa", Wire: wire.Config{ForceTCP: true}}), newNIC(t, Config{Name: "emuTb", Wire: wire.Config{ForceTCP: true}})
+}
+
+func forBothPaths(t *testing.T, f func(t *testing.T, tcp bool)) {
+	for _, tcp := range []bool{false, true} {
+		name := "in-process"
+		if tcp {
+			name = "tcp"
+		}
+		t.Run(name, func(t *testing.T) { f(t, tcp) })
+	}
+}
+
+// TestDeregResponderMRDuringWrite: the responder's MR is deregistered and
+// unmapped while a large WRITE lands in it. The requester gets
+// REMOTE_ACCESS_ERR (never SUCCESS) and nothing touches the unmapped pages.
+func TestDeregResponderMRDuringWrite(t *testing.T) {
+	forBothPaths(t, func(t *testing.T, tcp bool) {
+		a, b := nicPair(t, tcp)
+		o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
+		x, y := pair(t, a, b, o, o)
+		fill(x.data, 1)
+		x.data[0] = 0xff
+		idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen)))
+		waitNonZero(t, y.data, 0)
+		must(t, y.mr.Dereg())
+		unmap(t, y.data)
+		c := x.mustPoll()
+		if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeRemoteAccessErr || c.WQECounter != idx {
+			t.Fatalf("WRITE into a deregistered MR: %v %v counter %d; want REQ_ERR REMOTE_ACCESS_ERR", c.Opcode, c.Syndrome, c.WQECounter)
+		}
+		if s := y.queryQP().State; s != mlx5.QPStateERR {
+			t.Fatalf("responder QP state %v after the access error, want ERR", s)
+		}
+	})
+}
+
+// TestDeregRequesterMRDuringWrite: the requester's source MR goes while its
+// WRITE is being sent: LOCAL_PROT_ERR, and no read of the unmapped pages.
+func TestDeregRequesterMRDuringWrite(t *testing.T) {
+	forBothPaths(t, func(t *testing.T, tcp bool) {
+		a, b := nicPair(t, tcp)
+		o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
+		x, y := pair(t, a, b, o, o)
+		fill(x.data, 1)
+		x.data[0] = 0xff
+		idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen)))
+		waitNonZero(t, y.data, 0)
+		must(t, x.mr.Dereg())
+		unmap(t, x.data)
+		c := x.mustPoll()
+		if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeLocalProtErr || c.WQECounter != idx {
+			t.Fatalf("WRITE from a deregistered MR: %v %v counter %d; want REQ_ERR LOCAL_PROT_ERR", c.Opcode, c.Syndrome, c.WQECounter)
+		}
+	})
+}
+
+// TestDeregRequesterMRDuringRead: the MR a READ scatters into goes while the
+// response data arrives: LOCAL_PROT_ERR, and no write to the unmapped pages.
+func TestDeregRequesterMRDuringRead(t *testing.T) {
+	forBothPaths(t, func(t *testing.T, tcp bool) {
+		a, b := nicPair(t, tcp)
+		o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
+		x, y := pair(t, a, b, o, o)
+		fill(y.data, 3)
+		y.data[0] = 0xff
+		idx := x.post(mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, bigLen)))
+		waitNonZero(t, x.data, 0)
+		must(t, x.mr.Dereg())
+		unmap(t, x.data)
+		c := x.mustPoll()
+		if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeLocalProtErr || c.WQECounter != idx {
+			t.Fatalf("READ into a deregistered MR: %v %v counter %d; want REQ_ERR LOCAL_PROT_ERR", c.Opcode, c.Syndrome, c.WQECounter)
+		}
+	})
+}
+
+// TestDeregWaitsForInFlightAccess: the responder's MR (in GPU memory,
+// reached through the seam) is deregistered while the NIC is in the middle
+// of a copy out of it for a READ response. Dereg returns only after that
+// copy has finished, no copy of the region starts afterwards, and the READ
+// completes with an error.
+func TestDeregWaitsForInFlightAccess(t *testing.T) {
+	forBothPaths(t, func(t *testing.T, tcp bool) {
+		g := newFakeGPU()
+		SetGPUMemory(g)
+		defer SetGPUMemory(nil)
+		a, b := nicPair(t, tcp)
+		o := qpOpts{mtu: mlx5.MTU4096, dataLen: 8 << 20, ackTO: 12, retry: 2}
+		oy := o
+		oy.gpu = g
+		x, y := pair(t, a, b, o, oy)
+		lo := uintptr(y.va(0))
+		hi := lo + uintptr(len(y.data))
+		started := make(chan struct{})
+		var first atomic.Bool
+		var deregging, freed atomic.Bool
+		var copyDone atomic.Int64
+		h := func(write bool, addr uintptr, n int) {
+			if addr < lo || addr >= hi {
+				return
+			}
+			if freed.Load() {
+				t.Errorf("the NIC accessed 0x%x+%d after Dereg returned", addr, n)
+			}
+			if !write && first.CompareAndSwap(false, true) {
+				close(started)
+				for !deregging.Load() {
+					runtime.Gosched()
+				}
+				time.Sleep(20 * time.Millisecond) // Dereg is waiting now, or has wrongly returned
+				copyDone.Store(time.Now().UnixNano())
+			}
+		}
+		g.hook.Store(&h)
+		defer g.hook.Store(nil)
+		idx := x.post(mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, uint32(len(y.data)))))
+		<-started
+		deregging.Store(true)
+		must(t, y.mr.Dereg())
+		returned := time.Now().UnixNano()
+		freed.Store(true)
+		if d := copyDone.Load(); d == 0 || returned < d {
+			t.Fatalf("Dereg returned while the NIC was still copying out of the region")
+		}
+		c := x.mustPoll()
+		if c.Opcode != mlx5.CQEReqErr || c.WQECounter != idx {
+			t.Fatalf("READ from a deregistered MR: %v %v counter %d; want an error CQE", c.Opcode, c.Syndrome, c.WQECounter)
+		}
+		t.Logf("requester: %v", c.Syndrome)
+	})
+}
+
+// TestDestroyThenDeregUMEMUnderTraffic: a peer keeps writing to a QP while
+// it is destroyed and its rings' UMEM deregistered and unmapped: nothing
+// touches the rings afterwards, and the peer ends with an error.
+func TestDestroyThenDeregUMEMUnderTraffic(t *testing.T) {
+	forBothPaths(t, func(t *testing.T, tcp bool) {
+		a, b := nicPair(t, tcp)
+		x, y := pair(t, a, b, qpOpts{logSQ: 8, logCQ: 10, ackTO: 10, retry: 1}, qpOpts{rq: true, logRQ: 4})
+		for i := 0; i < 16; i++ {
+			y.postRecv(y.va(0), 64)
+		}
+		stop := make(chan struct{})
+		done := make(chan mlx5.CQE)
+		go func() {
+			for {
+				x.post(mlx5.NewSend(signaled, x.sge(0, 8)))
+				c, err := x.poll(5 * time.Second)
+				if err != nil || c.Opcode != mlx5.CQEReq {
+					done <- c
+					return
+				}
+				select {
+				case <-stop:
+					done <- c
+					return
+				default:
+				}
+			}
+		}()
+		time.Sleep(5 * time.Millisecond)
+		must(t, y.qp.Destroy())
+		must(t, y.cq.Destroy())
+		must(t, y.mr.Dereg())
+		must(t, y.um.Dereg())
+		unmap(t, y.mem)
+		unmap(t, y.data)
+		time.Sleep(20 * time.Millisecond)
+		close(stop)
+		c := <-done
+		t.Logf("requester's last CQE: %v %v", c.Opcode, c.Syndrome)
+	})
+}
+
+// TestHugeRegistrationRefused: a registration of 2^62 bytes (or anything
+// above max_mr_size, 2^46) is refused with EINVAL, without panicking and
+// without leaving a reference on the PD.
+func TestHugeRegistrationRefused(t *testing.T) {
+	n := newNIC(t, Config{Name: "emuR"})
+	dev, err := n.Open()
+	must(t, err)
+	p, err := dev.AllocPD()
+	must(t, err)
+	mem := hostMem(t, 4096)
+	for _, size := range []uint64{1 << 62, 1<<46 + 1, 1<<64 - 4096} {
+		if _, err := dev.RegMR(p, addrOf(mem), size, 0, mlx5.AccessLocalWrite); !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("RegMR of %d bytes: %v, want EINVAL", size, err)
+		}
+		if _, err := dev.RegUMEM(addrOf(mem), size, mlx5.AccessLocalWrite); !errors.Is(err, syscall.EINVAL) {
+			t.Fatalf("RegUMEM of %d bytes: %v, want EINVAL", size, err)
+		}
+	}
+	// A large range that is not mapped is EFAULT, found without a vector
+	// of one byte per page.
+	if _, err := dev.RegMR(p, addrOf(mem), 1<<40, 0, mlx5.AccessLocalWrite); !errors.Is(err, syscall.EFAULT) {
+		t.Fatalf("RegMR of an unmapped TiB: %v, want EFAULT", err)
+	}
+	must(t, p.Dealloc())
+	must(t, dev.Close())
+}
