@@ -15,6 +15,7 @@ import (
 // (Written out rather than shared: this tree imports public packages only.)
 func TestMain(m *testing.M) {
 	gpunetio.RecordStacks(true) // and verbs', and cuda's
+	os.Unsetenv(verbs.EnvSDKLibPath) // the tests expect open mode
 	code := m.Run()
 	for _, r := range []string{gpunetio.LeakReport(), verbs.LeakReport(), cuda.LeakReport()} {
 		if r != "" {
