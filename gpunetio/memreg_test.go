@@ -28,10 +28,10 @@ func newWritePair(t *testing.T) *writePair {
 	t.Helper()
 	p := &writePair{a: newSide(t, "emu0"), b: newSide(t, "emu1")}
 	mk := func(s *side) (*verbs.CQ, *verbs.QP) {
-		cq, err := verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 16})
+		cq, err := s.dev.NewCQ(verbs.CQConfig{Size: 16})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, cq.Close()) })
-		qp, err := verbs.NewQP(s.ctx, verbs.QPConfig{PD: s.pd, SendCQ: cq, RecvCQ: cq, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
+		qp, err := s.dev.NewQP(verbs.QPConfig{SendCQ: cq, RecvCQ: cq, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, qp.Close()) })
 		return cq, qp

@@ -168,14 +168,6 @@ func (d *Dev) Hold(holder string) (*Hold, error) {
 	return d.hold(op, "Dev", holder)
 }
 
-// sameDev refuses an object made on another Dev than d; what names it.
-func (d *Dev) sameDev(op string, other *Dev, what string) error {
-	if other != d {
-		return newErr(op, ErrInvalidValue, "%s was made on another Dev", what)
-	}
-	return nil
-}
-
 // Close closes the device object (doca_verbs_dev_close). It fails with
 // ErrInUse while UMEMs, UARs, CQs or QPs made on it are open. In SDK mode
 // the SDK device is closed (doca_dev_close); if the SDK fails, the error
