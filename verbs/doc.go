@@ -239,7 +239,11 @@
 // libdoca_verbs.so and libdoca_gpunetio.so load from the directory with
 // every entry point SDK mode needs; otherwise open mode for the whole
 // process, with DOCA's log lines saying why (DOCA_GPUNETIO_LOG=4 or more
-// shows them). SDKMode reports the decision.
+// shows them). SDKMode reports the decision. The creators print DOCA's
+// lines too ("Use DOCA Verbs CQ SDK", "Use DOCA Verbs CQ open",
+// "doca_verbs_cq_open=0x... was created", at INFO, 6), through the logger
+// package gpunetio configures (SetLogLevel, SetLogger), filtered by
+// DOCA_GPUNETIO_LOG.
 //
 // In SDK mode the objects DOCA 3.0 routes are the SDK's: Dev (the SDK's
 // doca_dev, opened from the PD), UMEM, UAR, CQ, QP and the attribute
