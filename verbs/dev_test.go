@@ -57,6 +57,9 @@ func TestDevLifetime(t *testing.T) {
 	assert.ErrorContains(t, err, "Dev of PD")
 
 	buf := mmapT(t, 1<<16)
+	for i := 0; i < 64; i++ {
+		buf[i*64+63] = cqeInvalidOwned // the ring's owner initialises it
+	}
 	u, err := f.dev.NewUMem(uintptr(unsafe.Pointer(&buf[0])), 1<<16, AccessLocalWrite, nil)
 	require.NoError(t, err)
 	uar, err := f.dev.NewUAR(UARNonCache)

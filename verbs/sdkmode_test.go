@@ -162,6 +162,9 @@ func sameAPIRows() []struct {
 			return outcome(err, "")
 		})},
 		{"cq umem", withDev(func(t *testing.T, d *Dev, b []byte) string {
+			for i := 0; i < 64; i++ {
+				b[i*64+63] = cqeInvalidOwned // the ring's owner initialises it
+			}
 			u, err := d.NewUMem(addrOf(b), 64*64+8, AccessLocalWrite, nil)
 			require.NoError(t, err)
 			defer u.Close()
