@@ -40,6 +40,8 @@ type Context struct {
 	modules    map[*Module]struct{}
 	streams    map[*Stream]struct{}
 	events     map[*Event]struct{}
+
+	stage stagePool // pinned buffers of the synchronous Go-memory copies
 }
 
 // allocation is a live range made through a Context.
@@ -159,6 +161,7 @@ func (c *Context) Release() error {
 	if l := c.Live(); l.Total() > 0 {
 		return fmt.Errorf("cuda: release context: %+v: %w", l, ErrInUse)
 	}
+	c.stage.drain(c.h)
 	if err := check("cuDevicePrimaryCtxRelease_v2", cudasys.PrimaryCtxRelease(c.dev.handle)); err != nil {
 		return err
 	}

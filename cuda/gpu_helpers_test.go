@@ -17,9 +17,6 @@ var (
 	gpuOnce sync.Once
 	gpuDev  Device
 	gpuErr  error
-	// keep holds one primary-context reference for the whole run so the
-	// context is not torn down and rebuilt between tests.
-	keep *Context
 )
 
 func gpuDevice(t *testing.T) Device {
@@ -28,10 +25,7 @@ func gpuDevice(t *testing.T) Device {
 		if gpuErr = Init(); gpuErr != nil {
 			return
 		}
-		if gpuDev, gpuErr = DeviceGet(0); gpuErr != nil {
-			return
-		}
-		keep, gpuErr = gpuDev.PrimaryContext()
+		gpuDev, gpuErr = DeviceGet(0)
 	})
 	switch {
 	case errors.Is(gpuErr, ErrNoDriver):

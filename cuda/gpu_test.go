@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -585,8 +586,14 @@ func TestGPUNVRTCLaunch(t *testing.T) {
 	info, err := dev.Info()
 	require.NoError(t, err)
 	t.Logf("NVRTC compiled echo_struct.cu for %s on a %s (%s): %d bytes of cubin", native.Arch, info.Name, info.Arch(), len(native.CUBIN))
-	ptxOnly, err := Compile(structEchoSource, "echo_struct.cu", &CompileOptions{Arch: "compute_70"})
+	// PTX for the oldest architecture this NVRTC still targets (CUDA 13 dropped
+	// compute_70), so the driver's JIT has to translate it for the GPU.
+	archs, err := NVRTCSupportedArchs()
 	require.NoError(t, err)
+	require.NotEmpty(t, archs)
+	oldest := fmt.Sprintf("compute_%d", slices.Min(archs))
+	ptxOnly, err := Compile(structEchoSource, "echo_struct.cu", &CompileOptions{Arch: oldest})
+	require.NoError(t, err, oldest)
 
 	w := wqeArgs{Opcode: 8, Lane: 0x1234, Key: 0xabcdef01, Addr: 0x7f00_0000_1000, Sizes: [3]uint16{1, 2, 3}, Last: true}
 	w.Inner.A, w.Inner.B = -5, 1.25
@@ -608,6 +615,44 @@ func TestGPUNVRTCLaunch(t *testing.T) {
 		require.NoError(t, out.Free())
 		require.NoError(t, m.Unload())
 	}
+}
+
+// TestGPUCopyStructField copies into and out of a []byte that slices an
+// array field of a struct holding Go pointers, and across several staging
+// pieces. Handing such memory to cgo directly panics the process ("Go pointer
+// to unpinned Go pointer"), which is how the emulator's WQE reads from GPU
+// rings crashed before the copies were staged.
+func TestGPUCopyStructField(t *testing.T) {
+	c := newCtx(t)
+	var holder struct {
+		next *int
+		name string
+		buf  [4096]byte
+		tail []byte
+	}
+	holder.next, holder.name, holder.tail = new(int), "pointers live here", make([]byte, 1)
+	n := uintptr(3*stageSize + 100)
+	d, err := c.MemAlloc(n)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.MemFree(d)) }()
+	for i := range holder.buf {
+		holder.buf[i] = byte(i * 7)
+	}
+	require.NoError(t, c.MemcpyHtoD(d+DevPtr(stageSize-8), holder.buf[:]), "HtoD from a struct field")
+	clear(holder.buf[:])
+	require.NoError(t, c.MemcpyDtoH(holder.buf[:], d+DevPtr(stageSize-8)), "DtoH into a struct field")
+	for i := range holder.buf {
+		require.Equal(t, byte(i*7), holder.buf[i], "byte %d", i)
+	}
+	big := make([]byte, n)
+	for i := range big {
+		big[i] = byte(i ^ i>>9)
+	}
+	require.NoError(t, c.MemcpyHtoD(d, big))
+	back := make([]byte, n)
+	require.NoError(t, c.MemcpyDtoH(back, d))
+	require.True(t, bytes.Equal(big, back), "a copy of several staging pieces round-trips")
+	require.NotNil(t, holder.next)
 }
 
 // TestGPUBuffer round-trips typed data through a Buffer and checks its

@@ -20,12 +20,6 @@ func TestMain(m *testing.M) {
 	}
 	RecordStacks(true)
 	code := m.Run()
-	if keep != nil {
-		if err := keep.Release(); err != nil {
-			fmt.Fprintf(os.Stderr, "cuda: release the shared test context: %v\n", err)
-			code = 1
-		}
-	}
 	if r := LeakReport(); r != "" {
 		fmt.Fprintln(os.Stderr, r)
 		if code == 0 {

@@ -167,24 +167,40 @@ func (c *Context) MemHostUnregister(p unsafe.Pointer) error {
 }
 
 // MemcpyHtoD copies src to device memory and returns when the copy is done
-// (cuMemcpyHtoD_v2). src may be Go memory.
+// (cuMemcpyHtoD_v2). src may be any Go memory: the bytes travel through the
+// Context's pinned staging buffers, in pieces of 256 KiB.
 func (c *Context) MemcpyHtoD(dst DevPtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return c.call("cuMemcpyHtoD_v2", func(h cudasys.Ctx) int32 {
-		return cudasys.MemcpyHtoD(h, uint64(dst), unsafe.Pointer(&src[0]), uintptr(len(src)))
+	return c.staged("cuMemcpyHtoD_v2", func(h cudasys.Ctx, buf unsafe.Pointer) int32 {
+		for off := 0; off < len(src); off += stageSize {
+			n := min(stageSize, len(src)-off)
+			copy(stageBytes(buf, n), src[off:off+n])
+			if r := cudasys.MemcpyHtoD(h, uint64(dst)+uint64(off), buf, uintptr(n)); r != 0 {
+				return r
+			}
+		}
+		return 0
 	})
 }
 
 // MemcpyDtoH copies device memory into dst and returns when the copy is done
-// (cuMemcpyDtoH_v2). dst may be Go memory.
+// (cuMemcpyDtoH_v2). dst may be any Go memory: the bytes travel through the
+// Context's pinned staging buffers, in pieces of 256 KiB.
 func (c *Context) MemcpyDtoH(dst []byte, src DevPtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return c.call("cuMemcpyDtoH_v2", func(h cudasys.Ctx) int32 {
-		return cudasys.MemcpyDtoH(h, unsafe.Pointer(&dst[0]), uint64(src), uintptr(len(dst)))
+	return c.staged("cuMemcpyDtoH_v2", func(h cudasys.Ctx, buf unsafe.Pointer) int32 {
+		for off := 0; off < len(dst); off += stageSize {
+			n := min(stageSize, len(dst)-off)
+			if r := cudasys.MemcpyDtoH(h, buf, uint64(src)+uint64(off), uintptr(n)); r != 0 {
+				return r
+			}
+			copy(dst[off:off+n], stageBytes(buf, n))
+		}
+		return 0
 	})
 }
 

@@ -109,20 +109,20 @@ func (p *poster) init(q *QP) {
 }
 
 // reset forgets all queue state after a transition to RST: the NIC's
-// counters restart at 0, so ours do too, and the rings and DBR are cleared.
+// counters restart at 0, so ours do too. The rings and the DBR are cleared
+// only when this package allocated them: external UMEMs belong to their
+// owner, who resets them (gpunetio's ResetTrackingAndMemory does), and may
+// be GPU memory that the host cannot store to.
 func (p *poster) reset() {
+	owned := p.qp.buf != nil
 	p.mu.Lock()
 	p.pi, p.ci, p.bfHalf = 0, 0, 0
-	// Only rings this package allocated are cleared: external UMEMs may be
-	// GPU memory, which the CPU cannot touch (their owner reinitialises
-	// them).
-	internal := p.qp.buf != nil
-	if internal {
+	if owned {
 		clear(p.ring)
 	}
 	p.mu.Unlock()
-	p.rq.reset(internal)
-	if internal {
+	p.rq.reset(owned)
+	if owned {
 		clear(mem(p.qp.dbr, 8))
 	}
 }

@@ -223,10 +223,15 @@ struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_qp {
 #define DOCA_GPUNETIO_PRIV_CHECK_SIZE(s, n) DOCA_GPUNETIO_PRIV_STATIC_ASSERT(sizeof(struct s) == (n), "sizeof(struct " #s ")")
 #define DOCA_GPUNETIO_PRIV_CHECK_ALIGN(s, n) \
 	DOCA_GPUNETIO_PRIV_STATIC_ASSERT(DOCA_GPUNETIO_PRIV_ALIGNOF(struct s) == (n), "alignof(struct " #s ")")
+#if DOCA_GPUNETIO_PRIV_CONST_OFFSETOF
 #define DOCA_GPUNETIO_PRIV_CHECK_FIELD(s, f, off, n)                                                     \
 	DOCA_GPUNETIO_PRIV_STATIC_ASSERT(DOCA_GPUNETIO_PRIV_OFFSETOF(struct s, f) == (off) &&            \
 						 sizeof(((struct s *)0)->f) == (n),                      \
 					 "offset or size of " #s "." #f)
+#else
+#define DOCA_GPUNETIO_PRIV_CHECK_FIELD(s, f, off, n) \
+	DOCA_GPUNETIO_PRIV_STATIC_ASSERT(sizeof(((struct s *)0)->f) == (n), "size of " #s "." #f)
+#endif
 
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_qp, 296);
 DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_qp, 8);

@@ -70,14 +70,28 @@ static_assert(sizeof(uint64_t) == 8 && sizeof(uintptr_t) == sizeof(void *) && si
 #endif /* __CUDACC_RTC__ */
 
 /*
- * DOCA_GPUNETIO_PRIV_OFFSETOF(type, member): offsetof usable in a static_assert under every
- * compiler the headers support. NVRTC has neither <stddef.h> nor __builtin_offsetof, but it
- * folds the classic null-pointer form to a constant.
+ * DOCA_GPUNETIO_PRIV_OFFSETOF(type, member): the offset of member in type.
+ * DOCA_GPUNETIO_PRIV_CONST_OFFSETOF is 1 where that is a constant expression (usable in a
+ * static_assert), 0 where it is only an ordinary expression the optimiser folds.
+ * nvcc and host compilers have __builtin_offsetof. NVRTC has no <stddef.h>; NVRTC 11 lacks
+ * __builtin_offsetof but folds the classic null-pointer form to a constant, and newer NVRTCs
+ * refuse that form in constant expressions. Under an NVRTC that offers neither, the offset
+ * checks below are skipped (the sizes are still checked, and nvcc, g++ and the cgo compiler
+ * check every offset).
  */
-#if defined(__CUDACC_RTC__)
-#define DOCA_GPUNETIO_PRIV_OFFSETOF(type, member) ((size_t)&(((type *)0)->member))
-#else
+#if !defined(__CUDACC_RTC__)
 #define DOCA_GPUNETIO_PRIV_OFFSETOF(type, member) __builtin_offsetof(type, member)
+#define DOCA_GPUNETIO_PRIV_CONST_OFFSETOF 1
+#elif defined(__has_builtin) && __has_builtin(__builtin_offsetof)
+#define DOCA_GPUNETIO_PRIV_OFFSETOF(type, member) __builtin_offsetof(type, member)
+#define DOCA_GPUNETIO_PRIV_CONST_OFFSETOF 1
+#else
+#define DOCA_GPUNETIO_PRIV_OFFSETOF(type, member) ((size_t)&(((type *)0)->member))
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ < 12
+#define DOCA_GPUNETIO_PRIV_CONST_OFFSETOF 1
+#else
+#define DOCA_GPUNETIO_PRIV_CONST_OFFSETOF 0
+#endif
 #endif
 
 /* DOCA_GPUNETIO_PRIV_STATIC_ASSERT(cond, msg): C11 _Static_assert or C++11 static_assert.

@@ -64,7 +64,7 @@ __device__ static __forceinline__ struct gdaki_dev_qp_ext *doca_priv_gpu_dev_ver
 {
 	if ((doca_priv_gpu_dev_verbs_ldg(&cq->gdaki_flags) & GDAKI_DEV_CQ_FLAG_IN_QP) == 0)
 		return (struct gdaki_dev_qp_ext *)0;
-	constexpr size_t back = DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_sq) -
+	const size_t back = DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_sq) -
 				DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, gdaki);
 	return (struct gdaki_dev_qp_ext *)((uint8_t *)cq - back);
 }
