@@ -104,7 +104,7 @@ func connect(t *testing.T, s, peer *side) {
 func connectQP(t *testing.T, qp *verbs.QP, peerQPN uint32, peerGID verbs.GID, ackTimeout, retry uint8) {
 	t.Helper()
 	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: verbs.AtomicUpTo8Bytes},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead))
+		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead|verbs.QPAttrAtomicMode))
 	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, DestQPNum: peerQPN,
 		AH: &verbs.AHAttr{GID: peerGID, AddrType: verbs.AddrTypeIPv4, HopLimit: 255}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
 		verbs.QPAttrNextState|verbs.QPAttrPathMTU|verbs.QPAttrRQPSN|verbs.QPAttrDestQPNum|verbs.QPAttrAHAttr|verbs.QPAttrMinRNRTimer|verbs.QPAttrMaxDestRDAtomic))
