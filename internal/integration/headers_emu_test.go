@@ -19,6 +19,7 @@ import (
 	"github.com/gdaki/gpunetio/gpunetio"
 	"github.com/gdaki/gpunetio/internal/devhost"
 	"github.com/gdaki/gpunetio/internal/devstruct"
+	"github.com/gdaki/gpunetio/internal/leakcheck"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -32,9 +33,11 @@ func TestMain(m *testing.M) {
 		os.Setenv(emuModelEnv, "cx8")
 	}
 	code := m.Run()
-	if code == 0 {
-		if r := verbs.LeakReport(); r != "" {
-			fmt.Fprintln(os.Stderr, r)
+	// Every verbs, gpunetio and CUDA object left open, with the stack that
+	// made it (stacks_test.go turns recording on).
+	for _, r := range leakcheck.Reports() {
+		fmt.Fprintln(os.Stderr, r)
+		if code == 0 {
 			code = 1
 		}
 	}
