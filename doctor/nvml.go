@@ -1,20 +1,50 @@
 package doctor
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gdaki/gpunetio/internal/dl"
 )
+
+// nvmlLibrary is the library go-nvml loads.
+const nvmlLibrary = "libnvidia-ml.so.1"
 
 // NVMLError is an NVML call that failed, with its return code.
 type NVMLError struct {
 	Op  string // the NVML function, "nvmlDeviceGetBAR1MemoryInfo"
 	Ret nvml.Return
+	// Loader is the dynamic loader's reason (dlerror) when the library did
+	// not load (Ret is ERROR_LIBRARY_NOT_FOUND), else "".
+	Loader string
 }
 
-// Error names the call, the return code's meaning and its number.
+// Error names the call, the return code's meaning and its number, and the
+// dynamic loader's reason when there is one.
 func (e *NVMLError) Error() string {
-	return fmt.Sprintf("%s: %s (NVML %d)", e.Op, nvmlErrorString(e.Ret), int32(e.Ret))
+	s := fmt.Sprintf("%s: %s (NVML %d)", e.Op, nvmlErrorString(e.Ret), int32(e.Ret))
+	if e.Loader != "" {
+		s += ": " + e.Loader
+	}
+	return s
+}
+
+// loaderReason asks the dynamic loader (internal/dl) why lib does not load:
+// go-nvml reports only ERROR_LIBRARY_NOT_FOUND. It returns "" when lib
+// loads.
+func loaderReason(lib string) string {
+	l, err := dl.Open(dl.Now|dl.Local, lib)
+	if err == nil {
+		_ = l.Close()
+		return ""
+	}
+	var de *dl.Error
+	if errors.As(err, &de) {
+		return de.Msg
+	}
+	return err.Error()
 }
 
 // Is makes ErrNoGPUDriver match the "no driver / no library" codes.
@@ -53,7 +83,11 @@ type NVML struct{}
 
 func (NVML) session(f func() error) error {
 	if ret := nvml.Init(); ret != nvml.SUCCESS {
-		return &NVMLError{Op: "nvmlInit", Ret: ret}
+		e := &NVMLError{Op: "nvmlInit", Ret: ret}
+		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+			e.Loader = loaderReason(nvmlLibrary)
+		}
+		return e
 	}
 	err := f()
 	if ret := nvml.Shutdown(); ret != nvml.SUCCESS && err == nil {

@@ -57,4 +57,15 @@ func TestNVMLErrorIs(t *testing.T) {
 	assert.Contains(t, e.Error(), "nvmlInit")
 	assert.Contains(t, e.Error(), "libnvidia-ml.so.1 not found")
 	assert.NotErrorIs(t, &NVMLError{Op: "x", Ret: 2}, ErrNoGPUDriver) // INVALID_ARGUMENT
+
+	e.Loader = "libnvidia-ml.so.1: cannot open shared object file: No such file or directory"
+	assert.Equal(t, "nvmlInit: libnvidia-ml.so.1 not found (NVML 12): "+e.Loader, e.Error())
+}
+
+// A library that does not load gets the dynamic loader's reason; one that
+// loads gets none.
+func TestNVMLLoaderReason(t *testing.T) {
+	assert.Equal(t, "libgdaki-absent-nvml.so.1: cannot open shared object file: No such file or directory",
+		loaderReason("libgdaki-absent-nvml.so.1"))
+	assert.Empty(t, loaderReason("libc.so.6"))
 }

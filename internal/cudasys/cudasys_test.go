@@ -33,3 +33,33 @@ func TestNVRTCCompileChecksInput(t *testing.T) {
 	require.Equal(t, "nvrtcCreateProgram", out.Op)
 	require.Equal(t, int32(nvrtcInvalidInput), out.Result)
 }
+
+// A driver library without the entry points binds nothing: the error-name
+// calls still answer "not initialized" instead of calling a stale pointer.
+func TestLoadDriverMissingSymbol(t *testing.T) {
+	code, msg := LoadDriver("libc.so.6")
+	require.Equal(t, LoadMissingSymbol, code)
+	require.Equal(t, "cuInit", msg)
+	_, rc := ErrorName(0)
+	require.Equal(t, int32(3), rc, "CUDA_ERROR_NOT_INITIALIZED: nothing was bound")
+}
+
+// NVRTC loads once per process: a second library is refused. Runs last: it
+// leaves NVRTC loaded.
+func TestLoadNVRTCOnce(t *testing.T) {
+	code, msg := LoadNVRTC("libnvrtc.so")
+	if code == LoadNoLibrary {
+		t.Skipf("no libnvrtc.so on this host: %s", msg)
+	}
+	require.Equal(t, LoadOK, code, msg)
+	major, _, rc := NVRTCVersion()
+	require.Zero(t, rc)
+	require.GreaterOrEqual(t, major, 11)
+	s, ok := NVRTCErrorString(0)
+	require.True(t, ok)
+	require.Equal(t, "NVRTC_SUCCESS", s)
+
+	code, msg = LoadNVRTC("libnvrtc.so")
+	require.Equal(t, loadAlready, code)
+	require.Equal(t, "an NVRTC library is already loaded", msg)
+}

@@ -1,7 +1,9 @@
 // Package cudasys is the raw, run-time loaded binding of the CUDA driver API
-// (libcuda.so.1) and of NVRTC (libnvrtc): the dlopen/dlsym loaders, one thin
-// C shim per call, and Go functions that pass plain values and opaque
-// handles through. It has no API for users and no error types: every call
+// (libcuda.so.1) and of NVRTC (libnvrtc): one C table of entry points per
+// library, filled at run time through internal/dl (load.go), one thin C
+// shim per call, and Go functions that pass plain values and opaque handles
+// through. Adding an entry point is a p_ pointer, one SYM/OPT line in the
+// table and its wrapper; the loader needs no change. It has no API for users and no error types: every call
 // returns the raw result code, and the public package
 // github.com/gdaki/gpunetio/cuda turns codes into errors, tracks object
 // lifetimes and documents the rules. cgo stays here so that no public

@@ -1,7 +1,6 @@
 package cudasys
 
 /*
-#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
@@ -55,20 +54,6 @@ type Event struct{ p unsafe.Pointer }
 
 // IsZero reports whether the handle is NULL.
 func (c Ctx) IsZero() bool { return c.p == nil }
-
-// LoadDriver opens lib and resolves every entry point. It returns one of the
-// Load* outcomes and, on failure, dlerror() or the missing symbol's name.
-// Call it once per process; the handle is never closed.
-func LoadDriver(lib string) (int, string) {
-	name := C.CString(lib)
-	defer C.free(unsafe.Pointer(name))
-	var msg [512]C.char
-	r := C.gc_load(name, &msg[0], C.size_t(len(msg)))
-	if r == 0 {
-		return LoadOK, ""
-	}
-	return int(r), C.GoString(&msg[0])
-}
 
 // Init calls cuInit.
 func Init(flags uint32) int32 { return int32(C.gc_init(C.uint(flags))) }

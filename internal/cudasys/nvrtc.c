@@ -1,8 +1,7 @@
-// Run-time binding of NVRTC: dlopen of libnvrtc, dlsym of its entry points,
-// and one forwarding function per call.
+// Run-time binding of NVRTC: a table of its entry points (filled from Go
+// through internal/dl) and one forwarding function per call.
 
-#include <dlfcn.h>
-#include <stdio.h>
+#include <stddef.h>
 
 #include "nvrtc.h"
 
@@ -52,37 +51,11 @@ static const struct gn_sym gn_syms[] = {
 	OPT(p_nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs"),
 };
 
-static int gn_loaded;
-
-int gn_load(const char *lib, char *err, size_t errlen) {
-	if (gn_loaded) {
-		snprintf(err, errlen, "an NVRTC library is already loaded");
-		return 3;
-	}
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e != NULL ? e : "dlopen failed");
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof(gn_syms) / sizeof(gn_syms[0]); i++) {
-		void *f = dlsym(h, gn_syms[i].name);
-		if (f == NULL && gn_syms[i].required) {
-			snprintf(err, errlen, "%s", gn_syms[i].name);
-			for (size_t j = 0; j < i; j++) {
-				*gn_syms[j].slot = NULL;
-			}
-			dlclose(h);
-			return 2;
-		}
-		*gn_syms[i].slot = f;
-	}
-	// The handle is kept for the life of the process.
-	gn_loaded = 1;
-	return 0;
-}
-
-int gn_preload(const char *lib) { return dlopen(lib, RTLD_NOW | RTLD_GLOBAL) != NULL ? 0 : 1; }
+// The table as Go's loader (load.go) walks it, as in shim.c.
+int gn_sym_count(void) { return (int)(sizeof(gn_syms) / sizeof(gn_syms[0])); }
+const char *gn_sym_name(int i) { return gn_syms[i].name; }
+int gn_sym_required(int i) { return gn_syms[i].required; }
+void gn_bind(int i, void *fn) { *gn_syms[i].slot = fn; }
 
 int gn_has_cubin(void) { return p_nvrtcGetCUBINSize != NULL && p_nvrtcGetCUBIN != NULL; }
 int gn_has_archs(void) {

@@ -1,7 +1,6 @@
 package cudasys
 
 /*
-#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "nvrtc.h"
 */
@@ -16,28 +15,6 @@ const (
 	nvrtcOutOfMemory  = 1 // NVRTC_ERROR_OUT_OF_MEMORY
 	nvrtcInvalidInput = 3 // NVRTC_ERROR_INVALID_INPUT
 )
-
-// LoadNVRTC opens lib and resolves the NVRTC entry points, with the outcomes
-// of LoadDriver. Once one library is loaded, later calls fail: one NVRTC per
-// process.
-func LoadNVRTC(lib string) (int, string) {
-	name := C.CString(lib)
-	defer C.free(unsafe.Pointer(name))
-	var msg [512]C.char
-	r := C.gn_load(name, &msg[0], C.size_t(len(msg)))
-	if r == 0 {
-		return LoadOK, ""
-	}
-	return int(r), C.GoString(&msg[0])
-}
-
-// Preload opens lib globally and keeps it open; it reports whether dlopen
-// succeeded.
-func Preload(lib string) bool {
-	name := C.CString(lib)
-	defer C.free(unsafe.Pointer(name))
-	return C.gn_preload(name) == 0
-}
 
 // NVRTCVersion calls nvrtcVersion.
 func NVRTCVersion() (major, minor int, r int32) {

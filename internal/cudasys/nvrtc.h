@@ -8,15 +8,12 @@
 typedef int gn_result;
 typedef void *gn_program;
 
-// gn_load opens the library and resolves its entry points. Returns 0 on
-// success, 1 when dlopen failed and 2 when a required symbol is missing;
-// err receives dlerror() or the symbol name. A second successful call is
-// refused (returns 3): one NVRTC per process.
-int gn_load(const char *lib, char *err, size_t errlen);
+// The entry-point table, for Go's loader (as in shim.h).
+int gn_sym_count(void);
+const char *gn_sym_name(int i);
+int gn_sym_required(int i);
+void gn_bind(int i, void *fn);
 int gn_has_cubin(void);
-// gn_preload opens a library globally and keeps it (libnvrtc-builtins, so
-// that libnvrtc's own dlopen of it by soname finds it); 0 on success.
-int gn_preload(const char *lib);
 int gn_has_archs(void);
 
 gn_result gn_version(int *major, int *minor);

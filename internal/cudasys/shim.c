@@ -1,9 +1,8 @@
-// Run-time binding of the CUDA driver API: dlopen of libcuda.so.1, dlsym of
-// the versioned entry points, and one small C shim per call that makes the
-// caller's context current around the call on the same OS thread.
+// Run-time binding of the CUDA driver API: a table of the versioned entry
+// points (filled from Go through internal/dl), and one small C shim per call
+// that makes the caller's context current around the call on the same OS
+// thread.
 
-#include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "shim.h"
@@ -136,28 +135,14 @@ static const struct gc_sym gc_syms[] = {
 	SYM(p_cuEventElapsedTime, "cuEventElapsedTime"),
 };
 
-int gc_load(const char *lib, char *err, size_t errlen) {
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errlen, "%s", e != NULL ? e : "dlopen failed");
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof(gc_syms) / sizeof(gc_syms[0]); i++) {
-		void *f = dlsym(h, gc_syms[i].name);
-		if (f == NULL && gc_syms[i].required) {
-			snprintf(err, errlen, "%s", gc_syms[i].name);
-			for (size_t j = 0; j < i; j++) {
-				*gc_syms[j].slot = NULL;
-			}
-			dlclose(h);
-			return 2;
-		}
-		*gc_syms[i].slot = f;
-	}
-	// The handle is kept for the life of the process.
-	return 0;
-}
+// The table as Go's loader (load.go) walks it: Go opens libcuda through
+// internal/dl, resolves gc_syms[i].name and stores the address with
+// gc_bind. To add an entry point: declare its p_ pointer, add one SYM (or
+// OPT) line above, and write its gc_ wrapper.
+int gc_sym_count(void) { return (int)(sizeof(gc_syms) / sizeof(gc_syms[0])); }
+const char *gc_sym_name(int i) { return gc_syms[i].name; }
+int gc_sym_required(int i) { return gc_syms[i].required; }
+void gc_bind(int i, void *fn) { *gc_syms[i].slot = fn; }
 
 int gc_has_dmabuf(void) { return p_cuMemGetHandleForAddressRange != NULL; }
 

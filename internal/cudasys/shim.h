@@ -25,10 +25,13 @@ typedef void *gc_event;
 #define GC_STAGE_POP (2 << 20)
 #define GC_STAGE_MASK (3 << 20)
 
-// gc_load opens the library and resolves every entry point. Returns 0 on
-// success, 1 when dlopen failed and 2 when a required symbol is missing; err
-// receives dlerror() or the symbol name.
-int gc_load(const char *lib, char *err, size_t errlen);
+// The entry-point table, for Go's loader: the number of entries, entry i's
+// symbol name, whether it is required, and storing its address (NULL
+// clears it).
+int gc_sym_count(void);
+const char *gc_sym_name(int i);
+int gc_sym_required(int i);
+void gc_bind(int i, void *fn);
 int gc_has_dmabuf(void);
 
 gc_result gc_init(unsigned flags);

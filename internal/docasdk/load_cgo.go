@@ -3,49 +3,81 @@
 package docasdk
 
 /*
-#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "shim.h"
 */
 import "C"
 
 import (
+	"errors"
+	"sync"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/dl"
 )
 
 // The table must hold every symbol.
 var _ = [C.GDS_MAX_SYMS - int(symCount)]struct{}{}
 
-// systemLoader is the process's dynamic loader.
+// systemLoader is the process's dynamic loader, through internal/dl. The
+// decision handles libraries as integers (so that tests can play a loader
+// in Go); openLibs maps those integers to the open libraries.
 type systemLoader struct{}
 
+var (
+	openMu   sync.Mutex
+	openLibs = map[uintptr]*dl.Library{}
+	lastLib  uintptr
+)
+
 func (systemLoader) open(path string, global bool) (uintptr, string) {
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	var msg [512]C.char
-	g := C.int(0)
+	flags := dl.Now | dl.Local
 	if global {
-		g = 1
+		flags = dl.Now | dl.Global // see libGlobal
 	}
-	h := C.gds_dlopen(cpath, g, &msg[0], C.size_t(len(msg)))
-	if h == 0 {
-		return 0, C.GoString(&msg[0])
+	l, err := dl.Open(flags, path)
+	if err != nil {
+		return 0, loaderText(err)
 	}
-	return uintptr(h), ""
+	openMu.Lock()
+	defer openMu.Unlock()
+	lastLib++
+	openLibs[lastLib] = l
+	return lastLib, ""
 }
 
 func (systemLoader) sym(handle uintptr, name string) (uintptr, string) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var msg [512]C.char
-	p := C.gds_dlsym(C.uintptr_t(handle), cname, &msg[0], C.size_t(len(msg)))
-	if p == 0 {
-		return 0, C.GoString(&msg[0])
+	openMu.Lock()
+	l := openLibs[handle]
+	openMu.Unlock()
+	if l == nil {
+		return 0, dl.ErrClosed.Error()
+	}
+	p, err := l.Lookup(name)
+	if err != nil {
+		return 0, loaderText(err)
 	}
 	return uintptr(p), ""
 }
 
-func (systemLoader) close(handle uintptr) { C.gds_dlclose(C.uintptr_t(handle)) }
+func (systemLoader) close(handle uintptr) {
+	openMu.Lock()
+	l := openLibs[handle]
+	delete(openLibs, handle)
+	openMu.Unlock()
+	if l != nil {
+		_ = l.Close()
+	}
+}
+
+// loaderText is the dynamic loader's own message (dlerror) in err.
+func loaderText(err error) string {
+	var de *dl.Error
+	if errors.As(err, &de) {
+		return de.Msg
+	}
+	return err.Error()
+}
 
 func (systemLoader) bind(fns []uintptr) {
 	for i, fn := range fns {

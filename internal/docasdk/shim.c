@@ -2,8 +2,6 @@
 
 // shim.c: run-time binding of the DOCA SDK (see shim.h).
 
-#include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 
@@ -12,37 +10,6 @@
 // The entry points, by table index. Written by gds_bind while Go decides the
 // mode (under a sync.Once), read-only afterwards.
 static void *gds_fn[GDS_MAX_SYMS];
-
-static void gds_put_err(char *err, size_t errlen, const char *msg)
-{
-	if (errlen == 0)
-		return;
-	snprintf(err, errlen, "%s", msg ? msg : "unknown dynamic loader error");
-}
-
-uintptr_t gds_dlopen(const char *path, int global, char *err, size_t errlen)
-{
-	dlerror();
-	void *h = dlopen(path, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
-	if (h == NULL)
-		gds_put_err(err, errlen, dlerror());
-	return (uintptr_t)h;
-}
-
-uintptr_t gds_dlsym(uintptr_t handle, const char *name, char *err, size_t errlen)
-{
-	dlerror();
-	void *p = dlsym((void *)handle, name);
-	if (p == NULL)
-		gds_put_err(err, errlen, dlerror());
-	return (uintptr_t)p;
-}
-
-void gds_dlclose(uintptr_t handle)
-{
-	if (handle != 0)
-		dlclose((void *)handle);
-}
 
 void gds_bind(int i, uintptr_t fn)
 {

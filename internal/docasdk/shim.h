@@ -3,7 +3,7 @@
 // Nothing here is linked against the DOCA SDK and no SDK header is included:
 // the SDK objects are opaque pointers, its status (doca_error_t) and enums
 // are C ints, and struct doca_verbs_gid is 16 raw bytes passed by value.
-// Go fills gds_fn[] once (load_cgo.go) from dlsym and then calls the
+// Go fills gds_fn[] once (load_cgo.go, through internal/dl) and then calls the
 // entry points only through the trampolines below. A trampoline is named
 // after the C signature it calls through (i = returns doca_error_t, p = an
 // SDK handle or pointer, o = a void ** output, u8/u16/u32/u64/int = a value
@@ -25,12 +25,8 @@
 #define GDS_NOT_BOUND (-1)
 
 
-// Loading. gds_dlopen and gds_dlsym return NULL on failure with dlerror()
-// copied into err.
-// Handles and entry points travel through Go as integers.
-uintptr_t gds_dlopen(const char *path, int global, char *err, size_t errlen);
-uintptr_t gds_dlsym(uintptr_t handle, const char *name, char *err, size_t errlen);
-void gds_dlclose(uintptr_t handle);
+// Binding. Go opens the libraries and resolves the entry points through
+// internal/dl, then stores each address (an integer in Go) with gds_bind.
 void gds_bind(int i, uintptr_t fn);
 int gds_bound(int i);
 

@@ -2,7 +2,7 @@
 // memory into the process through the gdrdrv kernel module (BAR1), which
 // gpunetio needs for its GPU_CPU memory type and for SW-emulated no-DBR QPs.
 //
-// Nothing is linked at build time: Open dlopens the library once per
+// Nothing is linked at build time: Open opens the library (internal/dl) once per
 // process, resolves its entry points and calls gdr_open, which fails when
 // the gdrdrv module is not loaded. The environment variable
 // DOCA_GPUNETIO_DISABLE_GDRCOPY set to a non-zero integer disables GDRCopy.
@@ -12,8 +12,6 @@
 package gdrcopy
 
 /*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -24,34 +22,23 @@ typedef int (*gg_unpin_fn)(void *, gg_mh);
 typedef int (*gg_map_fn)(void *, gg_mh, void **, size_t);
 typedef int (*gg_unmap_fn)(void *, gg_mh, void *, size_t);
 
-static void *gg_lib;
+// The entry points, resolved in Go (internal/dl) and stored once by
+// gg_bind under Open's sync.Once; read-only afterwards.
 static void *gg_handle;
 static gg_pin_fn gg_pin;
 static gg_unpin_fn gg_unpin;
 static gg_map_fn gg_map;
 static gg_unmap_fn gg_unmap;
 
-// gg_load: 0 ok, 1 library missing, 2 symbol missing (*missing names it),
-// 3 gdr_open failed.
-static int gg_load(const char **missing) {
-	static const char *need[] = {"gdr_open", "gdr_close", "gdr_pin_buffer", "gdr_unpin_buffer",
-		"gdr_map", "gdr_unmap", "gdr_copy_from_mapping", "gdr_copy_to_mapping",
-		"gdr_runtime_get_version", "gdr_driver_get_version"};
-	gg_lib = dlopen("libgdrapi.so.2", RTLD_NOW);
-	if (!gg_lib)
-		return 1;
-	for (unsigned i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		if (!dlsym(gg_lib, need[i])) {
-			*missing = need[i];
-			return 2;
-		}
-	}
-	gg_pin = (gg_pin_fn)dlsym(gg_lib, "gdr_pin_buffer");
-	gg_unpin = (gg_unpin_fn)dlsym(gg_lib, "gdr_unpin_buffer");
-	gg_map = (gg_map_fn)dlsym(gg_lib, "gdr_map");
-	gg_unmap = (gg_unmap_fn)dlsym(gg_lib, "gdr_unmap");
-	gg_handle = ((gg_open_fn)dlsym(gg_lib, "gdr_open"))();
-	return gg_handle ? 0 : 3;
+// gg_bind stores the entry points and calls gdr_open; 0 when it returned
+// a handle.
+static int gg_bind(void *open, void *pin, void *unpin, void *map, void *unmap) {
+	gg_pin = (gg_pin_fn)pin;
+	gg_unpin = (gg_unpin_fn)unpin;
+	gg_map = (gg_map_fn)map;
+	gg_unmap = (gg_unmap_fn)unmap;
+	gg_handle = ((gg_open_fn)open)();
+	return gg_handle ? 0 : -1;
 }
 
 static int gg_pin_map(unsigned long addr, size_t size, unsigned long *mh, void **va) {
@@ -85,10 +72,21 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/dl"
 )
 
 // DisableEnv is the environment variable that turns GDRCopy off.
 const DisableEnv = "DOCA_GPUNETIO_DISABLE_GDRCOPY"
+
+// library is GDRCopy's soname.
+const library = "libgdrapi.so.2"
+
+// symbols are the entry points GDRCopy must export: the ones bound below
+// and the rest of the API, whose absence says the library is not GDRCopy 2.
+var symbols = []string{"gdr_open", "gdr_close", "gdr_pin_buffer", "gdr_unpin_buffer",
+	"gdr_map", "gdr_unmap", "gdr_copy_from_mapping", "gdr_copy_to_mapping",
+	"gdr_runtime_get_version", "gdr_driver_get_version"}
 
 // ErrUnavailable is matched (errors.Is) by every error that says GDRCopy
 // cannot be used in this process.
@@ -112,18 +110,34 @@ func Open() error {
 			loadErr = fmt.Errorf("gdrcopy: disabled by %s=%s: %w", DisableEnv, os.Getenv(DisableEnv), ErrUnavailable)
 			return
 		}
-		var missing *C.char
-		switch C.gg_load(&missing) {
-		case 0:
-		case 1:
-			loadErr = fmt.Errorf("gdrcopy: dlopen libgdrapi.so.2: %s: %w", C.GoString(C.dlerror()), ErrUnavailable)
-		case 2:
-			loadErr = fmt.Errorf("gdrcopy: libgdrapi.so.2 lacks %s: %w", C.GoString(missing), ErrUnavailable)
-		default:
-			loadErr = fmt.Errorf("gdrcopy: gdr_open failed (is the gdrdrv module loaded?): %w", ErrUnavailable)
-		}
+		loadErr = load(library)
 	})
 	return loadErr
+}
+
+// load opens name (Now|Local), checks that it exports every GDRCopy entry
+// point, binds the ones Pin uses and calls gdr_open. On success the library
+// stays open for the life of the process (as in DOCA); otherwise it is
+// closed again.
+func load(name string) error {
+	lib, err := dl.Open(dl.Now|dl.Local, name)
+	if err != nil {
+		// dl's message is "dlopen <name>: <dlerror>".
+		return fmt.Errorf("gdrcopy: %w: %w", err, ErrUnavailable)
+	}
+	fns := make(map[string]unsafe.Pointer, len(symbols))
+	for _, s := range symbols {
+		p, err := lib.Lookup(s)
+		if err != nil {
+			_ = lib.Close()
+			return fmt.Errorf("gdrcopy: %s lacks %s: %w", name, s, ErrUnavailable)
+		}
+		fns[s] = p
+	}
+	if C.gg_bind(fns["gdr_open"], fns["gdr_pin_buffer"], fns["gdr_unpin_buffer"], fns["gdr_map"], fns["gdr_unmap"]) != 0 {
+		return fmt.Errorf("gdrcopy: gdr_open failed (is the gdrdrv module loaded?): %w", ErrUnavailable)
+	}
+	return nil
 }
 
 // Mapping is a pinned and CPU-mapped GPU range.

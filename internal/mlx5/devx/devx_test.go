@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/dl"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -168,7 +169,21 @@ func TestProbeMissing(t *testing.T) {
 	assert.Equal(t, "libgdaki-absent.so.1", le.Library)
 	assert.Equal(t, EnvLibIBVerbs, le.Env)
 	assert.Contains(t, le.Reason, "libgdaki-absent.so.1", "dlerror() text is kept")
-	// The failed probe left the driver's own table alone.
+	var de *dl.Error
+	require.ErrorAs(t, err, &de, "the loader's error is in the chain")
+	assert.Equal(t, "dlopen", de.Op)
+	assert.Equal(t, le.Reason, de.Msg)
+
+	// A library that loads but lacks a required entry point: the bare-name
+	// lookup's error (after the versioned one) is the one reported.
+	err = probe(LibIBVerbs, LibIBVerbs)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, "mlx5dv_is_supported@MLX5_1.8", le.Symbol)
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "dlsym", de.Op)
+	assert.Equal(t, "mlx5dv_is_supported", de.Symbol)
+	assert.Contains(t, le.Reason, "undefined symbol: mlx5dv_is_supported")
+	// The failed probes left the driver's own table alone.
 	require.NoError(t, load())
 	assert.NotZero(t, symbolPresent(symRegDmabufMR))
 }

@@ -8,8 +8,9 @@
 // Nothing links against rdma-core. rdma-core's headers (<infiniband/verbs.h>,
 // <infiniband/mlx5dv.h>, package libibverbs-dev) are used at build time for
 // types and constants only; the binary needs only libc and libdl. On first
-// use (once, thread-safe) the package dlopens libibverbs.so.1 and then
-// libmlx5.so.1, and resolves every entry point with dlvsym at the version
+// use (once, thread-safe) the package opens libibverbs.so.1 and then
+// libmlx5.so.1 through internal/dl (the module's one dynamic loader), and
+// resolves every entry point with dlvsym at the version
 // node of rdma-core's symbol maps (IBVERBS_1.1 rather than the IBVERBS_1.0
 // compat entry points, mlx5dv_init_obj@MLX5_1.2 rather than MLX5_1.0) into a
 // table of function pointers; small C shims call through it, including the

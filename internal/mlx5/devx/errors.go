@@ -101,6 +101,7 @@ type LibraryError struct {
 	Symbol  string // "name@VERSION" of a missing required entry point, or ""
 	Since   int    // the first rdma-core release that has Symbol (0: all)
 	Reason  string // dlerror() text, or why the package was built without it
+	Err     error  // the loader's *dl.Error, when there is one
 }
 
 func (e *LibraryError) Error() string {
@@ -122,6 +123,9 @@ func (e *LibraryError) Error() string {
 
 // Is matches ErrUnavailable.
 func (e *LibraryError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unwrap returns the dynamic loader's error (a *dl.Error), or nil.
+func (e *LibraryError) Unwrap() error { return e.Err }
 
 // missingSymbol is the error of a call whose optional entry point the loaded
 // rdma-core lacks.

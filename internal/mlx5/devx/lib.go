@@ -3,16 +3,18 @@
 package devx
 
 /*
-#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "shim.h"
 */
 import "C"
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/dl"
 )
 
 // Library names and the variables that override them.
@@ -26,6 +28,9 @@ const (
 var (
 	loadOnce sync.Once
 	loadErr  error
+	// loaded keeps the driver's libraries open for the life of the process:
+	// gdk_table holds addresses inside them.
+	loaded []*dl.Library
 )
 
 // libNames returns the names to dlopen: the environment's, else the sonames.
@@ -45,36 +50,71 @@ func libNames() (ibv, mlx string) {
 func load() error {
 	loadOnce.Do(func() {
 		ibv, mlx := libNames()
-		loadErr = loadInto(&C.gdk_table, ibv, mlx)
+		loaded, loadErr = loadInto(&C.gdk_table, ibv, mlx)
 	})
 	return loadErr
 }
 
-// loadInto opens the two libraries into table t and resolves every entry
-// point, or returns a *LibraryError naming what is missing.
-func loadInto(t *C.struct_gdk_fns, ibv, mlx string) error {
-	cibv := C.CString(ibv)
-	defer C.free(unsafe.Pointer(cibv))
-	cmlx := C.CString(mlx)
-	defer C.free(unsafe.Pointer(cmlx))
-	var errbuf [512]C.char
-	var badLib, badSym C.int
-	if C.gdk_load(t, cibv, cmlx, &badLib, &badSym, &errbuf[0], C.size_t(len(errbuf))) == 0 {
-		return nil
-	}
+// loadInto opens the two libraries (Now|Local: nothing else resolves
+// against them) and stores every entry point into table t. It returns the
+// open libraries, or closes them and returns a *LibraryError naming what is
+// missing.
+func loadInto(t *C.struct_gdk_fns, ibv, mlx string) ([]*dl.Library, error) {
 	names := [2]string{ibv, mlx}
 	envs := [2]string{EnvLibIBVerbs, EnvLibMLX5}
-	e := &LibraryError{Reason: C.GoString(&errbuf[0])}
-	if badLib >= 0 && badLib < 2 {
-		e.Library, e.Env = names[badLib], envs[badLib]
+	var libs []*dl.Library
+	fail := func(err error) ([]*dl.Library, error) {
+		closeAll(libs)
+		return nil, err
 	}
-	if badSym >= 0 {
-		s := symInfo(int(badSym))
-		e.Symbol = s.name + "@" + s.version
-		e.Since = s.since
-		e.Env = ""
+	// libibverbs first: libmlx5 needs it, and loading it under the name
+	// asked for keeps libmlx5 from pulling in another copy.
+	for i, n := range names {
+		l, err := dl.Open(dl.Now|dl.Local, n)
+		if err != nil {
+			return fail(&LibraryError{Library: n, Env: envs[i], Reason: loaderText(err), Err: err})
+		}
+		libs = append(libs, l)
 	}
-	return e
+	for i := 0; i < symCount; i++ {
+		s := symInfo(i)
+		li := 0
+		if s.library == LibMLX5 {
+			li = 1
+		}
+		fn, err := resolve(libs[li], s)
+		if err != nil && !s.optional {
+			return fail(&LibraryError{Library: names[li], Symbol: s.name + "@" + s.version,
+				Since: s.since, Reason: loaderText(err), Err: err})
+		}
+		C.gdk_table_set(t, C.int(i), fn)
+	}
+	return libs, nil
+}
+
+// resolve looks s up at its version node, and by its bare name in a library
+// built without symbol versioning; a failure reports the bare lookup.
+func resolve(l *dl.Library, s sym) (unsafe.Pointer, error) {
+	if fn, err := l.LookupVersion(s.name, s.version); err == nil {
+		return fn, nil
+	}
+	return l.Lookup(s.name)
+}
+
+// loaderText is the dynamic loader's own message in err.
+func loaderText(err error) string {
+	var de *dl.Error
+	if errors.As(err, &de) {
+		return de.Msg
+	}
+	return err.Error()
+}
+
+// closeAll closes libs in the reverse of the load order.
+func closeAll(libs []*dl.Library) {
+	for i := len(libs) - 1; i >= 0; i-- {
+		_ = libs[i].Close()
+	}
 }
 
 // sym describes one entry point of the table (shim.c's gdk_syms).
@@ -118,10 +158,11 @@ func need(op string, i int) error {
 func probe(ibv, mlx string) error {
 	t := (*C.struct_gdk_fns)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_gdk_fns{}))))
 	defer C.free(unsafe.Pointer(t))
-	if err := loadInto(t, ibv, mlx); err != nil {
+	libs, err := loadInto(t, ibv, mlx)
+	if err != nil {
 		return err
 	}
-	C.gdk_unload(t)
+	closeAll(libs)
 	return nil
 }
 

@@ -3,10 +3,8 @@
 // shim.c: run-time binding of libibverbs and libmlx5 (see shim.h).
 
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <endian.h>
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "shim.h"
@@ -57,67 +55,10 @@ const struct gdk_sym_info *gdk_sym_info_at(int i)
 	return &gdk_syms[i];
 }
 
-static void gdk_put_err(char *err, size_t errlen, const char *msg)
+void gdk_table_set(struct gdk_fns *t, int i, void *fn)
 {
-	if (errlen == 0)
-		return;
-	snprintf(err, errlen, "%s", msg ? msg : "unknown dynamic loader error");
-}
-
-int gdk_load(struct gdk_fns *t, const char *ibv_name, const char *mlx5_name,
-	     int *bad_lib, int *bad_sym, char *err, size_t errlen)
-{
-	const char *names[2] = {ibv_name, mlx5_name};
-
-	memset(t, 0, sizeof(*t));
-	*bad_lib = -1;
-	*bad_sym = -1;
-	// libibverbs first: libmlx5 needs it, and loading it under the name
-	// asked for keeps libmlx5 from pulling in another copy.
-	for (int l = 0; l < 2; l++) {
-		dlerror();
-		t->handle[l] = dlopen(names[l], RTLD_NOW | RTLD_LOCAL);
-		if (t->handle[l] == NULL) {
-			*bad_lib = l;
-			gdk_put_err(err, errlen, dlerror());
-			gdk_unload(t);
-			return -1;
-		}
-	}
-	for (int i = 0; i < GDK_SYM_COUNT; i++) {
-		const struct gdk_sym_info *s = &gdk_syms[i];
-		void *h = t->handle[s->lib];
-
-		dlerror();
-		void *fn = dlvsym(h, s->name, s->version);
-		if (fn == NULL) {
-			// A library built without symbol versioning has only
-			// unversioned names.
-			fn = dlsym(h, s->name);
-		}
-		if (fn == NULL && !s->optional) {
-			const char *why = dlerror();
-
-			*bad_lib = s->lib;
-			*bad_sym = i;
-			gdk_put_err(err, errlen, why);
-			gdk_unload(t);
-			return -1;
-		}
+	if (i >= 0 && i < GDK_SYM_COUNT)
 		t->fn[i] = fn;
-	}
-	return 0;
-}
-
-void gdk_unload(struct gdk_fns *t)
-{
-	// libmlx5 before libibverbs, the reverse of the load order.
-	for (int l = 1; l >= 0; l--) {
-		if (t->handle[l] != NULL)
-			dlclose(t->handle[l]);
-		t->handle[l] = NULL;
-	}
-	memset(t->fn, 0, sizeof(t->fn));
 }
 
 int gdk_has(int i)

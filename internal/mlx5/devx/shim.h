@@ -1,9 +1,10 @@
 // shim.h: the run-time bound rdma-core entry points of package devx.
 //
 // rdma-core's headers are used for types and constants only. Nothing here is
-// linked against libibverbs or libmlx5: shim.c opens both libraries with
-// dlopen, resolves every entry point with dlvsym into struct gdk_fns, and the
-// gdk_* functions below call through that table. Go calls only gdk_*.
+// linked against libibverbs or libmlx5: lib.go opens both libraries through
+// internal/dl, resolves every entry point listed in gdk_syms (shim.c) and
+// stores the addresses into struct gdk_fns with gdk_table_set; the gdk_*
+// functions below call through that table. Go calls only gdk_*.
 
 #ifndef GDAKI_DEVX_SHIM_H
 #define GDAKI_DEVX_SHIM_H
@@ -65,29 +66,22 @@ struct gdk_sym_info {
 	int since;
 };
 
-// The function table. handle[] are the dlopen handles; fn[] the resolved
-// entry points (NULL for a missing optional one).
+// The function table: the resolved entry points (NULL for a missing
+// optional one).
 struct gdk_fns {
-	void *handle[2];
 	void *fn[GDK_SYM_COUNT];
 };
 
-// The table the gdk_* calls use. Filled once by gdk_load (guarded in Go by a
+// The table the gdk_* calls use. Filled once from Go (guarded by a
 // sync.Once); read-only afterwards.
 extern struct gdk_fns gdk_table;
 
 // gdk_sym_info_at describes symbol i (0 <= i < GDK_SYM_COUNT).
 const struct gdk_sym_info *gdk_sym_info_at(int i);
 
-// gdk_load opens ibv_name and mlx5_name and fills t. On failure it returns
-// -1, writes the failing library index to *bad_lib, the failing symbol index
-// (or -1 when dlopen itself failed) to *bad_sym and dlerror() into err, and
-// closes whatever it opened.
-int gdk_load(struct gdk_fns *t, const char *ibv_name, const char *mlx5_name,
-	     int *bad_lib, int *bad_sym, char *err, size_t errlen);
-
-// gdk_unload closes the handles of a table that gdk_load filled.
-void gdk_unload(struct gdk_fns *t);
+// gdk_table_set stores entry point i of table t (Go's loader fills tables
+// through it).
+void gdk_table_set(struct gdk_fns *t, int i, void *fn);
 
 // gdk_has reports whether entry point i was resolved in gdk_table.
 int gdk_has(int i);
