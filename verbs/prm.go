@@ -1,9 +1,9 @@
 package verbs
 
-// prm.go is the only place where package verbs builds and parses PRM
-// command mailboxes; it translates the verbs-level parameters below into the
-// typed builders of internal/mlx5, so that hardware and emulator receive the
-// very same bytes.
+// Package verbs builds every PRM command with the typed builders of
+// internal/mlx5, straight from its configuration (createQPIn, createCQIn,
+// createRMPIn, QP.modifyQPIn), so that hardware and emulator receive the
+// very same bytes. prm.go holds the capability and RoCE address queries.
 
 import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -12,112 +12,10 @@ import (
 // Output length of every create command (status, syndrome, object id).
 const prmCreateOutLen = 16
 
-// qpc.rq_type values.
-const (
-	rqTypeRegular = 0
-	rqTypeSRQ     = 1
-	rqTypeZero    = 3
-)
-
-type cqParams struct {
-	logSize   uint32
-	uarPage   uint32
-	eqn       uint32
-	umemID    uint32
-	dbrUMemID uint32
-	dbrOffset uint64
-	overrun   bool
-	collapsed bool
-}
-
-type qpParams struct {
-	st          QPType
-	pdn         uint32
-	uarPage     uint32
-	userIndex   uint32
-	cqnSnd      uint32
-	cqnRcv      uint32
-	logSQ       uint32
-	noSQ        bool
-	rqType      uint32
-	logRQ       uint32
-	logRQStride uint32
-	srqn        uint32
-	sendDBRMode SendDBRMode
-	dbrUMemID   uint32
-	dbrOffset   uint64
-	cdMaster    bool
-	wqUMemID    uint32
-	tsFormat    uint8
-}
-
-type rmpParams struct {
-	linkedList bool
-	pdn        uint32
-	logSize    uint32
-	logStride  uint32
-	umemID     uint32
-	umemOffset uint64
-	dbrOffset  uint64
-}
-
 // macResolver is implemented by drivers that resolve a RoCE peer's MAC
 // address (through a temporary ibv_ah on real hardware).
 type macResolver interface {
 	ResolveMAC(pd mlx5.PD, port uint8, sgidIndex uint8, dgid [16]byte, hopLimit uint8) ([6]byte, error)
-}
-
-func prmCreateCQ(p cqParams) ([]byte, error) {
-	in := mlx5.CreateCQIn{
-		CmdHeader: mlx5.CmdHeader{Opcode: mlx5.OpCreateCQ},
-		CQC: mlx5.CQContext{
-			DBRUMEMValid: true, CQESz: 0, CC: p.collapsed, OI: p.overrun,
-			LogCQSize: uint8(p.logSize), UARPage: p.uarPage, CEQN: uint8(p.eqn),
-			DBRUMEMID: p.dbrUMemID, DBRAddr: p.dbrOffset,
-		},
-		CQUMEMID: p.umemID, CQUMEMValid: true,
-	}
-	return in.Marshal()
-}
-
-func prmCreateQP(p qpParams) ([]byte, error) {
-	st := mlx5.ServiceType(0) // RC
-	if p.st == QPTypeUC {
-		st = 1
-	}
-	in := mlx5.CreateQPIn{
-		CmdHeader: mlx5.CmdHeader{Opcode: mlx5.OpCreateQP},
-		QPC: mlx5.QPContext{
-			ST: st, PD: p.pdn, UARPage: p.uarPage, UserIndex: p.userIndex,
-			CQNSnd: p.cqnSnd, CQNRcv: p.cqnRcv, LogSQSize: uint8(p.logSQ), NoSQ: p.noSQ,
-			RQType: mlx5.RQType(p.rqType), LogRQSize: uint8(p.logRQ), LogRQStride: uint8(p.logRQStride),
-			SRQNRMPNXRQN: p.srqn, SendDBRMode: mlx5.SendDBRMode(p.sendDBRMode),
-			DBRUMEMValid: true, DBRUMEMID: p.dbrUMemID, DBRAddr: p.dbrOffset,
-			CDMaster: p.cdMaster, TSFormat: mlx5.TSFormat(p.tsFormat),
-		},
-		WQUMEMID: p.wqUMemID, WQUMEMValid: true,
-	}
-	return in.Marshal()
-}
-
-func prmCreateRMP(p rmpParams) ([]byte, error) {
-	wqType, cyclic := mlx5.WQType(1), true
-	if p.linkedList {
-		wqType, cyclic = 0, false
-	}
-	in := mlx5.CreateRMPIn{
-		CmdHeader: mlx5.CmdHeader{Opcode: mlx5.OpCreateRMP},
-		RMPC: mlx5.RMPContext{
-			State: 1, BasicCyclicRcvWQE: cyclic,
-			WQ: mlx5.WQContext{
-				WQType: wqType, EndPaddingMode: 1, PD: p.pdn, DBRAddr: p.dbrOffset,
-				LogWQStride: uint8(p.logStride), LogWQSz: uint8(p.logSize),
-				DBRUMEMValid: true, WQUMEMValid: true, DBRUMEMID: p.umemID, WQUMEMID: p.umemID,
-				WQUMEMOffset: p.umemOffset,
-			},
-		},
-	}
-	return in.Marshal()
 }
 
 // queryCap runs QUERY_HCA_CAP (current values) for one capability type.
