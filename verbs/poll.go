@@ -100,16 +100,6 @@ const (
 	WCOther
 )
 
-var wcOpNames = [...]string{"SEND", "RDMA_WRITE", "RDMA_READ", "COMP_SWAP", "FETCH_ADD", "MASKED_COMP_SWAP",
-	"MASKED_FETCH_ADD", "NOP", "RECV", "RECV_RDMA_WITH_IMM", "OTHER"}
-
-func (o WCOpcode) String() string {
-	if int(o) < len(wcOpNames) {
-		return wcOpNames[o]
-	}
-	return fmt.Sprintf("WCOpcode(%d)", uint8(o))
-}
-
 // WC is a work completion read from a CQ.
 type WC struct {
 	WRID       uint64
@@ -220,18 +210,6 @@ const (
 	CQStatusOverflow  CQStatus = 0x9 // a CQE found the ring full (overrun)
 	CQStatusWriteFail CQStatus = 0xa // the device could not write a CQE to the ring
 )
-
-func (s CQStatus) String() string {
-	switch s {
-	case CQStatusOK:
-		return "OK"
-	case CQStatusOverflow:
-		return "CQ_OVERFLOW"
-	case CQStatusWriteFail:
-		return "CQ_WRITE_FAIL"
-	}
-	return fmt.Sprintf("CQStatus(0x%x)", uint8(s))
-}
 
 // Error makes a status usable as an errors.Is target:
 // errors.Is(err, verbs.CQStatusOverflow).

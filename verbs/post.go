@@ -33,16 +33,6 @@ const (
 	WRNop
 )
 
-var wrOpNames = [...]string{"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
-	"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "MASKED_ATOMIC_CMP_AND_SWP", "MASKED_ATOMIC_FETCH_AND_ADD", "NOP"}
-
-func (o WROpcode) String() string {
-	if int(o) < len(wrOpNames) {
-		return wrOpNames[o]
-	}
-	return fmt.Sprintf("WROpcode(%d)", uint8(o))
-}
-
 // SGE is one scatter/gather entry: a range of a registered region.
 type SGE struct {
 	Addr   uint64 // iova inside the MR
