@@ -99,7 +99,8 @@ func captureLog(t *testing.T, lvl int32) *logCapture {
 }
 
 // connect2x moves qp to RTS the DOCA 2.0 way: RemoteAtomic set but no
-// ATOMIC_MODE bit in any mask.
+// ATOMIC_MODE bit in any mask. It keeps explicit Modify calls because that
+// sequence is what it tests (ConnectRC always sends ATOMIC_MODE).
 func connect2x(t *testing.T, qp *QP, peerQPN uint32, peerGID GID) {
 	t.Helper()
 	a := QPAttr{NextState: QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: AtomicIBSpec,
