@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"sync"
+
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -79,14 +81,23 @@ func (s QPState) prmState() mlx5.QPState {
 // findTransition returns the rule for cur -> next, or nil when the PRM has
 // no such transition.
 func findTransition(cur, next QPState) *transition {
-	for _, op := range mlx5.Transitions() {
-		t, _ := mlx5.TransitionFor(op)
-		if t.To == next.prmState() && t.LegalFrom(cur.prmState()) {
-			return deriveTransition(op, t)
+	for _, t := range qpTransitions() {
+		if t.prm.To == next.prmState() && t.prm.LegalFrom(cur.prmState()) {
+			return t
 		}
 	}
 	return nil
 }
+
+// qpTransitions derives every transition once.
+var qpTransitions = sync.OnceValue(func() []*transition {
+	var out []*transition
+	for _, op := range mlx5.Transitions() {
+		t, _ := mlx5.TransitionFor(op)
+		out = append(out, deriveTransition(op, t))
+	}
+	return out
+})
 
 // deriveTransition computes the mask bits transition op requires and allows
 // from its PRM description and attrFields.
