@@ -1,5 +1,7 @@
 package gpunetio
 
+//go:generate go run ../internal/enumgen
+
 import "fmt"
 
 // MemType is where MemAlloc places memory (enum doca_gpu_mem_type).
@@ -13,18 +15,6 @@ const (
 	// MemCPUGPU is pinned host memory mapped into the GPU.
 	MemCPUGPU MemType = 2
 )
-
-func (t MemType) String() string {
-	switch t {
-	case MemGPU:
-		return "GPU"
-	case MemGPUCPU:
-		return "GPU_CPU"
-	case MemCPUGPU:
-		return "CPU_GPU"
-	}
-	return fmt.Sprintf("MemType(%d)", uint32(t))
-}
 
 // NICHandler says who rings a QP's doorbell (enum doca_gpu_dev_verbs_nic_handler).
 type NICHandler uint32
@@ -47,22 +37,6 @@ const (
 	NICFlagBF       NICHandler = 1 << 2
 	NICFlagNoDBR    NICHandler = 1 << 3
 )
-
-func (h NICHandler) String() string {
-	switch h {
-	case NICHandlerAuto:
-		return "AUTO"
-	case NICHandlerCPUProxy:
-		return "CPU_PROXY"
-	case NICHandlerGPUSMDB:
-		return "GPU_SM_DB"
-	case NICHandlerGPUSMBF:
-		return "GPU_SM_BF"
-	case NICHandlerGPUSMNoDBR:
-		return "GPU_SM_NO_DBR"
-	}
-	return fmt.Sprintf("NICHandler(%d)", uint32(h))
-}
 
 // ParseNICHandler accepts the names String returns (any case) and the
 // numbers the reference examples take on their -p flag.
@@ -103,18 +77,6 @@ const (
 	SendNoDBRSWEmulated SendDBRModeExt = 2 // GPU skips the DBR, a CPU helper writes it (needs GDRCopy)
 )
 
-func (m SendDBRModeExt) String() string {
-	switch m {
-	case SendDBRValid:
-		return "VALID_DBR"
-	case SendNoDBRHW:
-		return "NO_DBR_HW"
-	case SendNoDBRSWEmulated:
-		return "NO_DBR_SW_EMULATED"
-	}
-	return fmt.Sprintf("SendDBRModeExt(%d)", uint32(m))
-}
-
 // MemRegType says how the high-level helpers register GPU UMEMs
 // (enum doca_gpu_verbs_mem_reg_type).
 type MemRegType uint32
@@ -124,18 +86,6 @@ const (
 	MemRegCUDADmabuf  MemRegType = 1 // dma-buf only
 	MemRegCUDAPeermem MemRegType = 2 // nvidia-peermem only
 )
-
-func (t MemRegType) String() string {
-	switch t {
-	case MemRegDefault:
-		return "DEFAULT"
-	case MemRegCUDADmabuf:
-		return "CUDA_DMABUF"
-	case MemRegCUDAPeermem:
-		return "CUDA_PEERMEM"
-	}
-	return fmt.Sprintf("MemRegType(%d)", uint32(t))
-}
 
 // Device-side enumerations, with their exact values, for kernel launch
 // parameters built from Go.
@@ -147,16 +97,6 @@ const (
 	ExecScopeThread ExecScope = 0
 	ExecScopeWarp   ExecScope = 1
 )
-
-func (s ExecScope) String() string {
-	switch s {
-	case ExecScopeThread:
-		return "thread"
-	case ExecScopeWarp:
-		return "warp"
-	}
-	return fmt.Sprintf("ExecScope(%d)", uint32(s))
-}
 
 // SyncScope is enum doca_gpu_dev_verbs_sync_scope.
 type SyncScope uint32

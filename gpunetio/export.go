@@ -96,43 +96,67 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 		}
 		q.holds = append(q.holds, hd)
 	}
+	if err := g.checkExport(op, qp, sqCQ, cfg); err != nil {
+		return nil, err
+	}
+	q.fillTemplate()
+	resolved, err := g.exportDoorbell(op, q, cfg)
+	if err != nil {
+		return nil, err
+	}
+	q.handler = resolved
+	q.tmpl.NICHandler = uint32(resolved)
+	track(q, "QP", holder)
+	logf(LogDebug, "%s: QP 0x%x exported with %v, %v", op, qp.QPN(), resolved, cfg.SendDBRModeExt)
+	return q, nil
+}
+
+// checkExport checks the NIC handler and send DBR mode against the QP and
+// the GPU, and that the QP and CQ fit a device QP.
+func (g *GPU) checkExport(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) error {
 	switch cfg.NICHandler {
 	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR:
 	default:
-		return nil, newErr(op, ErrInvalidValue, "unknown NIC handler %v", cfg.NICHandler)
+		return newErr(op, ErrInvalidValue, "unknown NIC handler %v", cfg.NICHandler)
 	}
 	switch cfg.SendDBRModeExt {
 	case SendDBRValid:
 		if cfg.NICHandler == NICHandlerGPUSMNoDBR {
-			return nil, newErr(op, ErrInvalidValue, "NIC handler GPU_SM_NO_DBR needs a no-DBR send mode, not VALID_DBR")
+			return newErr(op, ErrInvalidValue, "NIC handler GPU_SM_NO_DBR needs a no-DBR send mode, not VALID_DBR")
 		}
 		if qp.SendDBRMode() != verbs.SendDBRValid {
-			return nil, newErr(op, ErrInvalidValue, "send DBR mode ext VALID_DBR needs a DBR_VALID QP, QP is %v", qp.SendDBRMode())
+			return newErr(op, ErrInvalidValue, "send DBR mode ext VALID_DBR needs a DBR_VALID QP, QP is %v", qp.SendDBRMode())
 		}
 	case SendNoDBRHW:
 		if qp.SendDBRMode() != verbs.SendNoDBRExt {
-			return nil, newErr(op, ErrInvalidValue, "send DBR mode ext NO_DBR_HW needs a NO_DBR_EXT QP, QP is %v", qp.SendDBRMode())
+			return newErr(op, ErrInvalidValue, "send DBR mode ext NO_DBR_HW needs a NO_DBR_EXT QP, QP is %v", qp.SendDBRMode())
 		}
 	case SendNoDBRSWEmulated:
 		if err := g.b.gdrAvailable(); err != nil {
-			return nil, wrapErr(op, ErrInvalidValue, err, "send DBR mode ext NO_DBR_SW_EMULATED needs GDRCopy")
+			return wrapErr(op, ErrInvalidValue, err, "send DBR mode ext NO_DBR_SW_EMULATED needs GDRCopy")
 		}
 	default:
-		return nil, newErr(op, ErrInvalidValue, "unknown send DBR mode ext %v", cfg.SendDBRModeExt)
+		return newErr(op, ErrInvalidValue, "unknown send DBR mode ext %v", cfg.SendDBRModeExt)
 	}
 	if qp.SendCQ() != sqCQ {
-		return nil, newErr(op, ErrInvalidValue, "CQ %d is not the send CQ of QP 0x%x", sqCQ.CQN(), qp.QPN())
+		return newErr(op, ErrInvalidValue, "CQ %d is not the send CQ of QP 0x%x", sqCQ.CQN(), qp.QPN())
 	}
 	wq := qp.WQ()
 	if wq.SQWQEBBs == 0 || wq.SQWQEBBs > 1<<15 {
-		return nil, newErr(op, ErrInvalidValue, "SQ of %d WQEBBs: the device QP holds 1..32768", wq.SQWQEBBs)
+		return newErr(op, ErrInvalidValue, "SQ of %d WQEBBs: the device QP holds 1..32768", wq.SQWQEBBs)
 	}
-	ring, entries, _ := sqCQ.Ring()
-	if entries < wq.SQWQEBBs {
+	if _, entries, _ := sqCQ.Ring(); entries < wq.SQWQEBBs {
 		logf(LogWarning, "%s: CQ %d has %d entries for %d SQ WQEBBs: GPU completion tracking needs one CQE per WQE", op, sqCQ.CQN(), entries, wq.SQWQEBBs)
 	}
-	_, ciDBR, _ := sqCQ.Doorbells()
+	return nil
+}
 
+// fillTemplate writes the SQ and CQ of the device QP template.
+func (q *QP) fillTemplate() {
+	qp, sqCQ := q.qp, q.cq
+	wq := qp.WQ()
+	ring, entries, _ := sqCQ.Ring()
+	_, ciDBR, _ := sqCQ.Doorbells()
 	t := &q.tmpl
 	t.SetQPN(qp.QPN())
 	t.SQWQENum = uint16(wq.SQWQEBBs)
@@ -142,7 +166,14 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 	t.MemType = devstruct.MemTypeGPU
 	t.CQ = devstruct.CQ{CQEDAddr: uint64(ring), CQNum: sqCQ.CQN(), CQENum: entries, DBRec: uint64(ciDBR),
 		CQEMask: entries - 1, CQESize: 64, Flags: devstruct.CQFlagInQP, MemType: devstruct.MemTypeGPU}
+}
 
+// exportDoorbell decides who rings the QP's doorbell and sets it up: the
+// GPU through the exported UAR, or (CPU_PROXY, or AUTO when the GPU cannot
+// map the UAR) a CPU thread reading a mailbox the GPU writes. It returns
+// the resolved NIC handler.
+func (g *GPU) exportDoorbell(op string, q *QP, cfg ExportConfig) (NICHandler, error) {
+	qp, t := q.qp, &q.tmpl
 	dbHost := qp.DoorbellAddr()
 	resolved := cfg.NICHandler
 	if cfg.NICHandler != NICHandlerCPUProxy {
@@ -155,36 +186,32 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 			logf(LogWarning, "%s: QP 0x%x: GPU cannot map the doorbell, falling back to the CPU proxy: %v", op, qp.QPN(), uerr)
 			resolved = NICHandlerCPUProxy
 		default:
-			return nil, uerr
+			return 0, uerr
 		}
 	}
 	if resolved == NICHandlerCPUProxy {
 		m, merr := g.memAllocFor(fmt.Sprintf("the proxy mailbox of exported QP 0x%x", qp.QPN()), 8, 0, MemCPUGPU)
 		if merr != nil {
-			return nil, merr
+			return 0, merr
 		}
 		q.proxy = m
 		hostSlice(m.Host, 8)[0] = 0
 		t.SQDB = uint64(m.Dev)
 		q.cpuAssist, q.sqDB, q.sqDBRec = true, dbHost, qp.DBRAddr()+4
 		q.cpuDB.Store(m.Host)
-	} else {
-		if cfg.SendDBRModeExt == SendNoDBRSWEmulated {
-			// Unlike DOCA, the helper also gets the QPN it needs for the doorbell.
-			q.cpuAssist, q.sqDB, q.sqDBRec = true, dbHost, qp.DBRAddr()+4
-		}
-		if cfg.NICHandler == NICHandlerAuto {
-			resolved = NICHandlerGPUSMDB
-			if qp.SendDBRMode() == verbs.SendNoDBRExt || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
-				resolved = NICHandlerGPUSMNoDBR
-			}
+		return resolved, nil
+	}
+	if cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+		// Unlike DOCA, the helper also gets the QPN it needs for the doorbell.
+		q.cpuAssist, q.sqDB, q.sqDBRec = true, dbHost, qp.DBRAddr()+4
+	}
+	if cfg.NICHandler == NICHandlerAuto {
+		resolved = NICHandlerGPUSMDB
+		if qp.SendDBRMode() == verbs.SendNoDBRExt || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+			resolved = NICHandlerGPUSMNoDBR
 		}
 	}
-	q.handler = resolved
-	t.NICHandler = uint32(resolved)
-	track(q, "QP", holder)
-	logf(LogDebug, "%s: QP 0x%x exported with %v, %v", op, qp.QPN(), resolved, cfg.SendDBRModeExt)
-	return q, nil
+	return resolved, nil
 }
 
 // releaseHolds lets the verbs QP and CQ close again.

@@ -65,16 +65,16 @@ func newSide(t testing.TB, dev string) *side {
 	return s
 }
 
-// connectQP moves qp RST -> INIT -> RTR -> RTS towards the peer QPN.
+// connectQP connects qp to the peer QPN with verbs.QP.ConnectRC: no
+// remote atomics, one outstanding READ each way, ack timeout 10, RNR retry 7.
 func connectQP(t testing.TB, qp *verbs.QP, peerQPN uint32, peerGID verbs.GID) {
 	t.Helper()
-	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead))
-	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, RQPSN: 0x10, DestQPNum: peerQPN,
-		AH: &verbs.AHAttr{GID: peerGID, AddrType: verbs.AddrTypeIPv4, HopLimit: 64}, MinRNRTimer: 1, MaxDestRDAtomic: 1},
-		verbs.QPAttrNextState|verbs.QPAttrPathMTU|verbs.QPAttrRQPSN|verbs.QPAttrDestQPNum|verbs.QPAttrAHAttr|verbs.QPAttrMinRNRTimer|verbs.QPAttrMaxDestRDAtomic))
-	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTS, SQPSN: 0x10, AckTimeout: 10, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
-		verbs.QPAttrNextState|verbs.QPAttrSQPSN|verbs.QPAttrAckTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic))
+	local, err := qp.LocalEndpoint(1, 0)
+	require.NoError(t, err)
+	local.PSN = 0x10
+	require.NoError(t, qp.ConnectRC(local, verbs.Endpoint{QPN: peerQPN, GID: peerGID, PSN: 0x10}, &verbs.ConnectOptions{
+		PathMTU: verbs.Ptr(verbs.MTU4096), RemoteAtomic: verbs.Ptr(verbs.AtomicNone), AckTimeout: verbs.Ptr[uint8](10),
+		RNRRetry: verbs.Ptr[uint8](7), HopLimit: verbs.Ptr[uint8](64), MaxRDAtomic: 1, MaxDestRDAtomic: 1}))
 }
 
 // hlPair is a high-level QP on emu0 connected to a plain receiver QP on emu1.

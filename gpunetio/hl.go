@@ -210,76 +210,15 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 			}
 		}
 	}()
-	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
-
-	// CQ (DOCA 3.0): one buffer of align_up(n*64+8, page) bytes, the CQEs
-	// initialised to "not yet written" (op_own 0xF1), then the doorbell
-	// record, zeroed, at n*64; one UMEM over both.
-	cqBytes := alignUp(uintptr(q.n)*64+8, hostPage)
-	if q.cqRing, err = g.memAllocFor(hlOwner, cqBytes, hostPage, MemGPU); err != nil {
+	if err := q.newCQ(op, cfg, cqUAR); err != nil {
 		return nil, err
 	}
-	init := make([]byte, cqBytes)
-	for i := 63; i < int(q.n)*64; i += 64 {
-		init[i] = 0xf1
-	}
-	if err = g.b.memcpyHtoD(uintptr(q.cqRing.Dev), init); err != nil {
-		return nil, wrapErr(op, ErrDriver, err, "initialise the CQ ring")
-	}
-	if q.cqRingU, err = q.regUMem(op, dev, q.cqRing, cfg.MemRegType); err != nil {
+	h, err := resolveHandler(cfg, uar)
+	if err != nil {
 		return nil, err
 	}
-	cqCfg := verbs.CQConfig{Size: q.n, UMem: q.cqRingU, Overrun: true, Collapsed: cfg.CQCollapsed}
-	if cqUAR {
-		cqCfg.UAR = uar
-	}
-	if q.cq, err = dev.NewCQ(cqCfg); err != nil {
+	if err := q.newSQ(op, cfg, h); err != nil {
 		return nil, err
-	}
-
-	// Handler resolution.
-	h := cfg.NICHandler
-	if h == NICHandlerAuto {
-		ok, cerr := g.CanGPURegisterUAR(uar)
-		if cerr != nil {
-			return nil, cerr
-		}
-		h = NICHandlerCPUProxy
-		if ok {
-			h = NICHandlerGPUSMDB
-		}
-	}
-	if cfg.SendDBRModeExt != SendDBRValid && h == NICHandlerGPUSMDB {
-		h = NICHandlerGPUSMNoDBR
-	}
-
-	// SQ ring (zeroed) and DBR (host page when the CPU writes it).
-	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
-		return nil, err
-	}
-	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
-		return nil, wrapErr(op, ErrDriver, err, "clear the SQ ring")
-	}
-	if q.sqRingU, err = q.regUMem(op, dev, q.sqRing, cfg.MemRegType); err != nil {
-		return nil, err
-	}
-	if h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
-		if q.sqDBRHost, err = mmapHost(hostPage); err != nil {
-			return nil, wrapErr(op, ErrNoMemory, err, "DBR page")
-		}
-		if q.sqDBRU, err = dev.NewUMem(uintptr(addrOf(q.sqDBRHost)), uint64(hostPage), verbs.AccessLocalWrite, nil); err != nil {
-			return nil, err
-		}
-	} else {
-		if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
-			return nil, err
-		}
-		if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
-			return nil, wrapErr(op, ErrDriver, err, "clear the QP DBR")
-		}
-		if q.sqDBRU, err = q.regUMem(op, dev, q.sqDBR, cfg.MemRegType); err != nil {
-			return nil, err
-		}
 	}
 	qpCfg := verbs.QPConfig{SendCQ: q.cq, SQWR: q.n, SendMaxSGE: 1, RecvMaxSGE: 1,
 		UMem: q.sqRingU, DBRUMem: q.sqDBRU, UAR: uar, CoreDirectMaster: companion,
@@ -298,6 +237,87 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 	}
 	q.handler = q.exp.NICHandler()
 	return q, nil
+}
+
+// newCQ makes the QP's CQ (DOCA 3.0): one GPU buffer of
+// align_up(n*64+8, page) bytes, the CQEs initialised to "not yet written"
+// (op_own 0xF1), then the doorbell record, zeroed, at n*64; one UMEM over
+// both.
+func (q *QPHL) newCQ(op string, cfg QPHLConfig, cqUAR bool) (err error) {
+	g := q.g
+	cqBytes := alignUp(uintptr(q.n)*64+8, hostPage)
+	if q.cqRing, err = g.memAllocFor(hlOwner, cqBytes, hostPage, MemGPU); err != nil {
+		return err
+	}
+	init := make([]byte, cqBytes)
+	for i := 63; i < int(q.n)*64; i += 64 {
+		init[i] = 0xf1
+	}
+	if err = g.b.memcpyHtoD(uintptr(q.cqRing.Dev), init); err != nil {
+		return wrapErr(op, ErrDriver, err, "initialise the CQ ring")
+	}
+	if q.cqRingU, err = q.regUMem(op, q.dev, q.cqRing, cfg.MemRegType); err != nil {
+		return err
+	}
+	cqCfg := verbs.CQConfig{Size: q.n, UMem: q.cqRingU, Overrun: true, Collapsed: cfg.CQCollapsed}
+	if cqUAR {
+		cqCfg.UAR = q.uar
+	}
+	q.cq, err = q.dev.NewCQ(cqCfg)
+	return err
+}
+
+// resolveHandler resolves AUTO (GPU_SM_DB when the GPU can map the UAR,
+// else CPU_PROXY) and moves GPU_SM_DB to GPU_SM_NO_DBR for the no-DBR send
+// modes.
+func resolveHandler(cfg QPHLConfig, uar *verbs.UAR) (NICHandler, error) {
+	h := cfg.NICHandler
+	if h == NICHandlerAuto {
+		ok, err := cfg.GPU.CanGPURegisterUAR(uar)
+		if err != nil {
+			return 0, err
+		}
+		h = NICHandlerCPUProxy
+		if ok {
+			h = NICHandlerGPUSMDB
+		}
+	}
+	if cfg.SendDBRModeExt != SendDBRValid && h == NICHandlerGPUSMDB {
+		h = NICHandlerGPUSMNoDBR
+	}
+	return h, nil
+}
+
+// newSQ allocates the SQ ring (GPU memory, zeroed) and its doorbell record:
+// a host page when a CPU writes it (CPU_PROXY, NO_DBR_SW_EMULATED), else
+// GPU memory; and registers both as UMEMs.
+func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
+	g, dev := q.g, q.dev
+	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
+	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
+		return err
+	}
+	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
+		return wrapErr(op, ErrDriver, err, "clear the SQ ring")
+	}
+	if q.sqRingU, err = q.regUMem(op, dev, q.sqRing, cfg.MemRegType); err != nil {
+		return err
+	}
+	if h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+		if q.sqDBRHost, err = mmapHost(hostPage); err != nil {
+			return wrapErr(op, ErrNoMemory, err, "DBR page")
+		}
+		q.sqDBRU, err = dev.NewUMem(uintptr(addrOf(q.sqDBRHost)), uint64(hostPage), verbs.AccessLocalWrite, nil)
+		return err
+	}
+	if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
+		return err
+	}
+	if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
+		return wrapErr(op, ErrDriver, err, "clear the QP DBR")
+	}
+	q.sqDBRU, err = q.regUMem(op, dev, q.sqDBR, cfg.MemRegType)
+	return err
 }
 
 // regUMem registers a GPU buffer per the memory registration type: dma-buf

@@ -71,72 +71,21 @@ func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
 	}
 	m := &Mem{Size: size, Type: t, g: g}
 	if !g.sdk.IsZero() {
-		if t != MemGPU && t != MemGPUCPU && t != MemCPUGPU {
-			return nil, newErr(op, ErrInvalidValue, "unknown memory type %v", t)
-		}
-		dev, host, err := g.sdk.MemAlloc(uint64(size), uint64(alignment), uint32(t))
-		if err != nil {
-			return nil, sdkErr(op, false, err, "%v %d bytes", t, size)
-		}
-		m.Dev, m.Host, m.sdk = DevPtr(dev), host, true
-		if t == MemGPU {
-			m.Host = 0
-		}
-		g.mu.Lock()
-		g.allocs[m.Dev] = m
-		g.mu.Unlock()
-		track(m, "Mem", fmt.Sprintf("%v %d bytes at %#x on %s (SDK)", t, size, m.Dev, g.b.describe()))
-		return m, nil
+		return g.memAllocSDK(op, m, alignment)
 	}
+	var err error
 	switch t {
 	case MemGPU:
-		if err := g.allocDevice(op, m, size, alignment); err != nil {
-			return nil, err
-		}
+		err = g.allocDevice(op, m, size, alignment)
 	case MemGPUCPU:
-		if err := g.b.gdrAvailable(); err != nil {
-			return nil, wrapErr(op, ErrNotSupported, err, "GPU_CPU memory needs GDRCopy (libgdrapi.so.2 and the gdrdrv module)")
-		}
-		if alignment < gpuPage {
-			alignment = gpuPage
-		}
-		if err := g.allocDevice(op, m, size, alignment); err != nil {
-			return nil, err
-		}
-		cpu, unmap, err := g.b.gdrMap(uintptr(m.Dev), alignUp(size, gpuPage))
-		if err != nil {
-			g.b.freeDevice(m.devBase)
-			code := ErrDriver
-			if errors.Is(err, gdrcopy.ErrUnavailable) {
-				code = ErrNotSupported
-			}
-			return nil, wrapErr(op, code, err, "GDRCopy map of %d bytes", size)
-		}
-		m.Host, m.unmap = cpu, unmap
+		err = g.allocGPUCPU(op, m, alignment)
 	case MemCPUGPU:
-		n := alignUp(size, hostPage)
-		extra := uintptr(0)
-		if alignment > hostPage {
-			extra = alignment
-		}
-		h, err := mmapHost(n + extra)
-		if err != nil {
-			return nil, wrapErr(op, ErrNoMemory, err, "mmap %d bytes", n+extra)
-		}
-		p := alignUp(uintptr(addrOf(h)), alignment)
-		if err := g.b.hostRegister(p, n, regPortable|regDeviceMap); err != nil {
-			syscall.Munmap(h)
-			return nil, wrapErr(op, ErrDriver, err, "register %d bytes of host memory", n)
-		}
-		d, err := g.b.hostDevicePointer(p)
-		if err != nil {
-			g.b.hostUnregister(p)
-			syscall.Munmap(h)
-			return nil, wrapErr(op, ErrDriver, err, "device pointer of host memory")
-		}
-		m.host, m.hostReg, m.Host, m.Dev = h, p, p, DevPtr(d)
+		err = g.allocCPUGPU(op, m, alignment)
 	default:
-		return nil, newErr(op, ErrInvalidValue, "unknown memory type %v", t)
+		err = newErr(op, ErrInvalidValue, "unknown memory type %v", t)
+	}
+	if err != nil {
+		return nil, err
 	}
 	g.mu.Lock()
 	g.allocs[m.Dev] = m
@@ -144,6 +93,79 @@ func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
 	track(m, "Mem", fmt.Sprintf("%v %d bytes at %#x on %s", t, size, m.Dev, g.b.describe()))
 	logf(LogDebug, "%s: %v %d bytes at %#x (host %#x)", op, t, size, m.Dev, m.Host)
 	return m, nil
+}
+
+// memAllocSDK allocates m through the DOCA SDK (SDK mode).
+func (g *GPU) memAllocSDK(op string, m *Mem, alignment uintptr) (*Mem, error) {
+	t, size := m.Type, m.Size
+	if t != MemGPU && t != MemGPUCPU && t != MemCPUGPU {
+		return nil, newErr(op, ErrInvalidValue, "unknown memory type %v", t)
+	}
+	dev, host, err := g.sdk.MemAlloc(uint64(size), uint64(alignment), uint32(t))
+	if err != nil {
+		return nil, sdkErr(op, false, err, "%v %d bytes", t, size)
+	}
+	m.Dev, m.Host, m.sdk = DevPtr(dev), host, true
+	if t == MemGPU {
+		m.Host = 0
+	}
+	g.mu.Lock()
+	g.allocs[m.Dev] = m
+	g.mu.Unlock()
+	track(m, "Mem", fmt.Sprintf("%v %d bytes at %#x on %s (SDK)", t, size, m.Dev, g.b.describe()))
+	return m, nil
+}
+
+// allocGPUCPU allocates device memory for m and maps it for the CPU
+// through GDRCopy (BAR1).
+func (g *GPU) allocGPUCPU(op string, m *Mem, alignment uintptr) error {
+	if err := g.b.gdrAvailable(); err != nil {
+		return wrapErr(op, ErrNotSupported, err, "GPU_CPU memory needs GDRCopy (libgdrapi.so.2 and the gdrdrv module)")
+	}
+	if alignment < gpuPage {
+		alignment = gpuPage
+	}
+	if err := g.allocDevice(op, m, m.Size, alignment); err != nil {
+		return err
+	}
+	cpu, unmap, err := g.b.gdrMap(uintptr(m.Dev), alignUp(m.Size, gpuPage))
+	if err != nil {
+		g.b.freeDevice(m.devBase)
+		code := ErrDriver
+		if errors.Is(err, gdrcopy.ErrUnavailable) {
+			code = ErrNotSupported
+		}
+		return wrapErr(op, code, err, "GDRCopy map of %d bytes", m.Size)
+	}
+	m.Host, m.unmap = cpu, unmap
+	return nil
+}
+
+// allocCPUGPU allocates zeroed host memory for m (mmap) and registers it
+// with CUDA, portable and device-mapped.
+func (g *GPU) allocCPUGPU(op string, m *Mem, alignment uintptr) error {
+	n := alignUp(m.Size, hostPage)
+	extra := uintptr(0)
+	if alignment > hostPage {
+		extra = alignment
+	}
+	h, err := mmapHost(n + extra)
+	if err != nil {
+		return wrapErr(op, ErrNoMemory, err, "mmap %d bytes", n+extra)
+	}
+	p := alignUp(uintptr(addrOf(h)), alignment)
+	if err := g.b.hostRegister(p, n, regPortable|regDeviceMap); err != nil {
+		syscall.Munmap(h)
+		return wrapErr(op, ErrDriver, err, "register %d bytes of host memory", n)
+	}
+	d, err := g.b.hostDevicePointer(p)
+	if err != nil {
+		g.b.hostUnregister(p)
+		syscall.Munmap(h)
+		return wrapErr(op, ErrDriver, err, "device pointer of host memory")
+	}
+	m.host, m.hostReg, m.Host, m.Dev = h, p, p, DevPtr(d)
+	return nil
 }
 
 // maxAlloc bounds one allocation: what mmap and the CUDA allocator can be

@@ -25,18 +25,6 @@ const (
 	QPErrorTimeout QPErrorKind = QPErrorKind(devstruct.QPErrTimeout)
 )
 
-func (k QPErrorKind) String() string {
-	switch k {
-	case QPErrorNone:
-		return "none"
-	case QPErrorCQE:
-		return "error CQE"
-	case QPErrorTimeout:
-		return "poll timeout"
-	}
-	return fmt.Sprintf("QPErrorKind(%d)", uint32(k))
-}
-
 // String describes the error in one line, for logs.
 func (i QPErrorInfo) String() string {
 	if !i.HasError {

@@ -34,14 +34,17 @@ func TestModifyAtomicModePRM(t *testing.T) {
 		{QPStateRTS, QPStateRTS, true, AtomicUpTo16Bytes, true},
 		{QPStateINIT, QPStateINIT, true, AtomicUpTo64Bytes, true},
 	} {
-		p := modifyParams{qpn: 0x42, from: tc.from, to: tc.to, setAccess: true, atomic: tc.mode, setAtomic: tc.setAtomic,
-			mtu: MTU4096, rtr: tc.to == QPStateRTR && tc.from == QPStateINIT}
+		q := &QP{qpn: 0x42, devAttr: &DeviceAttr{}}
+		attr := &QPAttr{RemoteAtomic: tc.mode, PathMTU: MTU4096, AH: &AHAttr{AddrType: AddrTypeIBNoGRH}}
 		var mask QPAttrMask
 		if tc.setAtomic {
 			mask = QPAttrAtomicMode
 		}
-		p.optMask = optParams(tc.from, tc.to, mask)
-		b, _, err := prmModifyQP(p)
+		tr := findTransition(tc.from, tc.to)
+		require.NotNil(t, tr)
+		mi, err := q.modifyQPIn("test", tr, attr, mask)
+		require.NoError(t, err)
+		b, err := mi.Marshal()
 		require.NoError(t, err)
 		in, err := mlx5.UnmarshalModifyQPIn(b)
 		require.NoError(t, err)
@@ -51,11 +54,11 @@ func TestModifyAtomicModePRM(t *testing.T) {
 			wantMode = mlx5.AtomicMode(tc.mode)
 		}
 		assert.Equal(t, wantMode, in.QPC.AtomicMode, "%v -> %v: atomic_mode written verbatim with the bit", tc.from, tc.to)
-		wantOpt := uint32(0)
+		wantOpt := mlx5.OptParam(0)
 		if tc.setAtomic && tc.from != QPStateRST {
-			wantOpt = optRAE
+			wantOpt = mlx5.OptRAE
 		}
-		assert.Equal(t, wantOpt, uint32(in.OptParamMask), "%v -> %v: opt_param_mask", tc.from, tc.to)
+		assert.Equal(t, wantOpt, in.OptParamMask, "%v -> %v: opt_param_mask", tc.from, tc.to)
 	}
 }
 
@@ -96,7 +99,8 @@ func captureLog(t *testing.T, lvl int32) *logCapture {
 }
 
 // connect2x moves qp to RTS the DOCA 2.0 way: RemoteAtomic set but no
-// ATOMIC_MODE bit in any mask.
+// ATOMIC_MODE bit in any mask. It keeps explicit Modify calls because that
+// sequence is what it tests (ConnectRC always sends ATOMIC_MODE).
 func connect2x(t *testing.T, qp *QP, peerQPN uint32, peerGID GID) {
 	t.Helper()
 	a := QPAttr{NextState: QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: AtomicIBSpec,

@@ -141,86 +141,9 @@ func rcTransitions(op string, local LocalEndpoint, remote Endpoint, opts *Connec
 	if err := local.check(op, "local endpoint: "); err != nil {
 		return nil, err
 	}
-	mtu, err := MTUFromBytes(min(local.effectiveMTU(), remote.effectiveMTU()))
-	if err != nil {
-		return nil, wrapErr(op, ErrInvalidValue, err, "path MTU")
-	}
-	if opts.PathMTU != nil {
-		mtu = *opts.PathMTU
-		if mtu > MTU4096 {
-			return nil, newErr(op, ErrInvalidValue, "path MTU %v: want 256..4096", mtu)
-		}
-	}
-	u8 := func(p *uint8, def uint8, max uint8, name string) (uint8, error) {
-		v := def
-		if p != nil {
-			v = *p
-		}
-		if v > max {
-			return 0, newErr(op, ErrInvalidValue, "%s %d exceeds %d", name, v, max)
-		}
-		return v, nil
-	}
-	flag := func(p *bool) bool { return p == nil || *p }
-	ackTimeout, err := u8(opts.AckTimeout, DefaultAckTimeout, 31, "ack timeout")
+	base, err := connectAttr(op, local, remote, opts)
 	if err != nil {
 		return nil, err
-	}
-	retry, err := u8(opts.RetryCnt, DefaultRetryCnt, 7, "retry count")
-	if err != nil {
-		return nil, err
-	}
-	rnrRetry, err := u8(opts.RNRRetry, DefaultRNRRetry, 7, "RNR retry")
-	if err != nil {
-		return nil, err
-	}
-	minRNR, err := u8(opts.MinRNRTimer, DefaultMinRNRTimer, 31, "min RNR timer")
-	if err != nil {
-		return nil, err
-	}
-	hopLimit, _ := u8(opts.HopLimit, DefaultHopLimit, 255, "hop limit")
-	atomic := AtomicIBSpec
-	if opts.RemoteAtomic != nil {
-		atomic = *opts.RemoteAtomic
-	}
-	if !atomic.valid() {
-		return nil, newErr(op, ErrInvalidValue, "remote atomic mode %v", atomic)
-	}
-	addrType := AddrTypeIPv4
-	if local.LinkLayer == LinkLayerInfiniBand {
-		addrType = AddrTypeIBNoGRH
-	}
-	if opts.AddrType != nil {
-		addrType = *opts.AddrType
-		if addrType > AddrTypeIBNoGRH {
-			return nil, newErr(op, ErrInvalidValue, "address type %v", addrType)
-		}
-	}
-	sqPSN, rqPSN := local.PSN, remote.PSN
-	if opts.SQPSN != nil {
-		sqPSN = *opts.SQPSN
-	}
-	if opts.RQPSN != nil {
-		rqPSN = *opts.RQPSN
-	}
-	if sqPSN > psnMask || rqPSN > psnMask {
-		return nil, newErr(op, ErrInvalidValue, "PSNs 0x%x (send) and 0x%x (receive) must fit 24 bits", sqPSN, rqPSN)
-	}
-	port := local.Port
-	if port == 0 {
-		port = 1
-	}
-	ah := &AHAttr{GID: remote.GID, AddrType: addrType, SGIDIndex: local.GIDIndex, HopLimit: hopLimit,
-		SL: opts.SL, TrafficClass: opts.TrafficClass, StaticRate: opts.StaticRate}
-	if addrType == AddrTypeIBGRH || addrType == AddrTypeIBNoGRH {
-		ah.DLID = remote.LID
-	}
-	base := QPAttr{
-		PathMTU: mtu, RQPSN: rqPSN, SQPSN: sqPSN, DestQPNum: remote.QPN,
-		AllowRemoteWrite: flag(opts.AllowRemoteWrite), AllowRemoteRead: flag(opts.AllowRemoteRead),
-		RemoteAtomic: atomic, AH: ah, PKeyIndex: opts.PKeyIndex, PortNum: uint16(port),
-		AckTimeout: ackTimeout, RetryCnt: retry, RNRRetry: rnrRetry, MinRNRTimer: minRNR,
-		MaxRDAtomic: opts.MaxRDAtomic, MaxDestRDAtomic: opts.MaxDestRDAtomic,
 	}
 	steps := []RCStep{
 		{base, QPAttrNextState | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex | QPAttrPortNum | QPAttrAtomicMode},
@@ -235,6 +158,103 @@ func rcTransitions(op string, local LocalEndpoint, remote Endpoint, opts *Connec
 	steps[1].Attr.RemoteAtomic = AtomicNone
 	steps[2].Attr.RemoteAtomic = AtomicNone
 	return steps, nil
+}
+
+// connectAttr is the QPAttr of every ConnectRC step: the options over the
+// defaults, checked, with the endpoints' MTU, PSNs, QPN and addresses.
+func connectAttr(op string, local LocalEndpoint, remote Endpoint, opts *ConnectOptions) (QPAttr, error) {
+	mtu, err := MTUFromBytes(min(local.effectiveMTU(), remote.effectiveMTU()))
+	if err != nil {
+		return QPAttr{}, wrapErr(op, ErrInvalidValue, err, "path MTU")
+	}
+	if opts.PathMTU != nil {
+		mtu = *opts.PathMTU
+		if mtu > MTU4096 {
+			return QPAttr{}, newErr(op, ErrInvalidValue, "path MTU %v: want 256..4096", mtu)
+		}
+	}
+	flag := func(p *bool) bool { return p == nil || *p }
+	a := QPAttr{PathMTU: mtu, DestQPNum: remote.QPN, PKeyIndex: opts.PKeyIndex,
+		AllowRemoteWrite: flag(opts.AllowRemoteWrite), AllowRemoteRead: flag(opts.AllowRemoteRead),
+		RemoteAtomic: AtomicIBSpec, MaxRDAtomic: opts.MaxRDAtomic, MaxDestRDAtomic: opts.MaxDestRDAtomic}
+	if err := connectTimers(op, opts, &a); err != nil {
+		return QPAttr{}, err
+	}
+	if opts.RemoteAtomic != nil {
+		a.RemoteAtomic = *opts.RemoteAtomic
+	}
+	if !a.RemoteAtomic.valid() {
+		return QPAttr{}, newErr(op, ErrInvalidValue, "remote atomic mode %v", a.RemoteAtomic)
+	}
+	if a.AH, err = connectAH(op, local, remote, opts); err != nil {
+		return QPAttr{}, err
+	}
+	a.SQPSN, a.RQPSN = local.PSN, remote.PSN
+	if opts.SQPSN != nil {
+		a.SQPSN = *opts.SQPSN
+	}
+	if opts.RQPSN != nil {
+		a.RQPSN = *opts.RQPSN
+	}
+	if a.SQPSN > psnMask || a.RQPSN > psnMask {
+		return QPAttr{}, newErr(op, ErrInvalidValue, "PSNs 0x%x (send) and 0x%x (receive) must fit 24 bits", a.SQPSN, a.RQPSN)
+	}
+	a.PortNum = uint16(local.Port)
+	if a.PortNum == 0 {
+		a.PortNum = 1
+	}
+	return a, nil
+}
+
+// connectTimers sets the timers and retry counts of a from opts or the
+// defaults, checking their ranges.
+func connectTimers(op string, opts *ConnectOptions, a *QPAttr) error {
+	for _, x := range []struct {
+		p        *uint8
+		def, max uint8
+		name     string
+		dst      *uint8
+	}{
+		{opts.AckTimeout, DefaultAckTimeout, 31, "ack timeout", &a.AckTimeout},
+		{opts.RetryCnt, DefaultRetryCnt, 7, "retry count", &a.RetryCnt},
+		{opts.RNRRetry, DefaultRNRRetry, 7, "RNR retry", &a.RNRRetry},
+		{opts.MinRNRTimer, DefaultMinRNRTimer, 31, "min RNR timer", &a.MinRNRTimer},
+	} {
+		v := x.def
+		if x.p != nil {
+			v = *x.p
+		}
+		if v > x.max {
+			return newErr(op, ErrInvalidValue, "%s %d exceeds %d", x.name, v, x.max)
+		}
+		*x.dst = v
+	}
+	return nil
+}
+
+// connectAH is the address handle towards remote: a GRH to its GID on
+// RoCE, its LID on InfiniBand, unless opts says otherwise.
+func connectAH(op string, local LocalEndpoint, remote Endpoint, opts *ConnectOptions) (*AHAttr, error) {
+	addrType := AddrTypeIPv4
+	if local.LinkLayer == LinkLayerInfiniBand {
+		addrType = AddrTypeIBNoGRH
+	}
+	if opts.AddrType != nil {
+		addrType = *opts.AddrType
+		if addrType > AddrTypeIBNoGRH {
+			return nil, newErr(op, ErrInvalidValue, "address type %v", addrType)
+		}
+	}
+	hopLimit := uint8(DefaultHopLimit)
+	if opts.HopLimit != nil {
+		hopLimit = *opts.HopLimit
+	}
+	ah := &AHAttr{GID: remote.GID, AddrType: addrType, SGIDIndex: local.GIDIndex, HopLimit: hopLimit,
+		SL: opts.SL, TrafficClass: opts.TrafficClass, StaticRate: opts.StaticRate}
+	if addrType == AddrTypeIBGRH || addrType == AddrTypeIBNoGRH {
+		ah.DLID = remote.LID
+	}
+	return ah, nil
 }
 
 // ConnectRC moves the QP from RST to RTS towards remote in one call: RST ->

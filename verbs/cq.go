@@ -177,107 +177,139 @@ func newCQ(op string, c *Context, d *Dev, cfg CQConfig) (cq *CQ, err error) {
 		}
 		devHeld = true
 	}
-	attr, err := c.caps()
+	if err := q.checkCaps(op); err != nil {
+		return nil, err
+	}
+	ring, dbr, dbrOff, err := q.allocRing(op)
 	if err != nil {
-		return nil, wrapErr(op, codeOf(err), err, "device query")
+		return nil, err
 	}
-	if cfg.Size > attr.MaxCQE+1 {
-		// ibv reports max_cqe as 2^log_max_cq_sz - 1; the PRM size is the power of two.
-		return nil, newErr(op, ErrInvalidValue, "size %d exceeds the device's max CQE %d", cfg.Size, attr.MaxCQE)
-	}
-	if cfg.UMem != nil {
-		if err := cfg.UMem.sameDevice(op, c, "ring UMEM"); err != nil {
-			return nil, err
-		}
-		if cfg.DBRUMem != nil {
-			if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkCQUMem(op, cfg); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.UAR != nil {
-		if err := cfg.UAR.sameDevice(op, c); err != nil {
-			return nil, err
-		}
-	}
-
-	var ringUMem, dbrUMem *UMem
-	var dbrOff uint64
-	switch {
-	case cfg.DBRUMem != nil: // DOCA 2.0: a UMEM of its own
-		ringUMem, dbrUMem, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
-		for _, u := range []*UMem{ringUMem, dbrUMem} {
-			if err := u.acquire(op, "UMem", &q.node); err != nil {
-				return nil, err
-			}
-			q.held = append(q.held, &u.node)
-		}
-	case cfg.UMem != nil: // DOCA 3.0: the record follows the CQEs
-		ringUMem, dbrUMem, dbrOff = cfg.UMem, cfg.UMem, uint64(cfg.Size)*cqeSize
-		if err := ringUMem.acquire(op, "UMem", &q.node); err != nil {
-			return nil, err
-		}
-		q.held = append(q.held, &ringUMem.node)
-	default:
-		dbrOff = alignUp(uint64(cfg.Size)*cqeSize, dbrArea)
-		if q.buf, err = allocHost(op, dbrOff+dbrArea); err != nil {
-			return nil, err
-		}
-		// DOCA leaves internal rings zeroed; we mark every CQE invalid
-		// (opcode 15, owner 1) so owner-bit pollers work from the start.
-		for i := uint32(0); i < cfg.Size; i++ {
-			q.buf.b[uint64(i)*cqeSize+63] = cqeInvalidOwned
-		}
-		if q.umem, err = newUMem(op, c, nil, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
-			return nil, err
-		}
-		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
-			return nil, err
-		}
-		ringUMem, dbrUMem = q.umem, q.umem
-	}
-	q.ring = ringUMem.Addr()
-	q.dbr = dbrUMem.Addr() + uintptr(dbrOff)
-
-	if cfg.UAR != nil {
-		if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
-			return nil, err
-		}
-		q.held = append(q.held, &cfg.UAR.node)
-		q.uar = cfg.UAR
-	} else {
-		u, err := newUARFallback(c, op, UARNonCacheDedicated, UARNonCache, UARBlueFlame)
-		if err != nil {
-			return nil, err
-		}
-		q.uar, q.ownUAR = u, true
-		if err := u.acquire(op, "UAR", &q.node); err != nil {
-			return nil, err
-		}
+	if err := q.attachUAR(op); err != nil {
+		return nil, err
 	}
 	eqn, err := c.dev.QueryEQN(0)
 	if err != nil {
 		return nil, driverErr(op, err, "mlx5dv_devx_query_eqn vector 0")
 	}
-	in, err := prmCreateCQ(cqParams{
-		logSize: log2(uint64(cfg.Size)), uarPage: q.uar.ID(), eqn: eqn,
-		umemID: ringUMem.ID(), dbrUMemID: dbrUMem.ID(), dbrOffset: dbrOff,
-		overrun: cfg.Overrun, collapsed: cfg.Collapsed,
-	})
+	in, err := createCQIn(cfg, q.uar, eqn, ring, dbr, dbrOff).Marshal()
 	if err != nil {
 		return nil, wrapErr(op, ErrInvalidValue, err, "build CREATE_CQ")
 	}
-	out := make([]byte, prmCreateOutLen)
-	q.obj, err = c.dev.CreateObj(in, out)
+	q.obj, err = c.dev.CreateObj(in, make([]byte, prmCreateOutLen))
 	if err != nil {
 		return nil, driverErr(op, err, "CREATE_CQ of %d entries", cfg.Size)
 	}
 	q.cqn = q.obj.ID()
 	q.init("CQ", fmt.Sprintf("CQ 0x%x on %s", q.cqn, c.name))
 	return q, nil
+}
+
+// checkCaps checks the configuration against the device and the external
+// objects against the CQ's device.
+func (q *CQ) checkCaps(op string) error {
+	c, cfg := q.ctx, q.cfg
+	attr, err := c.caps()
+	if err != nil {
+		return wrapErr(op, codeOf(err), err, "device query")
+	}
+	if cfg.Size > attr.MaxCQE+1 {
+		// ibv reports max_cqe as 2^log_max_cq_sz - 1; the PRM size is the power of two.
+		return newErr(op, ErrInvalidValue, "size %d exceeds the device's max CQE %d", cfg.Size, attr.MaxCQE)
+	}
+	if cfg.UMem != nil {
+		if err := cfg.UMem.sameDevice(op, c, "ring UMEM"); err != nil {
+			return err
+		}
+		if cfg.DBRUMem != nil {
+			if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
+				return err
+			}
+		}
+		if err := checkCQUMem(op, cfg); err != nil {
+			return err
+		}
+	}
+	if cfg.UAR != nil {
+		if err := cfg.UAR.sameDevice(op, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allocRing references the external ring (and DBR) UMEMs, or allocates
+// and registers host memory with the doorbell record after the CQEs; it
+// returns the UMEMs and the DBR offset and sets the CQ's addresses.
+func (q *CQ) allocRing(op string) (ring, dbr *UMem, dbrOff uint64, err error) {
+	cfg := q.cfg
+	switch {
+	case cfg.DBRUMem != nil: // DOCA 2.0: a UMEM of its own
+		ring, dbr, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
+		for _, u := range []*UMem{ring, dbr} {
+			if err := u.acquire(op, "UMem", &q.node); err != nil {
+				return nil, nil, 0, err
+			}
+			q.held = append(q.held, &u.node)
+		}
+	case cfg.UMem != nil: // DOCA 3.0: the record follows the CQEs
+		ring, dbr, dbrOff = cfg.UMem, cfg.UMem, uint64(cfg.Size)*cqeSize
+		if err := ring.acquire(op, "UMem", &q.node); err != nil {
+			return nil, nil, 0, err
+		}
+		q.held = append(q.held, &ring.node)
+	default:
+		dbrOff = alignUp(uint64(cfg.Size)*cqeSize, dbrArea)
+		if q.buf, err = allocHost(op, dbrOff+dbrArea); err != nil {
+			return nil, nil, 0, err
+		}
+		// DOCA leaves internal rings zeroed; we mark every CQE invalid
+		// (opcode 15, owner 1) so owner-bit pollers work from the start.
+		for i := uint32(0); i < cfg.Size; i++ {
+			q.buf.b[uint64(i)*cqeSize+63] = cqeInvalidOwned
+		}
+		if q.umem, err = newUMem(op, q.ctx, nil, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
+			return nil, nil, 0, err
+		}
+		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
+			return nil, nil, 0, err
+		}
+		ring, dbr = q.umem, q.umem
+	}
+	q.ring = ring.Addr()
+	q.dbr = dbr.Addr() + uintptr(dbrOff)
+	return ring, dbr, dbrOff, nil
+}
+
+// attachUAR references the configured UAR or allocates the CQ's own.
+func (q *CQ) attachUAR(op string) error {
+	if u := q.cfg.UAR; u != nil {
+		if err := u.acquire(op, "UAR", &q.node); err != nil {
+			return err
+		}
+		q.held = append(q.held, &u.node)
+		q.uar = u
+		return nil
+	}
+	u, err := newUARFallback(q.ctx, op, UARNonCacheDedicated, UARNonCache, UARBlueFlame)
+	if err != nil {
+		return err
+	}
+	q.uar, q.ownUAR = u, true
+	return u.acquire(op, "UAR", &q.node)
+}
+
+// createCQIn is the CREATE_CQ command of a CQ of cfg: 64-byte CQEs on EQ
+// eqn, ringing UAR page uar, its ring and doorbell record in the UMEMs.
+func createCQIn(cfg CQConfig, uar *UAR, eqn uint32, ring, dbr *UMem, dbrOff uint64) mlx5.CreateCQIn {
+	return mlx5.CreateCQIn{
+		CmdHeader: mlx5.CmdHeader{Opcode: mlx5.OpCreateCQ},
+		CQC: mlx5.CQContext{
+			DBRUMEMValid: true, CC: cfg.Collapsed, OI: cfg.Overrun,
+			LogCQSize: uint8(log2(uint64(cfg.Size))), UARPage: uar.ID(), CEQN: uint8(eqn),
+			DBRUMEMID: dbr.ID(), DBRAddr: dbrOff,
+		},
+		CQUMEMID: ring.ID(), CQUMEMValid: true,
+	}
 }
 
 // checkCQUMem checks the external UMEMs of cfg (cfg.UMem is set).

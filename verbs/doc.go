@@ -184,7 +184,10 @@
 // Modify applies the QPAttr fields named in the mask. The transitions that
 // exist, and the mask bits each requires and allows besides
 // QPAttrCurrentState and QPAttrNextState (anything else is refused with
-// ErrInvalidValue naming the missing or extra bits):
+// ErrInvalidValue naming the missing or extra bits). The transitions and
+// the fields each one takes are the PRM's (the QP transition commands of a
+// ConnectX, which leave ERR only for RST); which mask bit stands for which
+// field is this package's mapping:
 //
 //	transition    required                                      also allowed
 //	any -> RST    -                                             -

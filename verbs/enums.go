@@ -1,8 +1,9 @@
 package verbs
 
+//go:generate go run ../internal/enumgen
+
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -14,16 +15,6 @@ const (
 	QPTypeRC QPType = 0x0 // reliable connection (DOCA_VERBS_QP_TYPE_RC)
 	QPTypeUC QPType = 0x1 // unreliable connection (an extension: DOCA Verbs creates RC only)
 )
-
-func (t QPType) String() string {
-	switch t {
-	case QPTypeRC:
-		return "RC"
-	case QPTypeUC:
-		return "UC"
-	}
-	return fmt.Sprintf("QPType(%d)", uint32(t))
-}
 
 // QPState is a QP state as DOCA Verbs numbers them (enum doca_verbs_qp_state).
 // The PRM numbers ERR differently (6); conversions are internal.
@@ -37,22 +28,6 @@ const (
 	QPStateERR  QPState = 0x4
 )
 
-func (s QPState) String() string {
-	switch s {
-	case QPStateRST:
-		return "RST"
-	case QPStateINIT:
-		return "INIT"
-	case QPStateRTR:
-		return "RTR"
-	case QPStateRTS:
-		return "RTS"
-	case QPStateERR:
-		return "ERR"
-	}
-	return fmt.Sprintf("QPState(%d)", uint32(s))
-}
-
 func (s QPState) valid() bool { return s <= QPStateERR }
 
 // AddrType is the address type of an AH (enum doca_verbs_addr_type).
@@ -64,20 +39,6 @@ const (
 	AddrTypeIBGRH   AddrType = 2 // InfiniBand with a GRH
 	AddrTypeIBNoGRH AddrType = 3 // InfiniBand, LID routed
 )
-
-func (a AddrType) String() string {
-	switch a {
-	case AddrTypeIPv4:
-		return "IPv4"
-	case AddrTypeIPv6:
-		return "IPv6"
-	case AddrTypeIBGRH:
-		return "IB_GRH"
-	case AddrTypeIBNoGRH:
-		return "IB_NO_GRH"
-	}
-	return fmt.Sprintf("AddrType(%d)", uint32(a))
-}
 
 func (a AddrType) roce() bool { return a == AddrTypeIPv4 || a == AddrTypeIPv6 }
 
@@ -130,18 +91,6 @@ const (
 	UARNonCacheDedicated UARAllocType = 2 // a private non-cached page
 )
 
-func (t UARAllocType) String() string {
-	switch t {
-	case UARBlueFlame:
-		return "BLUEFLAME"
-	case UARNonCache:
-		return "NONCACHE"
-	case UARNonCacheDedicated:
-		return "NONCACHE_DEDICATED"
-	}
-	return fmt.Sprintf("UARAllocType(%d)", uint32(t))
-}
-
 func (t UARAllocType) driverType() (mlx5.UARType, bool) {
 	switch t {
 	case UARBlueFlame:
@@ -161,16 +110,6 @@ const (
 	SRQLinkedList SRQType = 0
 	SRQContiguous SRQType = 1
 )
-
-func (t SRQType) String() string {
-	switch t {
-	case SRQLinkedList:
-		return "LINKED_LIST"
-	case SRQContiguous:
-		return "CONTIGUOUS"
-	}
-	return fmt.Sprintf("SRQType(%d)", uint32(t))
-}
 
 // AtomicMode is what remote atomics a QP accepts as responder (enum
 // doca_verbs_qp_atomic_mode, DOCA GPUNetIO 3.0); the value is written
@@ -196,30 +135,6 @@ const (
 	AtomicUpTo256Bytes AtomicMode = 0x8
 )
 
-func (a AtomicMode) String() string {
-	switch a {
-	case AtomicNone:
-		return "NONE"
-	case AtomicIBSpec:
-		return "IB_SPEC"
-	case AtomicOnly8Bytes:
-		return "ONLY_8BYTES"
-	case AtomicUpTo8Bytes:
-		return "UP_TO_8BYTES"
-	case AtomicUpTo16Bytes:
-		return "UP_TO_16BYTES"
-	case AtomicUpTo32Bytes:
-		return "UP_TO_32BYTES"
-	case AtomicUpTo64Bytes:
-		return "UP_TO_64BYTES"
-	case AtomicUpTo128Bytes:
-		return "UP_TO_128BYTES"
-	case AtomicUpTo256Bytes:
-		return "UP_TO_256BYTES"
-	}
-	return fmt.Sprintf("AtomicMode(%d)", uint32(a))
-}
-
 func (a AtomicMode) valid() bool { return a <= AtomicUpTo256Bytes }
 
 // OrderingSemantic is the ordering a QP guarantees for what it places in
@@ -236,18 +151,6 @@ const (
 	OrderingOOOAll OrderingSemantic = 0x2 // out-of-order placement for every operation
 )
 
-func (o OrderingSemantic) String() string {
-	switch o {
-	case OrderingIBTA:
-		return "IBTA"
-	case OrderingOOORW:
-		return "OOO_RW"
-	case OrderingOOOAll:
-		return "OOO_ALL"
-	}
-	return fmt.Sprintf("OrderingSemantic(%d)", uint32(o))
-}
-
 // SendDBRMode is how the NIC learns the SQ producer index (enum doca_verbs_qp_send_dbr_mode).
 type SendDBRMode uint32
 
@@ -255,16 +158,6 @@ const (
 	SendDBRValid SendDBRMode = 0x0 // doorbell record + doorbell
 	SendNoDBRExt SendDBRMode = 0x1 // doorbell only, at UAR base + 0x600 (ConnectX-8 class)
 )
-
-func (m SendDBRMode) String() string {
-	switch m {
-	case SendDBRValid:
-		return "DBR_VALID"
-	case SendNoDBRExt:
-		return "NO_DBR_EXT"
-	}
-	return fmt.Sprintf("SendDBRMode(%d)", uint32(m))
-}
 
 // QPAttrMask selects the QPAttr fields Modify applies (DOCA_VERBS_QP_ATTR_*),
 // with DOCA's bit values, so a mask passes to the DOCA SDK unchanged.
@@ -293,47 +186,6 @@ const (
 	QPAttrMaxDestRDAtomic QPAttrMask = 1 << 17
 )
 
-var qpAttrMaskNames = []struct {
-	m    QPAttrMask
-	name string
-}{
-	{QPAttrAllowRemoteWrite, "ALLOW_REMOTE_WRITE"},
-	{QPAttrAllowRemoteRead, "ALLOW_REMOTE_READ"},
-	{QPAttrPKeyIndex, "PKEY_INDEX"},
-	{QPAttrMinRNRTimer, "MIN_RNR_TIMER"},
-	{QPAttrPortNum, "PORT_NUM"},
-	{QPAttrNextState, "NEXT_STATE"},
-	{QPAttrCurrentState, "CURRENT_STATE"},
-	{QPAttrPathMTU, "PATH_MTU"},
-	{QPAttrRQPSN, "RQ_PSN"},
-	{QPAttrSQPSN, "SQ_PSN"},
-	{QPAttrDestQPNum, "DEST_QP_NUM"},
-	{QPAttrAckTimeout, "ACK_TIMEOUT"},
-	{QPAttrRetryCnt, "RETRY_CNT"},
-	{QPAttrRNRRetry, "RNR_RETRY"},
-	{QPAttrAHAttr, "AH_ATTR"},
-	{QPAttrAtomicMode, "ATOMIC_MODE"},
-	{QPAttrMaxQPRDAtomic, "MAX_QP_RD_ATOMIC"},
-	{QPAttrMaxDestRDAtomic, "MAX_DEST_RD_ATOMIC"},
-}
-
-func (m QPAttrMask) String() string {
-	var parts []string
-	for _, n := range qpAttrMaskNames {
-		if m&n.m != 0 {
-			parts = append(parts, n.name)
-			m &^= n.m
-		}
-	}
-	if m != 0 {
-		parts = append(parts, fmt.Sprintf("0x%x", uint32(m)))
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, "|")
-}
-
 // AccessFlags are memory access rights (IBV_ACCESS_*).
 type AccessFlags uint32
 
@@ -344,28 +196,6 @@ const (
 	AccessRemoteAtomic = AccessFlags(mlx5.AccessRemoteAtomic)
 	AccessRelaxedOrder = AccessFlags(mlx5.AccessRelaxedOrdering)
 )
-
-func (a AccessFlags) String() string {
-	names := []struct {
-		f AccessFlags
-		n string
-	}{{AccessLocalWrite, "LOCAL_WRITE"}, {AccessRemoteWrite, "REMOTE_WRITE"}, {AccessRemoteRead, "REMOTE_READ"},
-		{AccessRemoteAtomic, "REMOTE_ATOMIC"}, {AccessRelaxedOrder, "RELAXED_ORDERING"}}
-	var parts []string
-	for _, n := range names {
-		if a&n.f != 0 {
-			parts = append(parts, n.n)
-			a &^= n.f
-		}
-	}
-	if a != 0 {
-		parts = append(parts, fmt.Sprintf("0x%x", uint32(a)))
-	}
-	if len(parts) == 0 {
-		return "0"
-	}
-	return strings.Join(parts, "|")
-}
 
 // PortState is the logical state of a port (enum ibv_port_state).
 type PortState uint8
@@ -380,24 +210,6 @@ const (
 	PortActiveDefer = PortState(mlx5.PortActive + 1) // IBV_PORT_ACTIVE_DEFER: active, peer error being recovered
 )
 
-func (s PortState) String() string {
-	switch s {
-	case PortNop:
-		return "NOP"
-	case PortDown:
-		return "DOWN"
-	case PortInit:
-		return "INIT"
-	case PortArmed:
-		return "ARMED"
-	case PortActive:
-		return "ACTIVE"
-	case PortActiveDefer:
-		return "ACTIVE_DEFER"
-	}
-	return fmt.Sprintf("PortState(%d)", uint8(s))
-}
-
 // LinkLayer is the link layer of a port (IBV_LINK_LAYER_*): InfiniBand
 // routes by LID, Ethernet (RoCE) by GID.
 type LinkLayer uint8
@@ -409,18 +221,6 @@ const (
 	LinkLayerEthernet    = LinkLayer(mlx5.LinkLayerEthernet)
 )
 
-func (l LinkLayer) String() string {
-	switch l {
-	case LinkLayerUnspecified:
-		return "Unspecified"
-	case LinkLayerInfiniBand:
-		return "InfiniBand"
-	case LinkLayerEthernet:
-		return "Ethernet"
-	}
-	return fmt.Sprintf("LinkLayer(%d)", uint8(l))
-}
-
 // GIDType is the type of a GID table entry (enum ibv_gid_type).
 type GIDType uint32
 
@@ -430,15 +230,3 @@ const (
 	GIDTypeRoCEv1 = GIDType(mlx5.GIDTypeRoCEv1)
 	GIDTypeRoCEv2 = GIDType(mlx5.GIDTypeRoCEv2)
 )
-
-func (t GIDType) String() string {
-	switch t {
-	case GIDTypeIB:
-		return "IB"
-	case GIDTypeRoCEv1:
-		return "RoCE v1"
-	case GIDTypeRoCEv2:
-		return "RoCE v2"
-	}
-	return fmt.Sprintf("GIDType(%d)", uint32(t))
-}

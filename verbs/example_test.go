@@ -86,19 +86,14 @@ func (s *side) close() {
 	report(s.ctx.Close())
 }
 
-// connect moves qp through RST -> INIT -> RTR -> RTS towards the peer QP.
+// connect moves qp from RST to RTS towards the peer QP with ConnectRC and
+// the DOCA examples' defaults, except an RNR retry of 7.
 func connect(qp *verbs.QP, peerQPN uint32, peerGID verbs.GID) error {
-	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead); err != nil {
+	local, err := qp.LocalEndpoint(1, 0)
+	if err != nil {
 		return err
 	}
-	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, DestQPNum: peerQPN, MinRNRTimer: 1,
-		AH: &verbs.AHAttr{GID: peerGID, AddrType: verbs.AddrTypeIPv4, HopLimit: 255}},
-		verbs.QPAttrNextState|verbs.QPAttrPathMTU|verbs.QPAttrRQPSN|verbs.QPAttrDestQPNum|verbs.QPAttrAHAttr|verbs.QPAttrMinRNRTimer); err != nil {
-		return err
-	}
-	return qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTS, AckTimeout: 14, RetryCnt: 7, RNRRetry: 7},
-		verbs.QPAttrNextState|verbs.QPAttrSQPSN|verbs.QPAttrAckTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry)
+	return qp.ConnectRC(local, verbs.Endpoint{QPN: peerQPN, GID: peerGID}, &verbs.ConnectOptions{RNRRetry: verbs.Ptr[uint8](7)})
 }
 
 // Example connects an RC QP on emulated device emu0 to one on emu1, RDMA

@@ -2,10 +2,13 @@ package verbs
 
 import (
 	"errors"
+	"math/bits"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 func TestSizeSQ(t *testing.T) {
@@ -85,7 +88,8 @@ func TestTransitions(t *testing.T) {
 		}
 	}
 	for k, ok := range legal {
-		want := k[1] == QPStateRST || k[1] == QPStateERR ||
+		// The PRM's 2ERR_QP leaves a QP in ERR only through 2RST.
+		want := k[1] == QPStateRST || (k[1] == QPStateERR && k[0] != QPStateERR) ||
 			k == [2]QPState{QPStateRST, QPStateINIT} || k == [2]QPState{QPStateINIT, QPStateINIT} ||
 			k == [2]QPState{QPStateINIT, QPStateRTR} || k == [2]QPState{QPStateRTR, QPStateRTS} ||
 			k == [2]QPState{QPStateRTS, QPStateRTS}
@@ -100,17 +104,39 @@ func TestTransitions(t *testing.T) {
 
 func TestOptParams(t *testing.T) {
 	all := QPAttrMask(0x3ffff)
-	assert.Equal(t, uint32(0), optParams(QPStateRST, QPStateINIT, all))
-	assert.Equal(t, uint32(optRRE|optRAE|optRWE|optPKeyIndex|optPriPort), optParams(QPStateINIT, QPStateINIT, all))
-	assert.Equal(t, uint32(optRRE|optRAE|optRWE|optPKeyIndex), optParams(QPStateINIT, QPStateRTR, all))
-	assert.Equal(t, uint32(optRAE|optRWE|optRNRTimer), optParams(QPStateRTR, QPStateRTS, all))
-	assert.Equal(t, uint32(optRRE|optRAE|optRWE|optRNRTimer|optDSCP|optSGIDIndex), optParams(QPStateRTS, QPStateRTS, all))
+	opt := func(from, to QPState, mask QPAttrMask) mlx5.OptParam {
+		tr := findTransition(from, to)
+		require.NotNil(t, tr, "%v -> %v", from, to)
+		return tr.optParams(mask)
+	}
+	assert.Equal(t, mlx5.OptParam(0), opt(QPStateRST, QPStateINIT, all))
+	assert.Equal(t, mlx5.OptRRE|mlx5.OptRAE|mlx5.OptRWE|mlx5.OptPKeyIndex|mlx5.OptPriPort, opt(QPStateINIT, QPStateINIT, all))
+	assert.Equal(t, mlx5.OptRRE|mlx5.OptRAE|mlx5.OptRWE|mlx5.OptPKeyIndex, opt(QPStateINIT, QPStateRTR, all))
+	assert.Equal(t, mlx5.OptRAE|mlx5.OptRWE|mlx5.OptRNRTimeout, opt(QPStateRTR, QPStateRTS, all))
+	assert.Equal(t, mlx5.OptRRE|mlx5.OptRAE|mlx5.OptRWE|mlx5.OptRNRTimeout|mlx5.OptDSCP|mlx5.OptSGIDIndex, opt(QPStateRTS, QPStateRTS, all))
 	// DOCA 3.0: the RAE bit (1<<2) follows ATOMIC_MODE alone, in the four
 	// transitions after RST -> INIT, which writes no optional mask.
-	assert.Equal(t, uint32(1<<2), uint32(optRAE))
+	assert.Equal(t, uint32(1<<2), uint32(mlx5.OptRAE))
 	for _, tr := range [][2]QPState{{QPStateINIT, QPStateINIT}, {QPStateINIT, QPStateRTR}, {QPStateRTR, QPStateRTS}, {QPStateRTS, QPStateRTS}} {
-		assert.Equal(t, uint32(optRAE), optParams(tr[0], tr[1], QPAttrAtomicMode), "%v -> %v", tr[0], tr[1])
+		assert.Equal(t, mlx5.OptRAE, opt(tr[0], tr[1], QPAttrAtomicMode), "%v -> %v", tr[0], tr[1])
 	}
-	assert.Zero(t, optParams(QPStateRST, QPStateINIT, QPAttrAtomicMode))
-	assert.Equal(t, uint32(0), optParams(QPStateRTR, QPStateRTS, QPAttrSQPSN))
+	assert.Zero(t, opt(QPStateRST, QPStateINIT, QPAttrAtomicMode))
+	assert.Zero(t, opt(QPStateRTR, QPStateRTS, QPAttrSQPSN))
+	assert.Zero(t, opt(QPStateRST, QPStateERR, all))
+}
+
+// The verbs-side mapping names only qpc fields the PRM layout has, so a
+// renamed field cannot silently drop an attribute from the derived table.
+func TestAttrFieldsNameQPCFields(t *testing.T) {
+	known := map[string]bool{}
+	for _, f := range mlx5.QPCFieldNames() {
+		known[f] = true
+	}
+	for bit, a := range attrFields {
+		require.NotEmpty(t, a.fields, "%v", bit)
+		for _, f := range a.fields {
+			assert.True(t, known[f], "%v: %q is not a qpc field", bit, f)
+		}
+		assert.Equal(t, 1, bits.OnesCount32(uint32(bit)), "%v", bit)
+	}
 }

@@ -84,18 +84,17 @@ func connect(t testing.TB, e, peer *end, o pairOpts) {
 	connectTo(t, e.qp, peer.qp.QPN(), peer.gid, o)
 }
 
-// connectTo moves qp RST -> INIT -> RTR -> RTS towards the QP numbered qpn
-// on the device with GID gid (in this process or another).
+// connectTo connects qp to the QP numbered qpn on the device with GID gid
+// (in this process or another) with ConnectRC and the pair's options.
 func connectTo(t testing.TB, qp *QP, qpn uint32, gid GID, o pairOpts) {
 	t.Helper()
-	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateINIT, PKeyIndex: 0, PortNum: 1,
-		AllowRemoteWrite: o.rw, AllowRemoteRead: o.rr, RemoteAtomic: o.atomic},
-		QPAttrNextState|QPAttrPKeyIndex|QPAttrPortNum|QPAttrAllowRemoteWrite|QPAttrAllowRemoteRead|QPAttrAtomicMode))
-	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateRTR, PathMTU: MTU4096, RQPSN: 0x123, DestQPNum: qpn,
-		AH: &AHAttr{GID: gid, AddrType: AddrTypeIPv4, HopLimit: 64}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
-		QPAttrNextState|QPAttrPathMTU|QPAttrRQPSN|QPAttrDestQPNum|QPAttrAHAttr|QPAttrMinRNRTimer|QPAttrMaxDestRDAtomic))
-	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateRTS, SQPSN: 0x123, AckTimeout: o.ackTimeout, RetryCnt: o.retry, RNRRetry: 7, MaxRDAtomic: 16},
-		QPAttrNextState|QPAttrSQPSN|QPAttrAckTimeout|QPAttrRetryCnt|QPAttrRNRRetry|QPAttrMaxQPRDAtomic))
+	local, err := qp.LocalEndpoint(1, 0)
+	require.NoError(t, err)
+	local.PSN = 0x123
+	require.NoError(t, qp.ConnectRC(local, Endpoint{QPN: qpn, GID: gid, PSN: 0x123}, &ConnectOptions{
+		PathMTU: Ptr(MTU4096), AllowRemoteWrite: &o.rw, AllowRemoteRead: &o.rr, RemoteAtomic: &o.atomic,
+		AckTimeout: &o.ackTimeout, RetryCnt: &o.retry, RNRRetry: Ptr[uint8](7), HopLimit: Ptr[uint8](64),
+		MaxRDAtomic: 16, MaxDestRDAtomic: 16}))
 }
 
 func newPair(t testing.TB, o pairOpts) (*end, *end) {

@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"sync"
 	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 // AHAttr is an address handle description (doca_verbs_ah_attr): where the
@@ -71,7 +73,7 @@ func randomSport(lo, hi uint16) uint16 {
 // Modify moves the QP through its state machine (doca_verbs_qp_modify),
 // applying the attributes named in mask. The current state is the one cached
 // from the last successful Modify unless mask has QPAttrCurrentState.
-// Transitions: any -> RST, any -> ERR, RST -> INIT, INIT -> INIT,
+// Transitions: any -> RST, any but ERR -> ERR, RST -> INIT, INIT -> INIT,
 // INIT -> RTR, RTR -> RTS, RTS -> RTS; each requires and allows the fields
 // listed in the package documentation.
 func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
@@ -84,6 +86,67 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		return newErr(op, ErrInvalidValue, "nil attributes")
 	}
 	attr := *a // PSN masking must not write the caller's struct
+	attr.RQPSN &= psnMask
+	attr.SQPSN &= psnMask
+	if err := checkAttrValues(op, &attr, mask, q.devAttr); err != nil {
+		return err
+	}
+
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cur := q.state
+	if mask&QPAttrCurrentState != 0 {
+		cur = attr.CurrentState
+	}
+	next := cur
+	if mask&QPAttrNextState != 0 {
+		next = attr.NextState
+	}
+	t := findTransition(cur, next)
+	if t == nil {
+		return newErr(op, ErrInvalidValue, "no transition %v -> %v", cur, next)
+	}
+	if missing, extra := t.checkMask(mask); missing != 0 {
+		return newErr(op, ErrInvalidValue, "%v -> %v needs %v", cur, next, missing)
+	} else if extra != 0 {
+		return newErr(op, ErrInvalidValue, "%v -> %v does not take %v", cur, next, extra)
+	}
+	if t.op == mlx5.OpINIT2RTR && mask&QPAttrAtomicMode == 0 && attr.RemoteAtomic != AtomicNone {
+		// DOCA 3.0 warns here, and only here.
+		logPrint(logWarning, "verbs_qp_attr atomic_mode is set but attr_mask flag DOCA_VERBS_QP_ATTR_ATOMIC_MODE is not set")
+	}
+	if q.sdk != nil {
+		if err := q.checkPathChange(op, t, &attr, mask, "reconnect the QP (RST -> RTS) instead"); err != nil {
+			return err
+		}
+		if err := q.sdk.modify(op, &attr, mask); err != nil {
+			return err
+		}
+		q.afterModify(cur, next, &attr)
+		return nil
+	}
+	if err := q.checkPathChange(op, t, &attr, mask, "a ConnectX moves an RTS QP to another remote address only by path migration, "+
+		"which this package does not do; reconnect the QP (RST -> RTS) instead"); err != nil {
+		return err
+	}
+	in, err := q.modifyQPIn(op, t, &attr, mask)
+	if err != nil {
+		return err
+	}
+	b, err := in.Marshal()
+	if err != nil {
+		return wrapErr(op, ErrInvalidValue, err, "build %v -> %v", cur, next)
+	}
+	if err := q.obj.Modify(b, make([]byte, mlx5.CmdShortLen)); err != nil {
+		return driverErr(op, err, "%v -> %v on QP 0x%x", cur, next, q.qpn)
+	}
+	q.afterModify(cur, next, &attr)
+	return nil
+}
+
+// checkAttrValues checks the values of the attributes in mask against their
+// ranges and the device's limits.
+func checkAttrValues(op string, attr *QPAttr, mask QPAttrMask, da *DeviceAttr) error {
 	if mask&QPAttrCurrentState != 0 && !attr.CurrentState.valid() {
 		return newErr(op, ErrInvalidValue, "current state %v", attr.CurrentState)
 	}
@@ -93,9 +156,6 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 	if mask&QPAttrPathMTU != 0 && attr.PathMTU > MTU4096 {
 		return newErr(op, ErrInvalidValue, "path MTU %v: must be 256..4096", attr.PathMTU)
 	}
-	attr.RQPSN &= psnMask
-	attr.SQPSN &= psnMask
-	da := q.devAttr
 	if mask&QPAttrAHAttr != 0 {
 		if attr.AH == nil {
 			return newErr(op, ErrInvalidValue, "AH_ATTR in the mask but no AH attributes")
@@ -113,17 +173,8 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 	if mask&QPAttrPortNum != 0 && (attr.PortNum < 1 || attr.PortNum > uint16(da.PhysPortCnt)) {
 		return newErr(op, ErrInvalidValue, "port %d: the device has ports 1..%d", attr.PortNum, da.PhysPortCnt)
 	}
-	if mask&QPAttrAckTimeout != 0 && attr.AckTimeout > 31 {
-		return newErr(op, ErrInvalidValue, "ack timeout %d exceeds 31", attr.AckTimeout)
-	}
-	if mask&QPAttrRetryCnt != 0 && attr.RetryCnt > 7 {
-		return newErr(op, ErrInvalidValue, "retry count %d exceeds 7", attr.RetryCnt)
-	}
-	if mask&QPAttrRNRRetry != 0 && attr.RNRRetry > 7 {
-		return newErr(op, ErrInvalidValue, "RNR retry %d exceeds 7", attr.RNRRetry)
-	}
-	if mask&QPAttrMinRNRTimer != 0 && attr.MinRNRTimer > 31 {
-		return newErr(op, ErrInvalidValue, "min RNR timer %d exceeds 31", attr.MinRNRTimer)
+	if err := checkTimers(op, attr, mask); err != nil {
+		return err
 	}
 	if mask&QPAttrMaxQPRDAtomic != 0 {
 		if v := attr.MaxRDAtomic; v != 0 && (!isPow2(uint64(v)) || v > maxRD(da.MaxQPRDAtom, da.LogMaxRAReqQP)) {
@@ -138,135 +189,35 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 	if mask&QPAttrAtomicMode != 0 && !attr.RemoteAtomic.valid() {
 		return newErr(op, ErrInvalidValue, "remote atomic mode %v: want NONE, IB_SPEC, ONLY_8BYTES or UP_TO_8..256BYTES", attr.RemoteAtomic)
 	}
+	return nil
+}
 
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	cur := q.state
-	if mask&QPAttrCurrentState != 0 {
-		cur = attr.CurrentState
+// checkTimers checks the timer and retry attributes in mask.
+func checkTimers(op string, attr *QPAttr, mask QPAttrMask) error {
+	if mask&QPAttrAckTimeout != 0 && attr.AckTimeout > mlx5.MaxTimerCode {
+		return newErr(op, ErrInvalidValue, "ack timeout %d exceeds 31", attr.AckTimeout)
 	}
-	next := cur
-	if mask&QPAttrNextState != 0 {
-		next = attr.NextState
+	if mask&QPAttrRetryCnt != 0 && attr.RetryCnt > 7 {
+		return newErr(op, ErrInvalidValue, "retry count %d exceeds 7", attr.RetryCnt)
 	}
-	t := findTransition(cur, next)
-	if t == nil {
-		return newErr(op, ErrInvalidValue, "no transition %v -> %v", cur, next)
+	if mask&QPAttrRNRRetry != 0 && attr.RNRRetry > 7 {
+		return newErr(op, ErrInvalidValue, "RNR retry %d exceeds 7", attr.RNRRetry)
 	}
-	if missing, extra := t.checkMask(mask); missing != 0 || extra != 0 {
-		if missing != 0 {
-			return newErr(op, ErrInvalidValue, "%v -> %v needs %v", cur, next, missing)
-		}
-		return newErr(op, ErrInvalidValue, "%v -> %v does not take %v", cur, next, extra)
+	if mask&QPAttrMinRNRTimer != 0 && attr.MinRNRTimer > mlx5.MaxTimerCode {
+		return newErr(op, ErrInvalidValue, "min RNR timer %d exceeds 31", attr.MinRNRTimer)
 	}
+	return nil
+}
 
-	if cur == QPStateINIT && next == QPStateRTR && mask&QPAttrAtomicMode == 0 && attr.RemoteAtomic != AtomicNone {
-		// DOCA 3.0 warns here, and only here.
-		logPrint(logWarning, "verbs_qp_attr atomic_mode is set but attr_mask flag DOCA_VERBS_QP_ATTR_ATOMIC_MODE is not set")
-	}
-	if q.sdk != nil {
-		if cur == QPStateRTS && next == QPStateRTS && mask&QPAttrAHAttr != 0 {
-			if field := pathChange(&q.path, attr.AH); field != "" {
-				return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: reconnect the QP (RST -> RTS) instead", field)
-			}
-		}
-		if err := q.sdk.modify(op, &attr, mask); err != nil {
-			return err
-		}
-		q.afterModify(cur, next, &attr)
+// checkPathChange refuses an RTS -> RTS AH that changes more of the path
+// than the source GID index and the traffic class; q.mu is held.
+func (q *QP) checkPathChange(op string, t *transition, attr *QPAttr, mask QPAttrMask, hint string) error {
+	if t.op != mlx5.OpRTS2RTS || mask&QPAttrAHAttr == 0 {
 		return nil
 	}
-
-	p := modifyParams{qpn: q.qpn, from: cur, to: next, optMask: optParams(cur, next, mask)}
-	rwe := attr.AllowRemoteWrite
-	rre := mask&QPAttrAllowRemoteRead != 0 && attr.AllowRemoteRead
-	// DOCA 3.0 writes rae and atomic_mode only with the ATOMIC_MODE bit.
-	atomic, setAtomic := attr.RemoteAtomic, mask&QPAttrAtomicMode != 0
-	switch {
-	case next == QPStateRST || next == QPStateERR:
-	case cur == QPStateRST: // RST -> INIT
-		p.port, p.setPort = uint8(attr.PortNum), true
-		p.pkeyIndex, p.setPKey = attr.PKeyIndex, true
-		p.pmState = true
-		p.rwe, p.rre, p.setAccess = rwe, rre, true
-		p.atomic, p.setAtomic = atomic, setAtomic
-	case cur == QPStateINIT && next == QPStateINIT:
-		p.port, p.setPort = uint8(attr.PortNum), mask&QPAttrPortNum != 0
-		p.pkeyIndex, p.setPKey = attr.PKeyIndex, mask&QPAttrPKeyIndex != 0
-		p.rwe, p.rre, p.setAccess = rwe, rre, true
-		p.atomic, p.setAtomic = atomic, setAtomic
-	case next == QPStateRTR:
-		ah := attr.AH
-		p.rtr = true
-		p.rqPSN, p.destQPN, p.mtu = attr.RQPSN, attr.DestQPNum, attr.PathMTU
-		p.minRNR, p.setMinRNR = attr.MinRNRTimer, true
-		p.pkeyIndex, p.setPKey = attr.PKeyIndex, true
-		p.rwe, p.rre, p.setAccess = rwe, rre, true
-		p.atomic, p.setAtomic = atomic, setAtomic
-		if mask&QPAttrMaxDestRDAtomic != 0 {
-			p.logRRA, p.setRRA = logRD(attr.MaxDestRDAtomic), true
-		}
-		p.staticRate = ah.StaticRate
-		if ah.AddrType == AddrTypeIBGRH || ah.AddrType == AddrTypeIBNoGRH {
-			p.tclass, p.rlid, p.sl = ah.TrafficClass, uint16(ah.DLID), ah.SL
-		}
-		if ah.AddrType != AddrTypeIBNoGRH {
-			p.rgid, p.hopLimit, p.sgidIndex, p.setGRH = ah.GID, ah.HopLimit, ah.SGIDIndex, true
-		}
-		p.grh = ah.AddrType == AddrTypeIBGRH
-		p.port = uint8(q.portNum)
-		if ah.AddrType.roce() {
-			mac, err := q.resolveMAC(ah)
-			if err != nil {
-				return err
-			}
-			p.rmac = mac
-			v2, err := prmRoCEv2(q.ctx.dev, ah.SGIDIndex)
-			if err != nil {
-				return driverErr(op, err, "QUERY_ROCE_ADDRESS for sgid index %d", ah.SGIDIndex)
-			}
-			if v2 {
-				p.udpSport = randomSport(da.MinUDPSport, da.MaxUDPSport)
-				p.dscp = ah.TrafficClass >> 2
-			}
-		}
-	case next == QPStateRTS && cur == QPStateRTR:
-		p.rts = true
-		p.sqPSN = attr.SQPSN
-		p.ackTimeout, p.setAck = attr.AckTimeout, mask&QPAttrAckTimeout != 0
-		p.retry, p.setRetry = attr.RetryCnt, mask&QPAttrRetryCnt != 0
-		p.rnrRetry, p.setRNRRetry = attr.RNRRetry, mask&QPAttrRNRRetry != 0
-		p.minRNR, p.setMinRNR = attr.MinRNRTimer, mask&QPAttrMinRNRTimer != 0
-		p.rwe, p.setAccess = rwe, true
-		p.atomic, p.setAtomic = atomic, setAtomic
-		if mask&QPAttrMaxQPRDAtomic != 0 {
-			p.logSRA, p.setSRA = logRD(attr.MaxRDAtomic), true
-		}
-	default: // RTS -> RTS
-		p.minRNR, p.setMinRNR = attr.MinRNRTimer, mask&QPAttrMinRNRTimer != 0
-		p.rwe, p.rre, p.setAccess = rwe, rre, true
-		p.atomic, p.setAtomic = atomic, setAtomic
-		if mask&QPAttrAHAttr != 0 {
-			if field := pathChange(&q.path, attr.AH); field != "" {
-				return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: "+
-					"a ConnectX moves an RTS QP to another remote address only by path migration, which this package does not do; reconnect the QP (RST -> RTS) instead", field)
-			}
-			p.sgidIndex, p.setSGID = attr.AH.SGIDIndex, true
-			if da.RTS2RTSQPDSCP && da.PortType == 1 {
-				if v2, err := prmRoCEv2(q.ctx.dev, attr.AH.SGIDIndex); err == nil && v2 {
-					p.dscp, p.setDSCP = attr.AH.TrafficClass>>2, true
-				}
-			}
-		}
+	if field := pathChange(&q.path, attr.AH); field != "" {
+		return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: %s", field, hint)
 	}
-	in, outLen, err := prmModifyQP(p)
-	if err != nil {
-		return wrapErr(op, ErrInvalidValue, err, "build %v -> %v", cur, next)
-	}
-	if err := q.obj.Modify(in, make([]byte, outLen)); err != nil {
-		return driverErr(op, err, "%v -> %v on QP 0x%x", cur, next, q.qpn)
-	}
-	q.afterModify(cur, next, &attr)
 	return nil
 }
 
@@ -348,17 +299,18 @@ func (q *QP) Query() (QPAttr, QPConfig, error) {
 		}
 		return QPAttr{CurrentState: st, NextState: st}, q.Config(), nil
 	}
-	r, err := q.queryQP(op)
+	c, err := q.queryQP(op)
 	if err != nil {
 		return QPAttr{}, QPConfig{}, err
 	}
+	p := &c.PrimaryAddressPath
 	a := QPAttr{
-		RQPSN: r.rqPSN, SQPSN: r.sqPSN, DestQPNum: r.destQPN, PKeyIndex: r.pkeyIndex,
-		PortNum: uint16(r.port), AckTimeout: r.ackTimeout, RetryCnt: r.retry, RNRRetry: r.rnrRetry,
-		MinRNRTimer: r.minRNR, AllowRemoteWrite: r.rwe, AllowRemoteRead: r.rre,
-		MaxRDAtomic: uint8(1 << r.logSRA), MaxDestRDAtomic: uint8(1 << r.logRRA),
+		RQPSN: c.NextRcvPSN, SQPSN: c.NextSendPSN, DestQPNum: c.RemoteQPN, PKeyIndex: p.PKeyIndex,
+		PortNum: uint16(p.VHCAPortNum), AckTimeout: p.AckTimeout, RetryCnt: c.RetryCount, RNRRetry: c.RNRRetry,
+		MinRNRTimer: c.MinRNRNak, AllowRemoteWrite: c.RWE, AllowRemoteRead: c.RRE,
+		MaxRDAtomic: uint8(1 << c.LogSRAMax), MaxDestRDAtomic: uint8(1 << c.LogRRAMax),
 	}
-	st, err := qpStateFromPRM(op, r.state)
+	st, err := qpStateFromPRM(op, c.State)
 	if err != nil {
 		return QPAttr{}, QPConfig{}, err
 	}
@@ -367,47 +319,47 @@ func (q *QP) Query() (QPAttr, QPConfig, error) {
 	}
 	a.CurrentState, a.NextState = st, st
 	switch {
-	case r.mtu == 0: // never programmed: leave the zero value (256) rather than fail
-	case r.mtu >= 1 && r.mtu <= 5:
-		a.PathMTU = MTU(r.mtu - 1)
-	case r.mtu == 7:
+	case c.MTU == 0: // never programmed: leave the zero value (256) rather than fail
+	case c.MTU >= mlx5.MTU256 && c.MTU <= mlx5.MTU4096:
+		a.PathMTU = MTU(c.MTU - 1)
+	case c.MTU == mlx5.MTURawEth:
 		a.PathMTU = MTURawEthernet
 	default:
-		return QPAttr{}, QPConfig{}, newErr(op, ErrUnexpected, "device reports path MTU code %d", r.mtu)
+		return QPAttr{}, QPConfig{}, newErr(op, ErrUnexpected, "device reports path MTU code %d", c.MTU)
 	}
 	q.mu.Lock()
 	at := q.addrType
 	q.mu.Unlock()
-	a.AH = &AHAttr{GID: r.rgid, AddrType: at, DLID: uint32(r.rlid), SL: r.sl, SGIDIndex: r.sgidIndex,
-		StaticRate: r.staticRate, HopLimit: r.hopLimit, TrafficClass: r.tclass}
+	a.AH = &AHAttr{GID: GID(p.RGID), AddrType: at, DLID: uint32(p.RLID), SL: p.SL, SGIDIndex: p.SrcAddrIndex,
+		StaticRate: p.StatRate, HopLimit: p.HopLimit, TrafficClass: p.TClass}
 	cfg := q.Config()
-	cfg.UserIndex = r.userIndex
+	cfg.UserIndex = c.UserIndex
 	return a, cfg, nil
 }
 
-// queryQP runs QUERY_QP; q is entered.
-func (q *QP) queryQP(op string) (queryQPResult, error) {
-	in, outLen, err := prmQueryQP(q.qpn)
+// queryQP runs QUERY_QP and returns the QP context; q is entered.
+func (q *QP) queryQP(op string) (mlx5.QPContext, error) {
+	in, err := mlx5.QueryQPIn(q.qpn).Marshal()
 	if err != nil {
-		return queryQPResult{}, wrapErr(op, ErrUnexpected, err, "build QUERY_QP")
+		return mlx5.QPContext{}, wrapErr(op, ErrUnexpected, err, "build QUERY_QP")
 	}
-	out := make([]byte, outLen)
+	out := make([]byte, mlx5.QueryQPOutLen)
 	if err := q.obj.Query(in, out); err != nil {
-		return queryQPResult{}, driverErr(op, err, "QUERY_QP 0x%x", q.qpn)
+		return mlx5.QPContext{}, driverErr(op, err, "QUERY_QP 0x%x", q.qpn)
 	}
-	r, err := prmParseQueryQP(out)
+	o, err := mlx5.UnmarshalQueryQPOut(out)
 	if err != nil {
-		return queryQPResult{}, wrapErr(op, ErrUnexpected, err, "QUERY_QP output")
+		return mlx5.QPContext{}, wrapErr(op, ErrUnexpected, err, "QUERY_QP output")
 	}
-	return r, nil
+	return o.QPC, nil
 }
 
 // qpStateFromPRM maps qpc.state to a QPState.
-func qpStateFromPRM(op string, s uint8) (QPState, error) {
+func qpStateFromPRM(op string, s mlx5.QPState) (QPState, error) {
 	switch s {
-	case 0, 1, 2, 3:
+	case mlx5.QPStateRST, mlx5.QPStateINIT, mlx5.QPStateRTR, mlx5.QPStateRTS:
 		return QPState(s), nil
-	case 6:
+	case mlx5.QPStateERR:
 		return QPStateERR, nil
 	}
 	return 0, newErr(op, ErrUnexpected, "device reports QP state %d", s)
@@ -416,11 +368,11 @@ func qpStateFromPRM(op string, s uint8) (QPState, error) {
 // queryState reads the QP state from the device; q is entered.
 func (q *QP) queryState() (QPState, error) {
 	const op = "QP.State"
-	r, err := q.queryQP(op)
+	c, err := q.queryQP(op)
 	if err != nil {
 		return 0, err
 	}
-	return qpStateFromPRM(op, r.state)
+	return qpStateFromPRM(op, c.State)
 }
 
 // pathChange names the first field of ah, other than the source GID index
@@ -441,4 +393,102 @@ func pathChange(path, ah *AHAttr) string {
 		return "hop limit"
 	}
 	return ""
+}
+
+// modifyQPIn builds the command of transition t from attr, writing what DOCA
+// 3.0 writes for it; q.mu is held. Every transition but RST -> INIT writes
+// rwe (DOCA writes the attribute's value whether or not its bit is in the
+// mask), rre only with its bit, and rae and atomic_mode only with
+// QPAttrAtomicMode.
+func (q *QP) modifyQPIn(op string, t *transition, attr *QPAttr, mask QPAttrMask) (mlx5.ModifyQPIn, error) {
+	in := mlx5.NewModifyQPIn(t.op, q.qpn)
+	if t.op == mlx5.Op2RST || t.op == mlx5.Op2ERR {
+		return in, nil
+	}
+	in.OptParamMask = t.optParams(mask)
+	c := &in.QPC
+	ads := &c.PrimaryAddressPath
+	c.RWE = attr.AllowRemoteWrite
+	c.RRE = mask&QPAttrAllowRemoteRead != 0 && attr.AllowRemoteRead
+	if mask&QPAttrAtomicMode != 0 && attr.RemoteAtomic != AtomicNone {
+		c.RAE, c.AtomicMode = true, mlx5.AtomicMode(attr.RemoteAtomic)
+	}
+	if mask&QPAttrMinRNRTimer != 0 {
+		c.MinRNRNak = attr.MinRNRTimer
+	}
+	if mask&QPAttrPKeyIndex != 0 {
+		ads.PKeyIndex = attr.PKeyIndex
+	}
+	switch t.op {
+	case mlx5.OpRST2INIT:
+		ads.VHCAPortNum = uint8(attr.PortNum)
+		c.PMState = mlx5.PMStateMigrated
+	case mlx5.OpINIT2INIT:
+		if mask&QPAttrPortNum != 0 {
+			ads.VHCAPortNum = uint8(attr.PortNum)
+		}
+	case mlx5.OpINIT2RTR:
+		c.NextRcvPSN, c.RemoteQPN, c.MTU = attr.RQPSN, attr.DestQPNum, mlx5.MTU(attr.PathMTU+1)
+		c.LogMsgMax = logMsgMax
+		ads.PKeyIndex = attr.PKeyIndex // DOCA writes it with or without the bit
+		if mask&QPAttrMaxDestRDAtomic != 0 {
+			c.LogRRAMax = uint8(logRD(attr.MaxDestRDAtomic))
+		}
+		if err := q.rtrPath(op, attr.AH, ads); err != nil {
+			return in, err
+		}
+	case mlx5.OpRTR2RTS:
+		c.NextSendPSN = attr.SQPSN
+		ads.AckTimeout, c.RetryCount, c.RNRRetry = attr.AckTimeout, attr.RetryCnt, attr.RNRRetry
+		if mask&QPAttrMaxQPRDAtomic != 0 {
+			c.LogSRAMax = uint8(logRD(attr.MaxRDAtomic))
+		}
+	case mlx5.OpRTS2RTS:
+		if mask&QPAttrAHAttr != 0 {
+			ads.SrcAddrIndex = attr.AH.SGIDIndex
+			da := q.devAttr
+			if da.RTS2RTSQPDSCP && da.PortType == 1 {
+				if v2, err := prmRoCEv2(q.ctx.dev, attr.AH.SGIDIndex); err == nil && v2 {
+					ads.DSCP = attr.AH.TrafficClass >> 2
+				}
+			}
+		}
+	}
+	return in, nil
+}
+
+// rtrPath fills the primary address path of INIT -> RTR from ah: the GRH
+// fields unless the AH is LID-routed InfiniBand, the LID and SL on
+// InfiniBand, and on RoCE the next-hop MAC and, for a RoCE v2 source GID, a
+// UDP source port and the DSCP of the traffic class; q.mu is held.
+func (q *QP) rtrPath(op string, ah *AHAttr, ads *mlx5.AddressPath) error {
+	ads.StatRate = ah.StaticRate
+	if ah.AddrType == AddrTypeIBGRH || ah.AddrType == AddrTypeIBNoGRH {
+		ads.TClass, ads.RLID, ads.SL = ah.TrafficClass, uint16(ah.DLID), ah.SL
+	}
+	if ah.AddrType != AddrTypeIBNoGRH {
+		ads.RGID, ads.HopLimit, ads.SrcAddrIndex = ah.GID, ah.HopLimit, ah.SGIDIndex
+	}
+	ads.GRH = ah.AddrType == AddrTypeIBGRH
+	if q.portNum != 0 {
+		ads.VHCAPortNum = uint8(q.portNum)
+	}
+	if !ah.AddrType.roce() {
+		return nil
+	}
+	mac, err := q.resolveMAC(ah)
+	if err != nil {
+		return err
+	}
+	ads.RMAC = mac
+	v2, err := prmRoCEv2(q.ctx.dev, ah.SGIDIndex)
+	if err != nil {
+		return driverErr(op, err, "QUERY_ROCE_ADDRESS for sgid index %d", ah.SGIDIndex)
+	}
+	if v2 {
+		da := q.devAttr
+		ads.UDPSport = randomSport(da.MinUDPSport, da.MaxUDPSport)
+		ads.DSCP = ah.TrafficClass >> 2
+	}
+	return nil
 }

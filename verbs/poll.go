@@ -100,16 +100,6 @@ const (
 	WCOther
 )
 
-var wcOpNames = [...]string{"SEND", "RDMA_WRITE", "RDMA_READ", "COMP_SWAP", "FETCH_ADD", "MASKED_COMP_SWAP",
-	"MASKED_FETCH_ADD", "NOP", "RECV", "RECV_RDMA_WITH_IMM", "OTHER"}
-
-func (o WCOpcode) String() string {
-	if int(o) < len(wcOpNames) {
-		return wcOpNames[o]
-	}
-	return fmt.Sprintf("WCOpcode(%d)", uint8(o))
-}
-
 // WC is a work completion read from a CQ.
 type WC struct {
 	WRID       uint64
@@ -221,18 +211,6 @@ const (
 	CQStatusWriteFail CQStatus = 0xa // the device could not write a CQE to the ring
 )
 
-func (s CQStatus) String() string {
-	switch s {
-	case CQStatusOK:
-		return "OK"
-	case CQStatusOverflow:
-		return "CQ_OVERFLOW"
-	case CQStatusWriteFail:
-		return "CQ_WRITE_FAIL"
-	}
-	return fmt.Sprintf("CQStatus(0x%x)", uint8(s))
-}
-
 // Error makes a status usable as an errors.Is target:
 // errors.Is(err, verbs.CQStatusOverflow).
 func (s CQStatus) Error() string { return s.String() }
@@ -327,24 +305,7 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 		if qp == nil {
 			continue // a closed QP's leftover
 		}
-		wc := &wcs[n]
-		*wc = WC{QPN: c.QPN, ByteLen: c.ByteCnt, WQECounter: c.WQECounter}
-		wc.Opcode, wc.ImmValid = wcOpcodeFor(&c)
-		if wc.ImmValid {
-			wc.Imm = c.ImmInvalPKey
-		}
-		if c.Opcode.IsError() {
-			wc.Status, wc.VendorErr = WCStatus(c.Syndrome), c.VendorSyndrome
-			qp.sawError()
-		}
-		switch {
-		case c.Opcode == mlx5.CQEReq || c.Opcode == mlx5.CQEReqErr:
-			wc.WRID = qp.post.complete(c.WQECounter)
-		case qp.cfg.SRQ != nil:
-			wc.WRID = qp.cfg.SRQ.recv.complete(c.WQECounter)
-		default:
-			wc.WRID = qp.post.rq.complete(c.WQECounter)
-		}
+		fillWC(&wcs[n], qp, &c)
 		n++
 	}
 	if q.ci != start {
@@ -357,15 +318,43 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 	if e := q.failed.Load(); e != nil {
 		return 0, cqFailure(op, q, e)
 	}
+	return 0, q.checkStatus(op)
+}
+
+// checkStatus asks the device for the CQ's status when a whole ring of
+// completions went by since it last asked, or cqStatusEvery; q.pollMu is
+// held.
+func (q *CQ) checkStatus(op string) error {
 	if now := time.Now(); q.ci-q.checkCI >= q.entries || now.Sub(q.checkAt) >= cqStatusEvery {
 		q.checkCI, q.checkAt = q.ci, now
 		if e, err := q.queryStatus(op); err != nil {
-			return 0, err
+			return err
 		} else if e != nil {
-			return 0, cqFailure(op, q, e)
+			return cqFailure(op, q, e)
 		}
 	}
-	return 0, nil
+	return nil
+}
+
+// fillWC converts CQE c of qp into wc and retires its work request.
+func fillWC(wc *WC, qp *QP, c *mlx5.CQE) {
+	*wc = WC{QPN: c.QPN, ByteLen: c.ByteCnt, WQECounter: c.WQECounter}
+	wc.Opcode, wc.ImmValid = wcOpcodeFor(c)
+	if wc.ImmValid {
+		wc.Imm = c.ImmInvalPKey
+	}
+	if c.Opcode.IsError() {
+		wc.Status, wc.VendorErr = WCStatus(c.Syndrome), c.VendorSyndrome
+		qp.sawError()
+	}
+	switch {
+	case c.Opcode == mlx5.CQEReq || c.Opcode == mlx5.CQEReqErr:
+		wc.WRID = qp.post.complete(c.WQECounter)
+	case qp.cfg.SRQ != nil:
+		wc.WRID = qp.cfg.SRQ.recv.complete(c.WQECounter)
+	default:
+		wc.WRID = qp.post.rq.complete(c.WQECounter)
+	}
 }
 
 // queryStatus asks the device for the CQ's status (QUERY_CQ). On an error

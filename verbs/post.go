@@ -33,16 +33,6 @@ const (
 	WRNop
 )
 
-var wrOpNames = [...]string{"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
-	"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "MASKED_ATOMIC_CMP_AND_SWP", "MASKED_ATOMIC_FETCH_AND_ADD", "NOP"}
-
-func (o WROpcode) String() string {
-	if int(o) < len(wrOpNames) {
-		return wrOpNames[o]
-	}
-	return fmt.Sprintf("WROpcode(%d)", uint8(o))
-}
-
 // SGE is one scatter/gather entry: a range of a registered region.
 type SGE struct {
 	Addr   uint64 // iova inside the MR
@@ -148,31 +138,10 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 	}
 	h := mlx5.WQEHead{Index: index, QPN: q.qpn, Flags: mlx5.MakeCtrlFlags(fm, ce, wr.Solicited)}
 	r := mlx5.RAddrSeg{Addr: wr.RemoteAddr, RKey: wr.RKey}
-	if wr.InlineData != nil {
-		switch wr.Opcode {
-		case WRRDMAWrite, WRRDMAWriteImm, WRSend, WRSendImm:
-		default:
-			return mlx5.WQE{}, newErr(op, ErrInvalidValue, "inline data with %v", wr.Opcode)
-		}
-		if uint32(len(wr.InlineData)) > q.Config().MaxInlineData {
-			return mlx5.WQE{}, newErr(op, ErrInvalidValue, "%d inline bytes exceed the QP's %d", len(wr.InlineData), q.Config().MaxInlineData)
-		}
-	} else if uint32(len(wr.SGL)) > q.cfg.SendMaxSGE {
-		return mlx5.WQE{}, newErr(op, ErrInvalidValue, "%d SGEs exceed the QP's %d", len(wr.SGL), q.cfg.SendMaxSGE)
+	if err := q.checkWR(op, wr); err != nil {
+		return mlx5.WQE{}, err
 	}
 	inl := wr.InlineData
-	// one returns the atomic's result buffer: exactly one SGE of exactly
-	// the operand size (the device writes that many bytes; a longer buffer
-	// would be read as holding more than the atomic returns).
-	one := func(size uint32) (mlx5.DataSeg, error) {
-		if len(wr.SGL) != 1 {
-			return mlx5.DataSeg{}, newErr(op, ErrInvalidValue, "%v needs exactly one SGE for the result, got %d", wr.Opcode, len(wr.SGL))
-		}
-		if l := wr.SGL[0].Length; l != size {
-			return mlx5.DataSeg{}, newErr(op, ErrInvalidValue, "%v result buffer of %d bytes: the atomic returns %d bytes", wr.Opcode, l, size)
-		}
-		return dataSegs(wr.SGL)[0], nil
-	}
 	switch wr.Opcode {
 	case WRRDMAWrite:
 		if inl != nil {
@@ -196,32 +165,61 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 		return mlx5.NewSendImm(h, wr.Imm, dataSegs(wr.SGL)...), nil
 	case WRRDMARead:
 		return mlx5.NewRDMARead(h, r, dataSegs(wr.SGL)...), nil
-	case WRAtomicCmpSwp, WRAtomicFetchAdd:
-		d, err := one(8)
-		if err != nil {
-			return mlx5.WQE{}, err
-		}
-		if wr.Opcode == WRAtomicCmpSwp {
-			return mlx5.NewAtomicCS(h, r, wr.Swap, wr.Compare, d), nil
-		}
-		return mlx5.NewAtomicFA(h, r, wr.Compare, d), nil
-	case WRMaskedCmpSwp, WRMaskedFetchAdd:
-		if wr.AtomicSize != 4 && wr.AtomicSize != 8 {
-			return mlx5.WQE{}, newErr(op, ErrInvalidValue, "masked atomic size %d: must be 4 or 8", wr.AtomicSize)
-		}
-		d, err := one(uint32(wr.AtomicSize))
-		if err != nil {
-			return mlx5.WQE{}, err
-		}
-		if wr.Opcode == WRMaskedCmpSwp {
-			s := mlx5.MaskedCSSeg{Swap: wr.Swap, Compare: wr.Compare, SwapMask: wr.SwapMask, CompareMask: wr.CompareMask}
-			return mlx5.NewMaskedCS(h, wr.AtomicSize, r, s, d), nil
-		}
-		return mlx5.NewMaskedFA(h, wr.AtomicSize, r, mlx5.MaskedFASeg{Add: wr.Compare, FieldBoundary: wr.SwapMask}, d), nil
+	case WRAtomicCmpSwp, WRAtomicFetchAdd, WRMaskedCmpSwp, WRMaskedFetchAdd:
+		return atomicWQE(op, wr, h, r)
 	case WRNop:
 		return mlx5.NewNOP(h), nil
 	}
 	return mlx5.WQE{}, newErr(op, ErrInvalidValue, "unknown opcode %v", wr.Opcode)
+}
+
+// checkWR checks a work request's inline data or SGL against the QP.
+func (q *QP) checkWR(op string, wr *SendWR) error {
+	if wr.InlineData != nil {
+		switch wr.Opcode {
+		case WRRDMAWrite, WRRDMAWriteImm, WRSend, WRSendImm:
+		default:
+			return newErr(op, ErrInvalidValue, "inline data with %v", wr.Opcode)
+		}
+		if uint32(len(wr.InlineData)) > q.Config().MaxInlineData {
+			return newErr(op, ErrInvalidValue, "%d inline bytes exceed the QP's %d", len(wr.InlineData), q.Config().MaxInlineData)
+		}
+	} else if uint32(len(wr.SGL)) > q.cfg.SendMaxSGE {
+		return newErr(op, ErrInvalidValue, "%d SGEs exceed the QP's %d", len(wr.SGL), q.cfg.SendMaxSGE)
+	}
+	return nil
+}
+
+// atomicWQE builds the WQE of an atomic work request.
+func atomicWQE(op string, wr *SendWR, h mlx5.WQEHead, r mlx5.RAddrSeg) (mlx5.WQE, error) {
+	size := uint32(8)
+	masked := wr.Opcode == WRMaskedCmpSwp || wr.Opcode == WRMaskedFetchAdd
+	if masked {
+		if wr.AtomicSize != 4 && wr.AtomicSize != 8 {
+			return mlx5.WQE{}, newErr(op, ErrInvalidValue, "masked atomic size %d: must be 4 or 8", wr.AtomicSize)
+		}
+		size = uint32(wr.AtomicSize)
+	}
+	// The result buffer: exactly one SGE of exactly the operand size (the
+	// device writes that many bytes; a longer buffer would be read as
+	// holding more than the atomic returns).
+	if len(wr.SGL) != 1 {
+		return mlx5.WQE{}, newErr(op, ErrInvalidValue, "%v needs exactly one SGE for the result, got %d", wr.Opcode, len(wr.SGL))
+	}
+	if l := wr.SGL[0].Length; l != size {
+		return mlx5.WQE{}, newErr(op, ErrInvalidValue, "%v result buffer of %d bytes: the atomic returns %d bytes", wr.Opcode, l, size)
+	}
+	d := dataSegs(wr.SGL)[0]
+	switch wr.Opcode {
+	case WRAtomicCmpSwp:
+		return mlx5.NewAtomicCS(h, r, wr.Swap, wr.Compare, d), nil
+	case WRAtomicFetchAdd:
+		return mlx5.NewAtomicFA(h, r, wr.Compare, d), nil
+	case WRMaskedCmpSwp:
+		s := mlx5.MaskedCSSeg{Swap: wr.Swap, Compare: wr.Compare, SwapMask: wr.SwapMask, CompareMask: wr.CompareMask}
+		return mlx5.NewMaskedCS(h, wr.AtomicSize, r, s, d), nil
+	}
+	return mlx5.NewMaskedFA(h, wr.AtomicSize, r, mlx5.MaskedFASeg{Add: wr.Compare, FieldBoundary: wr.SwapMask}, d), nil
 }
 
 // PostSend writes the work requests to the send queue and rings the

@@ -207,59 +207,14 @@ func NewQP(c *Context, cfg QPConfig) (*QP, error) {
 
 // newQP checks cfg and builds the QP: the open implementation, or, for a
 // Dev in SDK mode, the SDK's. The QP references d when it is not nil.
+// It reads: check the configuration, reference what the QP uses, check the
+// device's capabilities, then (open mode) size the queues, allocate the
+// work queue and doorbell page and run CREATE_QP. On error everything taken
+// so far is released.
 func newQP(op string, c *Context, d *Dev, cfg QPConfig) (qp *QP, err error) {
-	if c == nil {
-		return nil, newErr(op, ErrInvalidValue, "nil context")
-	}
-	if err := c.check(op); err != nil {
+	if err := checkQPConfig(op, c, cfg); err != nil {
 		return nil, err
 	}
-	if cfg.PD == nil {
-		return nil, newErr(op, ErrInvalidValue, "no PD")
-	}
-	if err := cfg.PD.check(op); err != nil {
-		return nil, err
-	}
-	if cfg.PD.ctx != c {
-		return nil, newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
-	}
-	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
-		return nil, newErr(op, ErrInvalidValue, "external WQ UMEM and DBR UMEM must be given together")
-	}
-	if cfg.UserIndex > maxUserIndex {
-		return nil, newErr(op, ErrInvalidValue, "user index 0x%x does not fit 24 bits", cfg.UserIndex)
-	}
-	if cfg.Type != QPTypeRC && cfg.Type != QPTypeUC {
-		return nil, newErr(op, ErrInvalidValue, "QP type %v is not RC or UC", cfg.Type)
-	}
-	if cfg.SQWR > 0 && cfg.SendCQ == nil {
-		return nil, newErr(op, ErrInvalidValue, "a send queue (sq_wr %d) needs a send CQ", cfg.SQWR)
-	}
-	if (cfg.RQWR > 0 || cfg.SRQ != nil) && cfg.RecvCQ == nil {
-		return nil, newErr(op, ErrInvalidValue, "a receive queue or SRQ needs a receive CQ")
-	}
-	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
-		if cq != nil && cq.ctx != c {
-			return nil, newErr(op, ErrInvalidValue, "CQ %d belongs to another device", cq.cqn)
-		}
-	}
-	if cfg.SRQ != nil && cfg.SRQ.pd != cfg.PD {
-		return nil, newErr(op, ErrInvalidValue, "SRQ %d is on another PD", cfg.SRQ.srqn)
-	}
-	if cfg.UMem != nil {
-		if err := cfg.UMem.sameDevice(op, c, "WQ UMEM"); err != nil {
-			return nil, err
-		}
-		if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.UAR != nil {
-		if err := cfg.UAR.sameDevice(op, c); err != nil {
-			return nil, err
-		}
-	}
-
 	q := &QP{ctx: c, dev: d, cfg: cfg}
 	// Reference the PD first: it keeps the device open while the QP is made.
 	if err := cfg.PD.acquire(op, "PD", &q.node); err != nil {
@@ -293,178 +248,295 @@ func newQP(op string, c *Context, d *Dev, cfg QPConfig) (qp *QP, err error) {
 		}
 		q.held = append(q.held, x.n)
 	}
-	attr, err := c.caps()
-	if err != nil {
+	if q.devAttr, err = c.caps(); err != nil {
 		return nil, wrapErr(op, codeOf(err), err, "device query")
 	}
-	q.devAttr = attr
+	if err := checkQPCaps(op, cfg, q.devAttr); err != nil {
+		return nil, err
+	}
+	if d != nil && d.mode == ModeSDK {
+		err = q.createSDK(op, d)
+	} else {
+		err = q.create(op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// checkQPConfig checks what a QP configuration names before anything is
+// referenced: the objects exist, belong to c and fit together.
+func checkQPConfig(op string, c *Context, cfg QPConfig) error {
+	if c == nil {
+		return newErr(op, ErrInvalidValue, "nil context")
+	}
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if cfg.PD == nil {
+		return newErr(op, ErrInvalidValue, "no PD")
+	}
+	if err := cfg.PD.check(op); err != nil {
+		return err
+	}
+	if cfg.PD.ctx != c {
+		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
+	}
+	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
+		return newErr(op, ErrInvalidValue, "external WQ UMEM and DBR UMEM must be given together")
+	}
+	if cfg.UserIndex > maxUserIndex {
+		return newErr(op, ErrInvalidValue, "user index 0x%x does not fit 24 bits", cfg.UserIndex)
+	}
+	if cfg.Type != QPTypeRC && cfg.Type != QPTypeUC {
+		return newErr(op, ErrInvalidValue, "QP type %v is not RC or UC", cfg.Type)
+	}
+	if cfg.SQWR > 0 && cfg.SendCQ == nil {
+		return newErr(op, ErrInvalidValue, "a send queue (sq_wr %d) needs a send CQ", cfg.SQWR)
+	}
+	if (cfg.RQWR > 0 || cfg.SRQ != nil) && cfg.RecvCQ == nil {
+		return newErr(op, ErrInvalidValue, "a receive queue or SRQ needs a receive CQ")
+	}
+	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
+		if cq != nil && cq.ctx != c {
+			return newErr(op, ErrInvalidValue, "CQ %d belongs to another device", cq.cqn)
+		}
+	}
+	if cfg.SRQ != nil && cfg.SRQ.pd != cfg.PD {
+		return newErr(op, ErrInvalidValue, "SRQ %d is on another PD", cfg.SRQ.srqn)
+	}
+	if cfg.UMem != nil {
+		if err := cfg.UMem.sameDevice(op, c, "WQ UMEM"); err != nil {
+			return err
+		}
+		if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
+			return err
+		}
+	}
+	if cfg.UAR != nil {
+		if err := cfg.UAR.sameDevice(op, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkQPCaps checks the configuration against the device's capabilities.
+func checkQPCaps(op string, cfg QPConfig, attr *DeviceAttr) error {
 	if cfg.Type == QPTypeRC && !attr.RCSupported {
-		return nil, newErr(op, ErrNotSupported, "device does not support RC")
+		return newErr(op, ErrNotSupported, "device does not support RC")
 	}
 	switch cfg.SendDBRMode {
 	case SendDBRValid:
 	case SendNoDBRExt:
 		if !attr.SendDBRModeNoDBRExt {
-			return nil, newErr(op, ErrNotSupported, "send DBR mode NO_DBR_EXT needs a device with send_dbr_mode_no_dbr_ext (ConnectX-8 class)")
+			return newErr(op, ErrNotSupported, "send DBR mode NO_DBR_EXT needs a device with send_dbr_mode_no_dbr_ext (ConnectX-8 class)")
 		}
 		if cfg.EmulateNoDBRExt {
-			return nil, newErr(op, ErrInvalidValue, "EmulateNoDBRExt is for DBR_VALID QPs, not NO_DBR_EXT")
+			return newErr(op, ErrInvalidValue, "EmulateNoDBRExt is for DBR_VALID QPs, not NO_DBR_EXT")
 		}
 		if cfg.UAR == nil {
-			return nil, newErr(op, ErrInvalidValue, "NO_DBR_EXT QPs ring at UAR base + 0x600: give an external UAR")
+			return newErr(op, ErrInvalidValue, "NO_DBR_EXT QPs ring at UAR base + 0x600: give an external UAR")
 		}
 	default:
-		return nil, newErr(op, ErrInvalidValue, "unknown send DBR mode %v", cfg.SendDBRMode)
+		return newErr(op, ErrInvalidValue, "unknown send DBR mode %v", cfg.SendDBRMode)
 	}
 	if cfg.CoreDirectMaster && !attr.CoreDirect {
-		return nil, newErr(op, ErrNotSupported, "core-direct master QPs need the cd capability")
+		return newErr(op, ErrNotSupported, "core-direct master QPs need the cd capability")
 	}
-	if d != nil && d.mode == ModeSDK {
-		for _, u := range []*UMem{cfg.UMem, cfg.DBRUMem} {
-			if u == nil {
-				continue
-			}
-			if err := u.acquire(op, "UMem", &q.node); err != nil {
-				return nil, err
-			}
-			q.held = append(q.held, &u.node)
-		}
-		if cfg.UAR != nil {
-			if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
-				return nil, err
-			}
-			q.held = append(q.held, &cfg.UAR.node)
-			q.uar = cfg.UAR
-		}
-		if err := d.newQPSDK(op, q); err != nil {
-			return nil, err
-		}
-		q.state = QPStateRST
-		for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
-			if cq != nil {
-				cq.qps.add(q)
-			}
-		}
-		q.init("QP", fmt.Sprintf("QP 0x%x (SDK) on %s", q.qpn, c.name))
-		return q, nil
-	}
+	return nil
+}
 
+// createSDK makes the QP through the SDK (SDK mode); the caller cleans up
+// on error.
+func (q *QP) createSDK(op string, d *Dev) error {
+	cfg := q.cfg
+	for _, u := range []*UMem{cfg.UMem, cfg.DBRUMem} {
+		if u == nil {
+			continue
+		}
+		if err := u.acquire(op, "UMem", &q.node); err != nil {
+			return err
+		}
+		q.held = append(q.held, &u.node)
+	}
+	if cfg.UAR != nil {
+		if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
+			return err
+		}
+		q.held = append(q.held, &cfg.UAR.node)
+		q.uar = cfg.UAR
+	}
+	if err := d.newQPSDK(op, q); err != nil {
+		return err
+	}
+	q.state = QPStateRST
+	q.attachCQs()
+	q.init("QP", fmt.Sprintf("QP 0x%x (SDK) on %s", q.qpn, q.ctx.name))
+	return nil
+}
+
+// create makes the open-mode QP: queue geometry, work queue memory,
+// doorbells, then CREATE_QP; the caller cleans up on error.
+func (q *QP) create(op string) error {
+	wqBytes, err := q.sizeQueues(op)
+	if err != nil {
+		return err
+	}
+	wq, dbr, dbrOff, err := q.allocWQ(op, wqBytes)
+	if err != nil {
+		return err
+	}
+	if err := q.attachUAR(op); err != nil {
+		return err
+	}
+	in, err := createQPIn(q, wq, dbr, dbrOff).Marshal()
+	if err != nil {
+		return wrapErr(op, ErrInvalidValue, err, "build CREATE_QP")
+	}
+	if q.obj, err = q.ctx.dev.CreateObj(in, make([]byte, prmCreateOutLen)); err != nil {
+		return driverErr(op, err, "CREATE_QP")
+	}
+	q.qpn = q.obj.ID()
+	q.state = QPStateRST
+	q.post.init(q)
+	q.attachCQs()
+	q.init("QP", fmt.Sprintf("QP 0x%x on %s", q.qpn, q.ctx.name))
+	return nil
+}
+
+// attachCQs tells the QP's CQs about it.
+func (q *QP) attachCQs() {
+	for _, cq := range []*CQ{q.cfg.SendCQ, q.cfg.RecvCQ} {
+		if cq != nil {
+			cq.qps.add(q)
+		}
+	}
+}
+
+// sizeQueues computes the SQ and RQ geometry and returns the work queue's
+// size in bytes, checking it against an external UMEM.
+func (q *QP) sizeQueues(op string) (uint64, error) {
+	cfg, attr := q.cfg, q.devAttr
+	var err error
 	if cfg.RQWR > 0 && cfg.SRQ == nil {
 		if q.rq, err = sizeRQ(op, cfg.RQWR, cfg.RecvMaxSGE, attr.MaxQPWR, attr.MaxRQDescSize); err != nil {
-			return nil, err
+			return 0, err
 		}
 		q.hasRQ = true
 	}
 	if cfg.SQWR > 0 {
 		if q.sq, err = sizeSQ(op, cfg.SQWR, cfg.SendMaxSGE, cfg.MaxInlineData, attr.MaxSQDescSize, attr.MaxSendWQEBB); err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
-	sqBytes := q.sq.wqebbs * wqebb
-	wqBytes := q.rq.bytes + sqBytes
+	wqBytes := q.rq.bytes + q.sq.wqebbs*wqebb
 	if cfg.UMem != nil {
 		if cfg.UMemOffset != 0 {
-			return nil, newErr(op, ErrInvalidValue, "WQ UMEM offset %d: must be 0 (firmware gets no WQ offset)", cfg.UMemOffset)
+			return 0, newErr(op, ErrInvalidValue, "WQ UMEM offset %d: must be 0 (firmware gets no WQ offset)", cfg.UMemOffset)
 		}
 		if wqBytes > cfg.UMem.Size() {
-			return nil, newErr(op, ErrInvalidValue, "work queue needs %d bytes, UMEM has %d", wqBytes, cfg.UMem.Size())
+			return 0, newErr(op, ErrInvalidValue, "work queue needs %d bytes, UMEM has %d", wqBytes, cfg.UMem.Size())
 		}
 		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset > cfg.DBRUMem.Size() || cfg.DBRUMem.Size()-cfg.DBRUMemOffset < 8 {
-			return nil, newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
+			return 0, newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
 		}
 	}
+	return wqBytes, nil
+}
 
-	var wqUMem, dbrUMem *UMem
-	var dbrOff uint64
+// allocWQ references the external WQ and DBR UMEMs, or allocates host
+// memory with the doorbell record after the work queue and registers it; it
+// returns the UMEMs and the DBR offset and sets the QP's addresses.
+func (q *QP) allocWQ(op string, wqBytes uint64) (wq, dbr *UMem, dbrOff uint64, err error) {
+	cfg := q.cfg
 	if cfg.UMem != nil {
-		wqUMem, dbrUMem, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
-		for _, u := range []*UMem{wqUMem, dbrUMem} {
+		wq, dbr, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
+		for _, u := range []*UMem{wq, dbr} {
 			if err := u.acquire(op, "UMem", &q.node); err != nil {
-				return nil, err
+				return nil, nil, 0, err
 			}
 			q.held = append(q.held, &u.node)
 		}
 	} else {
 		dbrOff = alignUp(wqBytes, dbrArea)
 		if q.buf, err = allocHost(op, dbrOff+dbrArea); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
-		if q.umem, err = newUMem(op, c, nil, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
-			return nil, err
+		if q.umem, err = newUMem(op, q.ctx, nil, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
+			return nil, nil, 0, err
 		}
 		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
-			return nil, err
+			return nil, nil, 0, err
 		}
-		wqUMem, dbrUMem = q.umem, q.umem
+		wq, dbr = q.umem, q.umem
 	}
-	q.wq = wqUMem.Addr()
+	q.wq = wq.Addr()
 	q.sqAddr = q.wq + uintptr(q.rq.bytes)
-	q.dbr = dbrUMem.Addr() + uintptr(dbrOff)
+	q.dbr = dbr.Addr() + uintptr(dbrOff)
+	return wq, dbr, dbrOff, nil
+}
 
-	if cfg.UAR != nil {
-		if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
-			return nil, err
+// attachUAR references the configured UAR or allocates the QP's own, and
+// sets the doorbell address the send DBR mode rings.
+func (q *QP) attachUAR(op string) error {
+	if u := q.cfg.UAR; u != nil {
+		if err := u.acquire(op, "UAR", &q.node); err != nil {
+			return err
 		}
-		q.held = append(q.held, &cfg.UAR.node)
-		q.uar = cfg.UAR
+		q.held = append(q.held, &u.node)
+		q.uar = u
 	} else {
-		u, err := newUARFallback(c, op, UARBlueFlame, UARNonCache)
+		u, err := newUARFallback(q.ctx, op, UARBlueFlame, UARNonCache)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		q.uar, q.ownUAR = u, true
 		// The QP's own page: QP.UAR returns it, and closing it under the
 		// QP would leave the doorbell unmapped.
 		if err := u.acquire(op, "UAR", &q.node); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if cfg.SendDBRMode == SendNoDBRExt {
+	if q.cfg.SendDBRMode == SendNoDBRExt {
 		q.db = q.uar.DBRLessAddr()
 	} else {
 		q.db = q.uar.RegAddr()
 	}
+	return nil
+}
 
-	p := qpParams{
-		st: cfg.Type, pdn: cfg.PD.PDN(), uarPage: q.uar.ID(), userIndex: cfg.UserIndex,
-		sendDBRMode: cfg.SendDBRMode, dbrUMemID: dbrUMem.ID(), dbrOffset: dbrOff,
-		cdMaster: cfg.CoreDirectMaster, wqUMemID: wqUMem.ID(), tsFormat: tsFormatFor(attr.TSFormat),
+// createQPIn is the CREATE_QP command of q: its configuration, the queue
+// geometry, the UAR and the work queue and doorbell record UMEMs.
+func createQPIn(q *QP, wq, dbr *UMem, dbrOff uint64) mlx5.CreateQPIn {
+	cfg := q.cfg
+	c := mlx5.QPContext{
+		ST: mlx5.STRC, PD: cfg.PD.PDN(), UARPage: q.uar.ID(), UserIndex: cfg.UserIndex,
+		SendDBRMode: mlx5.SendDBRMode(cfg.SendDBRMode), DBRUMEMValid: true, DBRUMEMID: dbr.ID(), DBRAddr: dbrOff,
+		CDMaster: cfg.CoreDirectMaster, TSFormat: tsFormatFor(q.devAttr.TSFormat),
+	}
+	if cfg.Type == QPTypeUC {
+		c.ST = mlx5.STUC
 	}
 	if cfg.SQWR > 0 {
-		p.cqnSnd = cfg.SendCQ.cqn
-		p.logSQ = q.sq.logSize
+		c.CQNSnd, c.LogSQSize = cfg.SendCQ.cqn, uint8(q.sq.logSize)
 	} else {
-		p.noSQ = true
+		c.NoSQ = true
 	}
 	switch {
 	case cfg.SRQ != nil:
-		p.cqnRcv, p.rqType, p.srqn = cfg.RecvCQ.cqn, rqTypeSRQ, cfg.SRQ.srqn
+		c.CQNRcv, c.RQType, c.SRQNRMPNXRQN = cfg.RecvCQ.cqn, mlx5.RQTypeSRQ, cfg.SRQ.srqn
 	case q.hasRQ:
-		p.cqnRcv, p.rqType, p.logRQ, p.logRQStride = cfg.RecvCQ.cqn, rqTypeRegular, q.rq.logSize, q.rq.logStride
+		c.CQNRcv, c.RQType = cfg.RecvCQ.cqn, mlx5.RQTypeRegular
+		c.LogRQSize, c.LogRQStride = uint8(q.rq.logSize), uint8(q.rq.logStride)
 	default:
-		p.rqType = rqTypeZero
+		c.RQType = mlx5.RQTypeZeroSize
 		if cfg.RecvCQ != nil {
-			p.cqnRcv = cfg.RecvCQ.cqn
+			c.CQNRcv = cfg.RecvCQ.cqn
 		}
 	}
-	in, err := prmCreateQP(p)
-	if err != nil {
-		return nil, wrapErr(op, ErrInvalidValue, err, "build CREATE_QP")
-	}
-	q.obj, err = c.dev.CreateObj(in, make([]byte, prmCreateOutLen))
-	if err != nil {
-		return nil, driverErr(op, err, "CREATE_QP")
-	}
-	q.qpn = q.obj.ID()
-	q.state = QPStateRST
-	q.post.init(q)
-	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
-		if cq != nil {
-			cq.qps.add(q)
-		}
-	}
-	q.init("QP", fmt.Sprintf("QP 0x%x on %s", q.qpn, c.name))
-	return q, nil
+	return mlx5.CreateQPIn{CmdHeader: mlx5.CmdHeader{Opcode: mlx5.OpCreateQP}, QPC: c, WQUMEMID: wq.ID(), WQUMEMValid: true}
 }
 
 // releaseHeld drops the references NewQP took on other objects.
@@ -491,11 +563,11 @@ func nodeOfSRQ(s *SRQ) *node {
 
 // tsFormatFor picks qpc.ts_format from the sq_ts_format capability: free
 // running (0) when that is all the device has, else DEFAULT (1).
-func tsFormatFor(capTS uint8) uint8 {
+func tsFormatFor(capTS uint8) mlx5.TSFormat {
 	if capTS == 0 {
-		return 0
+		return mlx5.TSFreeRunning
 	}
-	return 1
+	return mlx5.TSDefault
 }
 
 // teardown destroys what NewQP made (not the references it holds). It can

@@ -209,11 +209,28 @@ func (d *Dev) newQPInitAttrSDK(op string, cfg QPConfig) (_ docasdk.QPInitAttr, e
 	if err != nil {
 		return a, err
 	}
-	type step struct {
-		what string
-		do   func() error
+	for _, s := range qpInitAttrSteps(a, vpd, cfg) {
+		if err := s.do(); err != nil {
+			if s.what == "ordering_semantic" {
+				logPrint(logInfo, docasdk.MsgSetOrderingUnsupportedSDK)
+			}
+			return a, sdkErr(op, true, err, "QP init attribute %s", s.what)
+		}
 	}
-	steps := []step{
+	return a, nil
+}
+
+// initAttrStep is one setter of the SDK's QP init attributes.
+type initAttrStep struct {
+	what string
+	do   func() error
+}
+
+// qpInitAttrSteps lists the setters that give a the configuration cfg, in
+// the order DOCA calls them; a setter of an absent option does nothing.
+func qpInitAttrSteps(a docasdk.QPInitAttr, vpd docasdk.VerbsPD, cfg QPConfig) []initAttrStep {
+	type step = initAttrStep
+	return []step{
 		{"pd", func() error { return a.SetPD(vpd) }},
 		{"send cq", func() error {
 			if cfg.SendCQ == nil {
@@ -272,15 +289,6 @@ func (d *Dev) newQPInitAttrSDK(op string, cfg QPConfig) (_ docasdk.QPInitAttr, e
 			return a.SetOrderingSemantic(uint32(cfg.OrderingSemantic))
 		}},
 	}
-	for _, s := range steps {
-		if err := s.do(); err != nil {
-			if s.what == "ordering_semantic" {
-				logPrint(logInfo, docasdk.MsgSetOrderingUnsupportedSDK)
-			}
-			return a, sdkErr(op, true, err, "QP init attribute %s", s.what)
-		}
-	}
-	return a, nil
 }
 
 // newQPSDK creates the QP through the SDK; q carries the checked

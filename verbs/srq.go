@@ -42,31 +42,8 @@ type SRQ struct {
 // UMem must belong to device c (ErrInvalidValue otherwise).
 func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	const op = "doca_verbs_srq_create"
-	if err := c.check(op); err != nil {
+	if err := checkSRQConfig(op, c, cfg); err != nil {
 		return nil, err
-	}
-	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
-		return nil, newErr(op, ErrInvalidValue, "SRQ type %v", cfg.Type)
-	}
-	if cfg.PD == nil {
-		return nil, newErr(op, ErrInvalidValue, "no PD")
-	}
-	if err := cfg.PD.check(op); err != nil {
-		return nil, err
-	}
-	if cfg.PD.ctx != c {
-		return nil, newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
-	}
-	if cfg.UMem != nil {
-		if err := cfg.UMem.sameDevice(op, c, "UMEM"); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.WR == 0 {
-		return nil, newErr(op, ErrInvalidValue, "srq_wr is 0")
-	}
-	if cfg.MaxRecvSGE == 0 {
-		return nil, newErr(op, ErrInvalidValue, "receive_max_sges is 0")
 	}
 	s := &SRQ{ctx: c, cfg: cfg, pd: cfg.PD}
 	if err := cfg.PD.acquire(op, "PD", &s.node); err != nil {
@@ -91,37 +68,12 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 	if cfg.MaxRecvSGE > attr.MaxSRQSGE {
 		return nil, newErr(op, ErrNotSupported, "receive_max_sges %d exceeds the device's %d", cfg.MaxRecvSGE, attr.MaxSRQSGE)
 	}
-	g := sizeSRQ(cfg.Type, cfg.WR, cfg.MaxRecvSGE)
-	s.geo = g
-	if cfg.UMem != nil && (cfg.UMemOffset > cfg.UMem.Size() || cfg.UMem.Size()-cfg.UMemOffset < g.dbrOff+8) {
-		return nil, newErr(op, ErrInvalidValue, "SRQ needs %d bytes at offset %d, UMEM has %d", g.dbrOff+8, cfg.UMemOffset, cfg.UMem.Size())
+	s.geo = sizeSRQ(cfg.Type, cfg.WR, cfg.MaxRecvSGE)
+	u, off, err := s.allocRing(op)
+	if err != nil {
+		return nil, err
 	}
-	var u *UMem
-	var off uint64
-	if cfg.UMem != nil {
-		if err := cfg.UMem.acquire(op, "UMem", &s.node); err != nil {
-			return nil, err
-		}
-		s.held = append(s.held, &cfg.UMem.node)
-		u, off = cfg.UMem, cfg.UMemOffset
-	} else {
-		if s.buf, err = allocHost(op, g.dbrOff+dbrArea); err != nil {
-			return nil, err
-		}
-		if s.umem, err = newUMem(op, c, nil, s.buf.addr(), uint64(len(s.buf.b)), 0, nil); err != nil {
-			return nil, err
-		}
-		if err := s.umem.acquire(op, "UMem", &s.node); err != nil {
-			return nil, err
-		}
-		u = s.umem
-	}
-	s.ring = u.Addr() + uintptr(off)
-	s.dbr = s.ring + uintptr(g.dbrOff)
-	in, err := prmCreateRMP(rmpParams{
-		linkedList: cfg.Type == SRQLinkedList, pdn: cfg.PD.PDN(), logSize: g.logSize, logStride: g.logWQESz,
-		umemID: u.ID(), umemOffset: off, dbrOffset: off + g.dbrOff,
-	})
+	in, err := createRMPIn(cfg, s.geo, u, off).Marshal()
 	if err != nil {
 		return nil, wrapErr(op, ErrInvalidValue, err, "build CREATE_RMP")
 	}
@@ -130,9 +82,92 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 		return nil, driverErr(op, err, "CREATE_RMP")
 	}
 	s.srqn = s.obj.ID()
-	s.recv.init(s.ring, uint32(g.entries), uint32(g.wqeSize), s.dbr, cfg.Type == SRQLinkedList)
+	s.recv.init(s.ring, uint32(s.geo.entries), uint32(s.geo.wqeSize), s.dbr, cfg.Type == SRQLinkedList)
 	s.init("SRQ", fmt.Sprintf("SRQ 0x%x on %s", s.srqn, c.name))
 	return s, nil
+}
+
+// checkSRQConfig checks an SRQ configuration before anything is referenced.
+func checkSRQConfig(op string, c *Context, cfg SRQConfig) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
+		return newErr(op, ErrInvalidValue, "SRQ type %v", cfg.Type)
+	}
+	if cfg.PD == nil {
+		return newErr(op, ErrInvalidValue, "no PD")
+	}
+	if err := cfg.PD.check(op); err != nil {
+		return err
+	}
+	if cfg.PD.ctx != c {
+		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
+	}
+	if cfg.UMem != nil {
+		if err := cfg.UMem.sameDevice(op, c, "UMEM"); err != nil {
+			return err
+		}
+	}
+	if cfg.WR == 0 {
+		return newErr(op, ErrInvalidValue, "srq_wr is 0")
+	}
+	if cfg.MaxRecvSGE == 0 {
+		return newErr(op, ErrInvalidValue, "receive_max_sges is 0")
+	}
+	return nil
+}
+
+// allocRing references the external UMEM or allocates and registers host
+// memory for the ring and its doorbell record; it returns the UMEM and the
+// ring's offset in it and sets the SRQ's addresses.
+func (s *SRQ) allocRing(op string) (u *UMem, off uint64, err error) {
+	cfg, g := s.cfg, s.geo
+	if cfg.UMem != nil {
+		if cfg.UMemOffset > cfg.UMem.Size() || cfg.UMem.Size()-cfg.UMemOffset < g.dbrOff+8 {
+			return nil, 0, newErr(op, ErrInvalidValue, "SRQ needs %d bytes at offset %d, UMEM has %d", g.dbrOff+8, cfg.UMemOffset, cfg.UMem.Size())
+		}
+		if err := cfg.UMem.acquire(op, "UMem", &s.node); err != nil {
+			return nil, 0, err
+		}
+		s.held = append(s.held, &cfg.UMem.node)
+		u, off = cfg.UMem, cfg.UMemOffset
+	} else {
+		if s.buf, err = allocHost(op, g.dbrOff+dbrArea); err != nil {
+			return nil, 0, err
+		}
+		if s.umem, err = newUMem(op, s.ctx, nil, s.buf.addr(), uint64(len(s.buf.b)), 0, nil); err != nil {
+			return nil, 0, err
+		}
+		if err := s.umem.acquire(op, "UMem", &s.node); err != nil {
+			return nil, 0, err
+		}
+		u = s.umem
+	}
+	s.ring = u.Addr() + uintptr(off)
+	s.dbr = s.ring + uintptr(g.dbrOff)
+	return u, off, nil
+}
+
+// createRMPIn is the CREATE_RMP command of an SRQ of cfg: a ready RMP whose
+// ring (cyclic or linked list) and doorbell record are at off in u.
+func createRMPIn(cfg SRQConfig, g srqGeometry, u *UMem, off uint64) mlx5.CreateRMPIn {
+	wqType, cyclic := mlx5.WQTypeCyclic, true
+	if cfg.Type == SRQLinkedList {
+		wqType, cyclic = mlx5.WQTypeLinkedList, false
+	}
+	return mlx5.CreateRMPIn{
+		CmdHeader: mlx5.CmdHeader{Opcode: mlx5.OpCreateRMP},
+		RMPC: mlx5.RMPContext{
+			State: mlx5.RMPStateRDY, BasicCyclicRcvWQE: cyclic,
+			WQ: mlx5.WQContext{
+				WQType: wqType, EndPaddingMode: 1, PD: cfg.PD.PDN(), DBRAddr: off + g.dbrOff,
+				LogWQStride: uint8(g.logWQESz), LogWQSz: uint8(g.logSize),
+				DBRUMEMValid: true, WQUMEMValid: true, DBRUMEMID: u.ID(), WQUMEMID: u.ID(),
+				WQUMEMOffset: off,
+			},
+		},
+	}
 }
 
 func (s *SRQ) releaseHeld() {

@@ -235,20 +235,13 @@ func (e *env) connectBoth(loc, rem *gpunetio.QPHL) error {
 	return nil
 }
 
-// connect moves qp through INIT and RTR to RTS towards peer (RoCE, GID peerGID).
+// connect connects qp to peer (RoCE, GID peerGID) with verbs.QP.ConnectRC:
+// atomics up to 8 bytes, 16 outstanding READs and atomics each way.
 func connect(qp, peer *verbs.QP, peerGID verbs.GID) error {
-	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: verbs.AtomicUpTo8Bytes},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead|verbs.QPAttrAtomicMode); err != nil {
-		return fmt.Errorf("RST->INIT: %w", err)
+	local, err := qp.LocalEndpoint(1, 0)
+	if err != nil {
+		return err
 	}
-	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, DestQPNum: peer.QPN(),
-		AH: &verbs.AHAttr{GID: peerGID, AddrType: verbs.AddrTypeIPv4, HopLimit: 255}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
-		verbs.QPAttrNextState|verbs.QPAttrPathMTU|verbs.QPAttrRQPSN|verbs.QPAttrDestQPNum|verbs.QPAttrAHAttr|verbs.QPAttrMinRNRTimer|verbs.QPAttrMaxDestRDAtomic); err != nil {
-		return fmt.Errorf("INIT->RTR: %w", err)
-	}
-	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTS, AckTimeout: 14, RetryCnt: 7, RNRRetry: 1, MaxRDAtomic: 16},
-		verbs.QPAttrNextState|verbs.QPAttrSQPSN|verbs.QPAttrAckTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic); err != nil {
-		return fmt.Errorf("RTR->RTS: %w", err)
-	}
-	return nil
+	return qp.ConnectRC(local, verbs.Endpoint{QPN: peer.QPN(), GID: peerGID}, &verbs.ConnectOptions{
+		PathMTU: verbs.Ptr(verbs.MTU4096), RemoteAtomic: verbs.Ptr(verbs.AtomicUpTo8Bytes), MaxRDAtomic: 16, MaxDestRDAtomic: 16})
 }

@@ -102,17 +102,16 @@ func connect(t *testing.T, s, peer *side) {
 	connectQP(t, s.hl.QP(), peer.hl.QP().QPN(), peer.gid, 14, 7)
 }
 
-// connectQP moves qp to RTS towards the peer QP; ackTimeout (4.096 us x 2^n) and
-// retry set how soon a silent peer fails the requester with TRANSPORT_RETRY_EXC.
+// connectQP connects qp to the peer QP with verbs.QP.ConnectRC; ackTimeout
+// (4.096 us x 2^n) and retry set how soon a silent peer fails the requester
+// with TRANSPORT_RETRY_EXC.
 func connectQP(t *testing.T, qp *verbs.QP, peerQPN uint32, peerGID verbs.GID, ackTimeout, retry uint8) {
 	t.Helper()
-	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: verbs.AtomicUpTo8Bytes},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead|verbs.QPAttrAtomicMode))
-	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, DestQPNum: peerQPN,
-		AH: &verbs.AHAttr{GID: peerGID, AddrType: verbs.AddrTypeIPv4, HopLimit: 255}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
-		verbs.QPAttrNextState|verbs.QPAttrPathMTU|verbs.QPAttrRQPSN|verbs.QPAttrDestQPNum|verbs.QPAttrAHAttr|verbs.QPAttrMinRNRTimer|verbs.QPAttrMaxDestRDAtomic))
-	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTS, AckTimeout: ackTimeout, RetryCnt: retry, RNRRetry: 1, MaxRDAtomic: 16},
-		verbs.QPAttrNextState|verbs.QPAttrSQPSN|verbs.QPAttrAckTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic))
+	local, err := qp.LocalEndpoint(1, 0)
+	require.NoError(t, err)
+	require.NoError(t, qp.ConnectRC(local, verbs.Endpoint{QPN: peerQPN, GID: peerGID}, &verbs.ConnectOptions{
+		PathMTU: verbs.Ptr(verbs.MTU4096), RemoteAtomic: verbs.Ptr(verbs.AtomicUpTo8Bytes),
+		AckTimeout: &ackTimeout, RetryCnt: &retry, MaxRDAtomic: 16, MaxDestRDAtomic: 16}))
 }
 
 func devQP(t *testing.T, s *side) *devhost.QP {
