@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdaki/gpunetio/cuda"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 )
 
 // The kernel the program launches is the one kernel.cu defines, with the
@@ -34,7 +36,7 @@ func TestKernelSignature(t *testing.T) {
 // program compiles it (here for a fixed architecture: there is no GPU).
 func TestKernelCompilesWithNVRTC(t *testing.T) {
 	if _, err := cuda.NVRTCLibrary(); errors.Is(err, cuda.ErrNoNVRTC) {
-		t.Skipf("no NVRTC library (libnvrtc) on this machine: %v", err)
+		gpuskip.Skipf(t, "no NVRTC library (libnvrtc) on this machine: %v", err)
 	}
 	out, err := cuda.Compile(kernelSource, "kernel.cu", &cuda.CompileOptions{Arch: "sm_80"})
 	require.NoError(t, err)
