@@ -240,6 +240,9 @@ func (q *QP) PostSend(wrs ...SendWR) error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "the host data path (QP.PostSend)")
+	}
 	p := &q.post
 	if p.ring == nil {
 		return newErr(op, ErrNotSupported, "QP 0x%x has no send queue", q.qpn)
@@ -453,6 +456,9 @@ func (q *QP) PostRecv(wrs ...RecvWR) error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "the host data path (QP.PostRecv)")
+	}
 	if q.cfg.SRQ != nil {
 		return newErr(op, ErrInvalidValue, "QP 0x%x receives through SRQ 0x%x: post to the SRQ", q.qpn, q.cfg.SRQ.srqn)
 	}
