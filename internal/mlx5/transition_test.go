@@ -294,7 +294,7 @@ func TestTransitionRules(t *testing.T) {
 	legal := map[Opcode][]QPState{
 		OpRST2INIT: {QPStateRST}, OpINIT2INIT: {QPStateINIT}, OpINIT2RTR: {QPStateINIT},
 		OpRTR2RTS: {QPStateRTR}, OpRTS2RTS: {QPStateRTS}, OpSQERR2RTS: {QPStateSQER},
-		Op2ERR: {QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD},
+		Op2ERR: {QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD, QPStateERR},
 		Op2RST: {QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD, QPStateERR},
 	}
 	for op, states := range legal {

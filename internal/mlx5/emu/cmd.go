@@ -325,7 +325,7 @@ func (o *object) Modify(in, out []byte) error {
 		return err
 	}
 	code := uint16(mlx5.Get(b, fOpcode))
-	_, isQP := transitions[code]
+	_, isQP := transitionOf(code)
 	if o.kind == objRMP && code == mlx5.OpModifyRMP {
 		// MODIFY_RMP passes the kernel; the emulated firmware does not
 		// implement it (BAD_OP).
