@@ -10,6 +10,9 @@ import (
 
 var cqf = mlx5.CQCFields
 
+// cqcByte is the cqc's position in CREATE_CQ and QUERY_CQ mailboxes.
+const cqcByte = mlx5.CQCMailboxBit / 8
+
 // CREATE_CQ input fields beyond the cqc.
 var (
 	fCQUMEMOffset = mlx5.CreateCQInFields.CQUMEMOffset
@@ -48,50 +51,59 @@ const (
 	cqStatusWriteErr = 0xa
 )
 
-// createCQ executes CREATE_CQ; n.mu held.
+// eqnDword is the whole dword c_eqn sits in (the kernel's
+// c_eqn_or_apu_element): a value in its upper bits is no EQ of the device.
+var eqnDword = mlx5.F(cqf.CEQN.Bit&^31, 32)
+
+// createCQ executes CREATE_CQ; n.mu held. The mailbox is decoded by
+// mlx5.UnmarshalCreateCQIn (firmware reads no further than its 272 bytes).
 func (c *devCtx) createCQ(in, out []byte) fwError {
 	n := c.nic
-	ctxb := in[16:80]
-	if mlx5.Get(ctxb, cqf.Status) != 0 || mlx5.Get(ctxb, cqf.ST) != 0 || mlx5.Get(ctxb, cqf.ProducerCounter) != 0 ||
-		mlx5.Get(ctxb, cqf.ConsumerCounter) != 0 || mlx5.Get(ctxb, cqf.LastNotifiedIndex) != 0 || mlx5.Get(ctxb, cqf.LastSolicitIndex) != 0 {
+	cmd, err := mlx5.UnmarshalCreateCQIn(in[:mlx5.CreateCQInLen])
+	if err != nil {
+		return fwError(SynBadInLen) // not reached: checkLen ran
+	}
+	x := &cmd.CQC
+	ctxb := in[cqcByte : cqcByte+mlx5.CQCLen]
+	if x.Status != 0 || x.ST != 0 || x.ProducerCounter != 0 || x.ConsumerCounter != 0 || x.LastNotifiedIndex != 0 || x.LastSolicitIndex != 0 {
 		return fwError(SynReserved)
 	}
-	if mlx5.Get(ctxb, cqf.CQESz) != mlx5.CQESize64 {
+	if x.CQESz != mlx5.CQESize64 {
 		return fwError(SynCQESize)
 	}
-	if mlx5.GetBool(ctxb, cqf.CQECompEn) || mlx5.Get(ctxb, cqf.MiniCQEResFormat) != 0 || mlx5.Get(ctxb, cqf.MiniCQEResFormatExt) != 0 {
+	if x.CQECompEn || x.MiniCQEResFormat != 0 || x.MiniCQEResFormatExt != 0 {
 		return fwError(SynCQCompression)
 	}
-	if mlx5.Get(ctxb, cqf.PageOffset) != 0 {
+	if x.PageOffset != 0 {
 		return fwError(SynCQPageOffset)
 	}
-	log := uint8(mlx5.Get(ctxb, cqf.LogCQSize))
+	log := x.LogCQSize
 	if log > capLogMaxCQSz {
 		return fwError(SynCQSize)
 	}
-	u := n.uars[mlx5.Get32(ctxb, cqf.UARPage)]
+	u := n.uars[x.UARPage]
 	if u == nil || u.ctx != c {
 		return fwError(SynCQUAR)
 	}
-	if !validEQN(mlx5.Get32(ctxb, mlx5.F(0xa0, 32))) {
+	if !validEQN(mlx5.Get32(ctxb, eqnDword)) {
 		return fwError(SynCQEQN)
 	}
-	ring := c.umemOf(mlx5.Get32(in, fCQUMEMID))
+	ring := c.umemOf(cmd.CQUMEMID)
 	if ring == nil {
 		return fwError(SynCQUMEM)
 	}
-	roff := mlx5.Get(in, fCQUMEMOffset)
+	roff := cmd.CQUMEMOffset
 	if !ring.fits(roff, 64<<log, 64) || (ring.mem.base+uintptr(roff))%4096 != 0 {
 		return fwError(SynCQUMEMRange)
 	}
-	if e := checkRingOwned(ring.mem, roff, log, mlx5.GetBool(ctxb, cqf.CC)); e != 0 {
+	if e := checkRingOwned(ring.mem, roff, log, x.CC); e != 0 {
 		return e
 	}
-	dbr := c.umemOf(mlx5.Get32(ctxb, cqf.DBRUMEMID))
+	dbr := c.umemOf(x.DBRUMEMID)
 	if dbr == nil {
 		return fwError(SynCQDBRUMEM)
 	}
-	doff := mlx5.Get(ctxb, cqf.DBRAddr)
+	doff := x.DBRAddr
 	if !dbr.fits(doff, 8, 8) {
 		return fwError(SynCQDBRRange)
 	}
@@ -103,7 +115,7 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 		return fwError(SynLimit)
 	}
 	q := &cq{ctx: c, cqn: cqn, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
-		cc: mlx5.GetBool(ctxb, cqf.CC), oi: mlx5.GetBool(ctxb, cqf.OI), uar: u}
+		cc: x.CC, oi: x.OI, uar: u}
 	copy(q.cqc[:], ctxb)
 	n.cqs[q.cqn] = q
 	n.refreshCQs()
@@ -166,7 +178,7 @@ func (c *devCtx) destroyCQ(q *cq) fwError {
 
 // queryCQ fills QUERY_CQ's output with the live context.
 func (q *cq) query(out []byte) {
-	b := out[16:80]
+	b := out[cqcByte : cqcByte+mlx5.CQCLen]
 	copy(b, q.cqc[:])
 	q.mu.Lock()
 	mlx5.Set(b, cqf.Status, uint64(q.status))
@@ -179,15 +191,15 @@ func (q *cq) query(out []byte) {
 	mlx5.SetBool(b, cqf.DBRUMEMValid, true)
 }
 
-// CQE opcodes (op_own >> 4).
+// CQE opcodes (op_own >> 4), mlx5's, as the cqe record holds them.
 const (
-	cqeReq         = 0
-	cqeRespWrImm   = 1
-	cqeRespSend    = 2
-	cqeRespSendImm = 3
-	cqeRespSendInv = 4
-	cqeReqErr      = 13
-	cqeRespErr     = 14
+	cqeReq         = uint8(mlx5.CQEReq)
+	cqeRespWrImm   = uint8(mlx5.CQERespWrImm)
+	cqeRespSend    = uint8(mlx5.CQERespSend)
+	cqeRespSendImm = uint8(mlx5.CQERespSendImm)
+	cqeRespSendInv = uint8(mlx5.CQERespSendInv)
+	cqeReqErr      = uint8(mlx5.CQEReqErr)
+	cqeRespErr     = uint8(mlx5.CQERespErr)
 )
 
 var epoch = time.Now()
