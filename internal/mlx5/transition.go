@@ -275,6 +275,18 @@ func TransitionFor(op Opcode) (Transition, bool) {
 	return t, ok
 }
 
+// TransitionBetween returns the transition that takes a QP from state from
+// to state to (the lookup a verbs-style modify needs: it names states, not
+// commands); false when no command does.
+func TransitionBetween(from, to QPState) (Transition, bool) {
+	for _, op := range Transitions() {
+		if t := transitions[op]; t.To == to && t.LegalFrom(from) {
+			return TransitionFor(op)
+		}
+	}
+	return Transition{}, false
+}
+
 // Transitions lists every transition opcode in ascending order.
 func Transitions() []Opcode {
 	ops := make([]Opcode, 0, len(transitions))

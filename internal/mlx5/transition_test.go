@@ -390,3 +390,29 @@ func FuzzModifyQPIn(f *testing.F) {
 		}
 	})
 }
+
+// TransitionBetween finds the command for a state pair, as verbs looks a
+// transition up (by the state the QP is in and the one asked for).
+func TestTransitionBetween(t *testing.T) {
+	want := map[[2]QPState]Opcode{
+		{QPStateRST, QPStateINIT}: OpRST2INIT, {QPStateINIT, QPStateINIT}: OpINIT2INIT,
+		{QPStateINIT, QPStateRTR}: OpINIT2RTR, {QPStateRTR, QPStateRTS}: OpRTR2RTS,
+		{QPStateRTS, QPStateRTS}: OpRTS2RTS, {QPStateSQER, QPStateRTS}: OpSQERR2RTS,
+	}
+	for _, s := range []QPState{QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD, QPStateERR} {
+		want[[2]QPState{s, QPStateERR}] = Op2ERR
+		want[[2]QPState{s, QPStateRST}] = Op2RST
+	}
+	for from := QPState(0); from < 10; from++ {
+		for to := QPState(0); to < 10; to++ {
+			tr, ok := TransitionBetween(from, to)
+			op, exists := want[[2]QPState{from, to}]
+			require.Equal(t, exists, ok, "%v -> %v", from, to)
+			if ok {
+				require.Equal(t, op, tr.Op, "%v -> %v", from, to)
+				require.Equal(t, to, tr.To)
+				require.True(t, tr.LegalFrom(from))
+			}
+		}
+	}
+}

@@ -229,8 +229,9 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 			return fwError(SynBadPort)
 		}
 		g := nodeGUID(c.nic.cfg.Name)
-		v := mlx5.HCAVportContext{PortPhysicalState: 5 /* LinkUp */, PortState: 4 /* ACTIVE */, PortGUID: g, NodeGUID: g} // lid 0 on RoCE
-		_ = v.Encode(out[mlx5.CmdShortLen:])                                                                              // fits: checkLen ran
+		// Port LinkUp (5) and ACTIVE (4); lid 0 on RoCE.
+		v := mlx5.HCAVportContext{PortPhysicalState: 5, PortState: 4, PortGUID: g, NodeGUID: g}
+		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryNICVportContext:
 		if opmod != 0 {
