@@ -37,18 +37,18 @@ type cq struct {
 	refs int               // QPs using the CQ; n.mu
 
 	mu      sync.Mutex
-	pc      uint32 // producer counter (free-running)
-	status  uint8  // 0 OK, 9 overflow, 0xa write failure
-	armed   uint8  // cqc.st: 0, 0x6 solicited-armed, 0x9 armed, 0xa fired
+	pc      uint32          // producer counter (free-running)
+	status  uint8           // 0 OK, 9 overflow, 0xa write failure
+	armed   mlx5.CQArmState // cqc.st
 	armSN   uint32
 	errored bool
 }
 
 // CQ status values (cqc.status).
 const (
-	cqStatusOK       = 0x0
-	cqStatusOverflow = 0x9
-	cqStatusWriteErr = 0xa
+	cqStatusOK       = uint8(mlx5.CQStatusOK)
+	cqStatusOverflow = uint8(mlx5.CQStatusOverflow)
+	cqStatusWriteErr = uint8(mlx5.CQStatusWriteFail)
 )
 
 // eqnDword is the whole dword c_eqn sits in (the kernel's
@@ -261,8 +261,8 @@ func (q *cq) push(e cqe) bool {
 		return false
 	}
 	q.pc++
-	if q.armed == 0x9 || (q.armed == 0x6 && e.se) {
-		q.armed = 0xa
+	if q.armed == mlx5.CQArmed || (q.armed == mlx5.CQSolicitedArmed && e.se) {
+		q.armed = mlx5.CQFired
 	}
 	return true
 }
@@ -294,8 +294,8 @@ func (q *cq) arm(word uint32) {
 	defer q.mu.Unlock()
 	q.armSN = word >> 28 & 3
 	if word>>24&0xf == 1 {
-		q.armed = 0x6
+		q.armed = mlx5.CQSolicitedArmed
 	} else {
-		q.armed = 0x9
+		q.armed = mlx5.CQArmed
 	}
 }
