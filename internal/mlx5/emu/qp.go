@@ -26,8 +26,8 @@ const (
 	qpcByte        = mlx5.QPCMailboxBit / 8 // qpc position in CREATE/MODIFY/QUERY mailboxes
 	qpcLen         = mlx5.QPCLen
 	adsBit         = mlx5.QPCPrimaryPathBit // primary address path inside the qpc
-	maxSGEPerWQE   = 63
-	ackReqInterval = 32 // a requester asks for an ACK at least every this many messages
+	maxSGEPerWQE   = mlx5.MaxDS             // a WQE holds at most 63 16-byte units, so at most 63 SGEs
+	ackReqInterval = 32                     // a requester asks for an ACK at least every this many messages
 )
 
 func ads(f mlx5.Field) mlx5.Field { return f.At(adsBit) }
