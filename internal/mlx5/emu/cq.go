@@ -13,12 +13,9 @@ var cqf = mlx5.CQCFields
 // cqcByte is the cqc's position in CREATE_CQ and QUERY_CQ mailboxes.
 const cqcByte = mlx5.CQCMailboxBit / 8
 
-// CREATE_CQ input fields beyond the cqc.
-var (
-	fCQUMEMOffset = mlx5.CreateCQInFields.CQUMEMOffset
-	fCQUMEMID     = mlx5.CreateCQInFields.CQUMEMID
-	fCQUMEMValid  = mlx5.CreateCQInFields.CQUMEMValid
-)
+// The CREATE_CQ input field the kernel writes; firmware reads the decoded
+// CreateCQIn.
+var fCQUMEMValid = mlx5.CreateCQInFields.CQUMEMValid
 
 // cq is a completion queue: a ring of 64-byte CQEs in a UMEM and a doorbell
 // record in a UMEM.

@@ -13,13 +13,11 @@ var (
 	adf = mlx5.ADSFields
 )
 
-// CREATE_QP input fields beyond the qpc.
+// CREATE_QP input fields beyond the qpc that the kernel writes (and the
+// command tests corrupt); firmware reads the decoded CreateQPIn.
 var (
-	fQPOptMask    = mlx5.CreateQPInFields.OptParamMask
-	fWQUMEMOffset = mlx5.CreateQPInFields.WQUMEMOffset
-	fWQUMEMID     = mlx5.CreateQPInFields.WQUMEMID
-	fWQUMEMValid  = mlx5.CreateQPInFields.WQUMEMValid
-	fQPCExt       = mlx5.CreateQPInFields.QPCExt
+	fQPOptMask   = mlx5.CreateQPInFields.OptParamMask
+	fWQUMEMValid = mlx5.CreateQPInFields.WQUMEMValid
 )
 
 const (
