@@ -1,11 +1,12 @@
 # gdaki/gpunetio build entry points. See README.md.
 SHELL := /bin/bash
 GO ?= go
-NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+# nvcc and its flags (architectures, dialect, include directories, the
+# toolkit's defines) come from scripts/cuda-env.sh; set NVCC, NVCC_ARCH or
+# NVCC_FLAGS on the command line or in the environment to override them.
+NVCC ?= $(shell bash scripts/cuda-env.sh nvcc)
+export NVCC NVCC_ARCH NVCC_FLAGS
 STATICCHECK_VERSION ?= v0.6.1
-# GPU architectures for kernels: real code for sm_80 and sm_90, plus PTX for newer GPUs.
-NVCC_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-NVCC_FLAGS ?= -O3 -std=c++17 -Werror all-warnings -Icuda/include $(NVCC_ARCH)
 FUZZTIME ?= 10s
 # Rebuild the cgo packages that include cuda/include whenever a header changes
 # (Go's cache does not track headers outside a package; see scripts/headers-sum.sh).
@@ -24,7 +25,7 @@ kernels:
 ifeq ($(NVCC),)
 	@echo "note: nvcc not found: CUDA kernels not built (Go packages and commands are). Install the CUDA toolkit to build them."
 else
-	@bash scripts/build-kernels.sh "$(NVCC)" "$(NVCC_FLAGS)"
+	@bash scripts/build-kernels.sh
 endif
 
 # The CI suite: every Go test with the race detector, on the emulated devices.
@@ -40,7 +41,7 @@ headers-check:
 ifeq ($(NVCC),)
 	@echo "note: nvcc not found: header compile check skipped"
 else
-	@bash scripts/headers-check.sh "$(NVCC)"
+	@bash scripts/headers-check.sh
 endif
 
 lint:

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 )
 
 // The GPU tests need a CUDA driver and device; they skip, saying which is
@@ -29,9 +31,9 @@ func gpuDevice(t *testing.T) Device {
 	})
 	switch {
 	case errors.Is(gpuErr, ErrNoDriver):
-		t.Skipf("no CUDA driver: %v", gpuErr)
+		gpuskip.Skipf(t, "no CUDA driver: %v", gpuErr)
 	case errors.Is(gpuErr, ErrNoDevice):
-		t.Skipf("no CUDA device: %v", gpuErr)
+		gpuskip.Skipf(t, "no CUDA device: %v", gpuErr)
 	}
 	require.NoError(t, gpuErr, "CUDA set-up")
 	return gpuDev

@@ -12,6 +12,8 @@ import (
 	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 )
 
 // needNVRTC loads NVRTC or skips, naming the missing library.
@@ -19,7 +21,7 @@ func needNVRTC(t *testing.T) {
 	t.Helper()
 	if err := loadNVRTC(); err != nil {
 		if errors.Is(err, ErrNoNVRTC) && os.Getenv(wantNoNVRTCEnv) == "" {
-			t.Skipf("no NVRTC library (libnvrtc): %v", err)
+			gpuskip.Skipf(t, "no NVRTC library (libnvrtc): %v", err)
 		}
 		require.NoError(t, err)
 	}

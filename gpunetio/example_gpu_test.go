@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -126,7 +127,7 @@ func Example_kernel() {
 // headers (for a fixed architecture: the test needs no GPU).
 func TestExampleKernelCompiles(t *testing.T) {
 	if _, err := cuda.NVRTCLibrary(); errors.Is(err, cuda.ErrNoNVRTC) {
-		t.Skipf("no NVRTC library (libnvrtc) on this machine: %v", err)
+		gpuskip.Skipf(t, "no NVRTC library (libnvrtc) on this machine: %v", err)
 	}
 	out, err := cuda.Compile(putKernel, "put.cu", &cuda.CompileOptions{Arch: "sm_80"})
 	if err != nil {

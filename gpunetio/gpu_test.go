@@ -17,6 +17,7 @@ import (
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/devstruct"
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/internal/mmio"
 )
@@ -26,7 +27,7 @@ func realGPU(t testing.TB) *GPU {
 	t.Helper()
 	if err := cuda.Init(); err != nil {
 		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
-			t.Skipf("no CUDA driver: %v", err)
+			gpuskip.Skipf(t, "no CUDA driver: %v", err)
 		}
 		require.NoError(t, err)
 	}
@@ -128,7 +129,7 @@ func TestGPUCUDAContext(t *testing.T) {
 	dev := ctx.Device()
 	out, err := cuda.Compile(stampSource, "stamp.cu", &cuda.CompileOptions{Device: &dev})
 	if errors.Is(err, cuda.ErrNoNVRTC) {
-		t.Skipf("no NVRTC library for the kernel part: %v", err)
+		gpuskip.Skipf(t, "no NVRTC library for the kernel part: %v", err)
 	}
 	require.NoError(t, err)
 	mod, err := ctx.ModuleLoadData(out.Image())

@@ -17,21 +17,18 @@ have_gpu() {
 # build/kernels/<name>_kernel.fatbin and build/bin/<name>).
 EXAMPLES="put_bw write_bw write_lat quickstart"
 
-# examples_build: kernels (make kernels when nvcc exists) and programs
+# examples_build: kernels (scripts/build-kernels.sh when nvcc exists) and programs
 # (go build into build/bin when Go exists). Fails when something needed is
 # neither built nor buildable.
 examples_build() {
-  local nvcc k stale=0
-  nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+  local k stale=0
+  # shellcheck source=scripts/cuda-env.sh
+  . scripts/cuda-env.sh
   for k in $EXAMPLES; do
     [ "build/kernels/${k}_kernel.fatbin" -nt "examples/$k/kernel.cu" ] || stale=1
   done
-  if [ "$stale" -eq 1 ] && [ -n "$nvcc" ]; then
-    if command -v make >/dev/null 2>&1; then
-      make --no-print-directory kernels NVCC="$nvcc" || return 1
-    else
-      bash scripts/build-kernels.sh "$nvcc" "-O3 -std=c++17 -Werror all-warnings -Icuda/include -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90" || return 1
-    fi
+  if [ "$stale" -eq 1 ] && [ -n "$NVCC" ]; then
+    bash scripts/build-kernels.sh || return 1
   fi
   for k in $EXAMPLES; do
     if [ ! -f "build/kernels/${k}_kernel.fatbin" ]; then

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Compile checks for the GPUNetIO device headers (no GPU needed).
-#   nvcc: cuda/test/api_compile.cu (every section-4 signature plus the section-8 example usage) in
+#   nvcc: cuda/test/api_compile.cu (every API signature plus example usage) in
 #         the three include styles, for sm_80 and sm_90, with DOCA_GPUNETIO_VERBS_ENABLE_DEBUG 0 and 1,
 #         -Werror all-warnings.
 #   g++ : cuda/test/host_compile.cpp (thread-scope API through the host portability layer) in the
 #         three include styles, -std=c++17 -Wall -Wextra -Werror; both .h files as C11 with gcc.
 # Usage: scripts/headers-check.sh [NVCC]   (exit status non-zero on any failure)
+# nvcc, its dialect and warning flags and the toolkit's defines come from scripts/cuda-env.sh.
 set -u
-NVCC="${1:-nvcc}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+[ -n "${1:-}" ] && export NVCC="$1"
+# shellcheck source=scripts/cuda-env.sh
+. scripts/cuda-env.sh
 CXX="${CXX:-g++}"
 CC="${CC:-gcc}"
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 INC="$ROOT/cuda/include"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
@@ -52,28 +56,23 @@ for s in 1 2 3; do
 		-c "$ROOT/cuda/test/host_compile.cpp" -o "$TMP/h.o"
 done
 
-if command -v "$NVCC" >/dev/null 2>&1; then
-	# Toolkits older than 12.2 lack st.mmio; the header warns about it, which -Werror would turn fatal.
-	ver="$("$NVCC" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
-	read -r vmaj vmin <<<"$ver"
-	extra=()
-	if [ "${vmaj:-0}" -lt 12 ] || { [ "${vmaj:-0}" -eq 12 ] && [ "${vmin:-0}" -lt 2 ]; }; then
-		extra+=(-DDOCA_GPUNETIO_VERBS_NO_MMIO_WARNING)
-		echo "note: nvcc ${vmaj}.${vmin} < 12.2: doorbells use st.relaxed.sys (MMIO warning silenced)"
+if [ -n "$NVCC" ]; then
+	if [[ " $NVCC_DEFINES " == *" -DDOCA_GPUNETIO_VERBS_NO_MMIO_WARNING "* ]]; then
+		echo "note: nvcc $(bash scripts/cuda-env.sh version) < 12.2: doorbells use st.relaxed.sys (MMIO warning silenced)"
 	fi
 	for s in 1 2 3; do
 		for arch in 80 90; do
 			for dbg in 0 1; do
-				# shellcheck disable=SC2046
-				run "nvcc style $s sm_$arch debug=$dbg" "$NVCC" -O3 -std=c++17 -Werror all-warnings \
-					-DGPUNETIO_INCLUDE_STYLE=$s -DDOCA_GPUNETIO_VERBS_ENABLE_DEBUG=$dbg "${extra[@]}" \
+				# shellcheck disable=SC2046,SC2086
+				run "nvcc style $s sm_$arch debug=$dbg" "$NVCC" $NVCC_STD \
+					-DGPUNETIO_INCLUDE_STYLE=$s -DDOCA_GPUNETIO_VERBS_ENABLE_DEBUG=$dbg $NVCC_DEFINES \
 					$(style_flags $s) -gencode "arch=compute_$arch,code=sm_$arch" \
 					-c "$ROOT/cuda/test/api_compile.cu" -o "$TMP/k.o"
 			done
 		done
 	done
 else
-	echo "note: $NVCC not found: nvcc checks skipped"
+	echo "note: nvcc not found: nvcc checks skipped"
 fi
 
 echo "headers-check: $pass passed, $fail failed"

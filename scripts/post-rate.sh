@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the posting-rate benchmark (bench/postrate/post_rate.cu) on the local GPU.
-# Usage: scripts/post-rate.sh [post_rate args...]   (NVCC, ARCH may be set in the environment)
+# Usage: scripts/post-rate.sh [post_rate args...]   (NVCC, ARCH may be set in the environment;
+#        nvcc and the shared flags come from scripts/cuda-env.sh)
 #        scripts/post-rate.sh --candidates [post_rate args...]
 # Every row prints its absolute Mops/s; the rows with a target (issue 16) add it and ok/MISS, and a
 # TARGET line each closes every geometry's table. --probe adds the doorbell cost breakdown.
@@ -11,15 +12,18 @@
 # side by side. Under 3 minutes on an H100.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+cd "$ROOT"
+# shellcheck source=scripts/cuda-env.sh
+. scripts/cuda-env.sh
+if [ -z "$NVCC" ]; then
+	echo "post-rate: nvcc not found (set NVCC or install the CUDA toolkit)" >&2
+	exit 1
+fi
 OUT="$ROOT/build/bench"
 mkdir -p "$OUT"
-flags=(-O3 -std=c++17 -Werror all-warnings -Xcompiler -Wall -I"$ROOT/cuda/include")
-ver="$("$NVCC" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
-read -r vmaj vmin <<<"$ver"
-if [ "${vmaj:-0}" -lt 12 ] || { [ "${vmaj:-0}" -eq 12 ] && [ "${vmin:-0}" -lt 2 ]; }; then
-	flags+=(-DDOCA_GPUNETIO_VERBS_NO_MMIO_WARNING)
-fi
+# The shared dialect, includes and defines; the architecture is this benchmark's own (ARCH).
+# shellcheck disable=SC2206
+flags=($NVCC_STD -Xcompiler -Wall $NVCC_INCLUDES $NVCC_DEFINES)
 ARCH="${ARCH:-sm_90a}"
 
 # build NAME [-Dmacro...]: compiles post_rate into $OUT/NAME, falling back from sm_90a to sm_90.

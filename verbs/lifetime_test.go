@@ -158,7 +158,7 @@ func TestCloseWithLiveChildren(t *testing.T) {
 			cq, err := NewCQ(c, CQConfig{Size: 16})
 			require.NoError(t, err)
 			keep(t, cq)
-			s := newSRQOrSkip(t, c, SRQConfig{PD: pd, WR: 8, MaxRecvSGE: 1})
+			s := newSRQ(t, c, SRQConfig{PD: pd, WR: 8, MaxRecvSGE: 1})
 			qp, err := NewQP(c, QPConfig{PD: pd, SendCQ: cq, RecvCQ: cq, SRQ: s, SQWR: 4, SendMaxSGE: 1})
 			require.NoError(t, err)
 			return made{s, qp, "doca_verbs_srq_destroy", "SRQ", 1}

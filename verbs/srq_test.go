@@ -11,17 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// newSRQOrSkip creates an SRQ, closed at cleanup. It skips the test, naming
-// what is missing, only when the emulated kernel refuses CREATE_RMP itself
-// (EINVAL before firmware runs: the emulator does not implement RMPs); any
-// other failure fails the test.
-func newSRQOrSkip(t testing.TB, c *Context, cfg SRQConfig) *SRQ {
+// newSRQ creates an SRQ, closed at cleanup; any failure fails the test (the
+// emulator implements CREATE_RMP, so an SRQ test never skips).
+func newSRQ(t testing.TB, c *Context, cfg SRQConfig) *SRQ {
 	t.Helper()
 	s, err := NewSRQ(c, cfg)
-	var ce *mlx5.CmdError
-	if err != nil && c.Driver() == "emu" && errors.As(err, &ce) && ce.Opcode == mlx5.OpCreateRMP && ce.Errno == syscall.EINVAL {
-		t.Skipf("the emulated device does not implement CREATE_RMP (SRQs): %v", err)
-	}
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s
@@ -39,7 +33,7 @@ func TestSRQSharedByTwoQPs(t *testing.T) {
 			a2 := newEnd(t, "emu0", o)
 			// Receivers: two QPs on emu1 sharing one SRQ and one receive CQ.
 			b := newEnd(t, "emu1", o) // context, PD, CQ, buffer, MR (its QP stays unused)
-			srq := newSRQOrSkip(t, b.ctx, SRQConfig{PD: b.pd, Type: typ, WR: 16, MaxRecvSGE: 1})
+			srq := newSRQ(t, b.ctx, SRQConfig{PD: b.pd, Type: typ, WR: 16, MaxRecvSGE: 1})
 			var rq [2]*QP
 			for i := range rq {
 				q, err := NewQP(b.ctx, QPConfig{PD: b.pd, SendCQ: b.cq, RecvCQ: b.cq, SRQ: srq, SQWR: 16, SendMaxSGE: 1})

@@ -32,6 +32,11 @@ func TestKernelSignature(t *testing.T) {
 
 // kernel.cu compiles with NVRTC from the embedded headers alone, as the
 // program compiles it (here for a fixed architecture: there is no GPU).
+//
+// It keeps a plain t.Skipf (examples import no internal package, so not
+// internal/gpuskip): on the GPU machine the quickstart step of
+// scripts/gpu-test.sh compiles the same kernel with NVRTC and fails
+// without it.
 func TestKernelCompilesWithNVRTC(t *testing.T) {
 	if _, err := cuda.NVRTCLibrary(); errors.Is(err, cuda.ErrNoNVRTC) {
 		t.Skipf("no NVRTC library (libnvrtc) on this machine: %v", err)

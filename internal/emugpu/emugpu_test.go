@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 )
 
 func TestFits(t *testing.T) {
@@ -51,7 +52,7 @@ func TestInstallWithoutDriver(t *testing.T) {
 func TestGPUAdapter(t *testing.T) {
 	if err := cuda.Init(); err != nil {
 		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
-			t.Skipf("no CUDA driver: %v", err)
+			gpuskip.Skipf(t, "no CUDA driver: %v", err)
 		}
 		require.NoError(t, err)
 	}

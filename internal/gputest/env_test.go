@@ -12,6 +12,7 @@ import (
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/internal/gpuskip"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -84,7 +85,7 @@ func getEnv(t *testing.T) *env {
 	t.Helper()
 	sharedOnce.Do(func() { sharedEnv, sharedSkip, sharedErr = newEnv() })
 	if sharedSkip != "" {
-		t.Skip(sharedSkip)
+		gpuskip.Skip(t, sharedSkip)
 	}
 	if sharedErr != nil {
 		t.Fatalf("set up the GPU test environment: %v", sharedErr)

@@ -2,6 +2,10 @@
 
 package mlx5
 
+import (
+	"fmt"
+)
+
 const (
 	// CQCLen is the size of the CQ context in bytes.
 	CQCLen = 64
@@ -15,6 +19,55 @@ const (
 	// CQCMailboxBit is the position of the cqc in CREATE_CQ in and QUERY_CQ out.
 	CQCMailboxBit = 0x80
 )
+
+// CQStatus is cqc.status (read-only; QUERY_CQ reports it): a CQ in error
+// writes no more CQEs.
+type CQStatus uint8
+
+const (
+	CQStatusOK        CQStatus = 0
+	CQStatusOverflow  CQStatus = 0x9 // a CQE found the ring full (oi = 0)
+	CQStatusWriteFail CQStatus = 0xa // writing a CQE to the ring failed
+)
+
+// String returns the name of v; a value without one is formatted as CQ_STATUS_0x%x.
+func (v CQStatus) String() string {
+	switch v {
+	case CQStatusOK:
+		return "OK"
+	case CQStatusOverflow:
+		return "CQ_OVERFLOW"
+	case CQStatusWriteFail:
+		return "CQ_WRITE_FAIL"
+	}
+	return fmt.Sprintf("CQ_STATUS_0x%x", uint8(v))
+}
+
+// CQArmState is cqc.st, the CQ's event state: armed by a doorbell on the
+// UAR's CQ arm register, fired by the next completion the arm asks for.
+type CQArmState uint8
+
+const (
+	CQNotArmed       CQArmState = 0
+	CQSolicitedArmed CQArmState = 0x6 // fires on a solicited completion
+	CQArmed          CQArmState = 0x9 // fires on any completion
+	CQFired          CQArmState = 0xa // an event was generated; re-arm for the next
+)
+
+// String returns the name of v; a value without one is formatted as CQ_ST_0x%x.
+func (v CQArmState) String() string {
+	switch v {
+	case CQNotArmed:
+		return "NOT_ARMED"
+	case CQSolicitedArmed:
+		return "SOLICITED_NOTIFICATION_REQUEST_ARMED"
+	case CQArmed:
+		return "NOTIFICATION_REQUEST_ARMED"
+	case CQFired:
+		return "FIRED"
+	}
+	return fmt.Sprintf("CQ_ST_0x%x", uint8(v))
+}
 
 // CQCFields is the bit layout of CQContext, relative to the start of the structure.
 var CQCFields = struct {
@@ -82,7 +135,8 @@ var CQCFields = struct {
 // CQContext is the cqc. Status, ST and the four counters are read-only
 // (QUERY_CQ reports them). CEQN is the 8-bit c_eqn of GN/DPDK; the kernel
 // names the whole dword c_eqn_or_apu_element, which is the same for EQNs
-// below 256.
+// below 256. Status holds a CQStatus and ST a CQArmState (the members
+// stay uint8).
 type CQContext struct {
 	Status                uint8    // status
 	AsNotify              bool     // as_notify

@@ -51,7 +51,8 @@
 // ModifyQPIn carries every transition; its opcode selects the size (16 bytes
 // for 2ERR/2RST, 272, or 464 for INIT2INIT/RTS2RTS). The rules the verbs
 // layer and the emulator share are data, in Transition (TransitionFor):
-// legal source states, the qpc fields the transition always applies
+// legal source states (TransitionBetween looks a transition up by state
+// pair), the qpc fields the transition always applies
 // (Required), and the optional fields it accepts as the kernel's allowed
 // opt_param_mask per service type (AllowedRC/AllowedUC, AllowedOptParams).
 // Field names are the PRM names, address-path members prefixed with

@@ -17,6 +17,13 @@ const (
 
 	// HCAVportContextLen is the size of hca_vport_context.
 	HCAVportContextLen = 512
+
+	// QueryNICVportContextOutLen is the size of the QUERY_NIC_VPORT_CONTEXT output
+	// (the context at byte 16).
+	QueryNICVportContextOutLen = 272
+
+	// NICVportContextLen is the size of nic_vport_context.
+	NICVportContextLen = 256
 )
 
 // CmdHeaderFields is the layout of the common input header,
@@ -232,5 +239,39 @@ func (x HCAVportContext) Encode(b []byte) error {
 func DecodeHCAVportContext(b []byte) (HCAVportContext, error) {
 	var x HCAVportContext
 	err := decodeFields("decode hca_vport_context", b, HCAVportContextLen, x.bindings())
+	return x, err
+}
+
+// NICVportContextFields is the part of nic_vport_context the library uses,
+// relative to the context.
+var NICVportContextFields = struct {
+	PermanentAddress Field // permanent_address
+}{
+	PermanentAddress: F(0x790, 48),
+}
+
+// NICVportContext is the decoded nic_vport_context (the part the library
+// and the emulator use: the port's own MAC).
+type NICVportContext struct {
+	PermanentAddress [6]byte // permanent_address (permanent_address[47:0])
+}
+
+// bindings ties every member of NICVportContext to its field, in layout-table order.
+func (x *NICVportContext) bindings() []binding {
+	return []binding{
+		bindRaw("permanent_address", NICVportContextFields.PermanentAddress, x.PermanentAddress[:]),
+	}
+}
+
+// Encode writes the nic_vport_context into b (at least NICVportContextLen bytes). A value that does not
+// fit its field is an error and leaves b untouched.
+func (x NICVportContext) Encode(b []byte) error {
+	return encodeFields("encode nic_vport_context", b, NICVportContextLen, x.bindings())
+}
+
+// DecodeNICVportContext reads a nic_vport_context from b (at least NICVportContextLen bytes).
+func DecodeNICVportContext(b []byte) (NICVportContext, error) {
+	var x NICVportContext
+	err := decodeFields("decode nic_vport_context", b, NICVportContextLen, x.bindings())
 	return x, err
 }

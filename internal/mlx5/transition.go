@@ -194,6 +194,11 @@ type Transition struct {
 
 var anyLiveState = []QPState{QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD}
 
+// anyState is every state, ERR included: 2ERR and 2RST are legal from all
+// of them (moving an ERR QP to ERR again is accepted, as the kernel's
+// transition table allows it).
+var anyState = append(append([]QPState{}, anyLiveState...), QPStateERR)
+
 var transitions = map[Opcode]Transition{
 	OpRST2INIT: {
 		Op: OpRST2INIT, From: []QPState{QPStateRST}, To: QPStateINIT,
@@ -250,11 +255,11 @@ var transitions = map[Opcode]Transition{
 		Len: ModifyQPInLen, Lens: []int{ModifyQPInLen},
 	},
 	Op2ERR: {
-		Op: Op2ERR, From: anyLiveState, To: QPStateERR,
+		Op: Op2ERR, From: anyState, To: QPStateERR,
 		Len: ModifyQPInDropLen, Lens: []int{ModifyQPInDropLen},
 	},
 	Op2RST: {
-		Op: Op2RST, From: append(append([]QPState{}, anyLiveState...), QPStateERR), To: QPStateRST,
+		Op: Op2RST, From: anyState, To: QPStateRST,
 		Len: ModifyQPInDropLen, Lens: []int{ModifyQPInDropLen},
 	},
 }
@@ -268,6 +273,18 @@ func TransitionFor(op Opcode) (Transition, bool) {
 		t.Required = append([]string(nil), t.Required...)
 	}
 	return t, ok
+}
+
+// TransitionBetween returns the transition that takes a QP from state from
+// to state to (the lookup a verbs-style modify needs: it names states, not
+// commands); false when no command does.
+func TransitionBetween(from, to QPState) (Transition, bool) {
+	for _, op := range Transitions() {
+		if t := transitions[op]; t.To == to && t.LegalFrom(from) {
+			return TransitionFor(op)
+		}
+	}
+	return Transition{}, false
 }
 
 // Transitions lists every transition opcode in ascending order.

@@ -294,7 +294,7 @@ func TestTransitionRules(t *testing.T) {
 	legal := map[Opcode][]QPState{
 		OpRST2INIT: {QPStateRST}, OpINIT2INIT: {QPStateINIT}, OpINIT2RTR: {QPStateINIT},
 		OpRTR2RTS: {QPStateRTR}, OpRTS2RTS: {QPStateRTS}, OpSQERR2RTS: {QPStateSQER},
-		Op2ERR: {QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD},
+		Op2ERR: {QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD, QPStateERR},
 		Op2RST: {QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD, QPStateERR},
 	}
 	for op, states := range legal {
@@ -389,4 +389,30 @@ func FuzzModifyQPIn(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TransitionBetween finds the command for a state pair, as verbs looks a
+// transition up (by the state the QP is in and the one asked for).
+func TestTransitionBetween(t *testing.T) {
+	want := map[[2]QPState]Opcode{
+		{QPStateRST, QPStateINIT}: OpRST2INIT, {QPStateINIT, QPStateINIT}: OpINIT2INIT,
+		{QPStateINIT, QPStateRTR}: OpINIT2RTR, {QPStateRTR, QPStateRTS}: OpRTR2RTS,
+		{QPStateRTS, QPStateRTS}: OpRTS2RTS, {QPStateSQER, QPStateRTS}: OpSQERR2RTS,
+	}
+	for _, s := range []QPState{QPStateRST, QPStateINIT, QPStateRTR, QPStateRTS, QPStateSQER, QPStateSQD, QPStateERR} {
+		want[[2]QPState{s, QPStateERR}] = Op2ERR
+		want[[2]QPState{s, QPStateRST}] = Op2RST
+	}
+	for from := QPState(0); from < 10; from++ {
+		for to := QPState(0); to < 10; to++ {
+			tr, ok := TransitionBetween(from, to)
+			op, exists := want[[2]QPState{from, to}]
+			require.Equal(t, exists, ok, "%v -> %v", from, to)
+			if ok {
+				require.Equal(t, op, tr.Op, "%v -> %v", from, to)
+				require.Equal(t, to, tr.To)
+				require.True(t, tr.LegalFrom(from))
+			}
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"encoding/binary"
 	"fmt"
 	"syscall"
 
@@ -19,30 +18,36 @@ var (
 // cmdSize is the input and output mailbox length firmware requires.
 type cmdSize struct{ in, out int }
 
-var cmdSizes = map[uint16]cmdSize{
-	mlx5.OpQueryHCACap:          {16, mlx5.QueryHCACapOutLen},
-	mlx5.OpCreateCQ:             {272, 16},
-	mlx5.OpDestroyCQ:            {16, 16},
-	mlx5.OpQueryCQ:              {16, 272},
-	mlx5.OpCreateQP:             {272, 16},
-	mlx5.OpDestroyQP:            {16, 16},
-	mlx5.OpRST2INIT:             {272, 16},
-	mlx5.OpINIT2RTR:             {272, 16},
-	mlx5.OpRTR2RTS:              {272, 16},
-	mlx5.OpRTS2RTS:              {272, 16},
-	mlx5.OpSQERR2RTS:            {272, 16},
-	mlx5.Op2ERR:                 {16, 16},
-	mlx5.Op2RST:                 {16, 16},
-	mlx5.OpQueryQP:              {16, 272},
-	mlx5.OpINIT2INIT:            {272, 16},
-	mlx5.OpQueryRoCEAddress:     {16, 48},
-	mlx5.OpQueryHCAVportContext: {16, 528},
-	mlx5.OpQueryNICVportContext: {16, 16 + 256},
-	mlx5.OpNOP:                  {16, 16},
-	mlx5.OpCreateRMP:            {mlx5.CreateRMPInLen, 16},
-	mlx5.OpQueryRMP:             {16, mlx5.QueryRMPOutLen},
-	mlx5.OpDestroyRMP:           {16, 16},
-}
+// cmdSizes holds, per opcode, the mailbox sizes mlx5 defines for it: the
+// transitions take their shortest accepted input (mlx5.TransitionFor).
+var cmdSizes = func() map[uint16]cmdSize {
+	const short = mlx5.CmdShortLen
+	m := map[uint16]cmdSize{
+		mlx5.OpQueryHCACap:          {mlx5.QueryHCACapInLen, mlx5.QueryHCACapOutLen},
+		mlx5.OpCreateCQ:             {mlx5.CreateCQInLen, short},
+		mlx5.OpDestroyCQ:            {short, short},
+		mlx5.OpQueryCQ:              {short, mlx5.QueryCQOutLen},
+		mlx5.OpCreateQP:             {mlx5.CreateQPInLen, short},
+		mlx5.OpDestroyQP:            {short, short},
+		mlx5.OpQueryQP:              {short, mlx5.QueryQPOutLen},
+		mlx5.OpQueryRoCEAddress:     {mlx5.QueryRoCEAddressInLen, mlx5.QueryRoCEAddressOutLen},
+		mlx5.OpQueryHCAVportContext: {short, mlx5.QueryHCAVportContextOutLen},
+		mlx5.OpQueryNICVportContext: {short, mlx5.QueryNICVportContextOutLen},
+		mlx5.OpNOP:                  {short, short},
+		mlx5.OpCreateRMP:            {mlx5.CreateRMPInLen, short},
+		mlx5.OpQueryRMP:             {short, mlx5.QueryRMPOutLen},
+		mlx5.OpDestroyRMP:           {short, short},
+	}
+	for _, op := range mlx5.Transitions() {
+		t, _ := mlx5.TransitionFor(op)
+		in := t.Lens[0]
+		for _, l := range t.Lens {
+			in = min(in, l)
+		}
+		m[uint16(op)] = cmdSize{in, short}
+	}
+	return m
+}()
 
 // generalWhitelist is the set of opcodes the kernel lets through
 // devx_general_cmd.
@@ -78,13 +83,11 @@ func (c *devCtx) prepare(op string, in, out []byte) ([]byte, error) {
 // finish writes the status header and converts a failure to a CmdError.
 func finish(op string, in, out []byte, e fwError) error {
 	if e == 0 {
-		out[0] = 0
-		binary.BigEndian.PutUint32(out[4:8], 0)
+		_ = mlx5.OutHeader{}.Encode(out) // out holds at least the header: prepare checked
 		return nil
 	}
 	clear(out)
-	out[0] = uint8(e.status())
-	binary.BigEndian.PutUint32(out[4:8], uint32(e))
+	_ = mlx5.OutHeader{Status: e.status(), Syndrome: uint32(e)}.Encode(out)
 	return mlx5.NewCmdError(op, in, out, syscall.EREMOTEIO)
 }
 
@@ -131,7 +134,7 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	switch code {
 	case mlx5.OpCreateCQ:
 		mlx5.SetBool(b, fCQUMEMValid, true)
-		mlx5.SetBool(b[16:80], cqf.DBRUMEMValid, true)
+		mlx5.SetBool(b[cqcByte:cqcByte+mlx5.CQCLen], cqf.DBRUMEMValid, true)
 		e = c.createCQ(b, out)
 		if e == 0 {
 			obj = &object{ctx: c, id: mlx5.Get32(out, mlx5.ObjIDField), kind: objCQ}
@@ -196,7 +199,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if opmod>>1 > 0xff || c.nic.caps.capability(t) == nil {
 			return fwError(SynCapType)
 		}
-		if err := c.nic.caps.encode(t, out[16:16+mlx5.CapLen]); err != nil {
+		if err := c.nic.caps.encode(t, out[mlx5.CapMailboxBit/8:mlx5.CapMailboxBit/8+mlx5.CapLen]); err != nil {
 			return fwError(SynCapType)
 		}
 		return 0
@@ -210,11 +213,9 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if mlx5.Get(in, mlx5.QueryRoCEAddressInFields.RoCEAddressIndex) != 0 {
 			return fwError(SynGIDIndex)
 		}
-		a := out[16:48]
-		copy(a[0:16], c.nic.gid[:])
-		copy(a[18:24], c.nic.mac())
-		a[26] = 0 // roce_l3_type IPv4
-		a[27] = 2 // RoCE v2
+		a := mlx5.RoCEAddr{SourceL3Address: c.nic.gid, RoCEL3Type: mlx5.RoCEL3IPv4, RoCEVersion: mlx5.RoCEv2}
+		copy(a.SourceMAC[:], c.nic.mac())
+		_ = a.Encode(out[mlx5.RoCEAddrMailboxBit/8:]) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryHCAVportContext:
 		if opmod != 0 {
@@ -227,18 +228,18 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if p := mlx5.Get(in, vf.PortNum); p > 1 {
 			return fwError(SynBadPort)
 		}
-		v := out[16:528]
-		v[34] = 5 << 4 // port_physical_state LinkUp
-		v[35] = 4 << 4 // port_state ACTIVE
 		g := nodeGUID(c.nic.cfg.Name)
-		binary.BigEndian.PutUint64(v[48:], g)
-		binary.BigEndian.PutUint64(v[56:], g)
-		return 0 // lid 0 on RoCE
+		// Port LinkUp (5) and ACTIVE (4); lid 0 on RoCE.
+		v := mlx5.HCAVportContext{PortPhysicalState: 5, PortState: 4, PortGUID: g, NodeGUID: g}
+		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
+		return 0
 	case mlx5.OpQueryNICVportContext:
 		if opmod != 0 {
 			return fwError(SynBadOpMod)
 		}
-		copy(out[16+0xf2:16+0xf8], c.nic.mac()) // permanent_address[47:0]
+		var v mlx5.NICVportContext
+		copy(v.PermanentAddress[:], c.nic.mac())
+		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
 		return 0
 	}
 	return fwError(SynBadOpcode)
@@ -325,7 +326,7 @@ func (o *object) Modify(in, out []byte) error {
 		return err
 	}
 	code := uint16(mlx5.Get(b, fOpcode))
-	_, isQP := transitions[code]
+	_, isQP := transitionOf(code)
 	if o.kind == objRMP && code == mlx5.OpModifyRMP {
 		// MODIFY_RMP passes the kernel; the emulated firmware does not
 		// implement it (BAD_OP).

@@ -10,12 +10,12 @@ import (
 
 var cqf = mlx5.CQCFields
 
-// CREATE_CQ input fields beyond the cqc.
-var (
-	fCQUMEMOffset = mlx5.CreateCQInFields.CQUMEMOffset
-	fCQUMEMID     = mlx5.CreateCQInFields.CQUMEMID
-	fCQUMEMValid  = mlx5.CreateCQInFields.CQUMEMValid
-)
+// cqcByte is the cqc's position in CREATE_CQ and QUERY_CQ mailboxes.
+const cqcByte = mlx5.CQCMailboxBit / 8
+
+// The CREATE_CQ input field the kernel writes; firmware reads the decoded
+// CreateCQIn.
+var fCQUMEMValid = mlx5.CreateCQInFields.CQUMEMValid
 
 // cq is a completion queue: a ring of 64-byte CQEs in a UMEM and a doorbell
 // record in a UMEM.
@@ -34,64 +34,73 @@ type cq struct {
 	refs int               // QPs using the CQ; n.mu
 
 	mu      sync.Mutex
-	pc      uint32 // producer counter (free-running)
-	status  uint8  // 0 OK, 9 overflow, 0xa write failure
-	armed   uint8  // cqc.st: 0, 0x6 solicited-armed, 0x9 armed, 0xa fired
+	pc      uint32          // producer counter (free-running)
+	status  uint8           // 0 OK, 9 overflow, 0xa write failure
+	armed   mlx5.CQArmState // cqc.st
 	armSN   uint32
 	errored bool
 }
 
 // CQ status values (cqc.status).
 const (
-	cqStatusOK       = 0x0
-	cqStatusOverflow = 0x9
-	cqStatusWriteErr = 0xa
+	cqStatusOK       = uint8(mlx5.CQStatusOK)
+	cqStatusOverflow = uint8(mlx5.CQStatusOverflow)
+	cqStatusWriteErr = uint8(mlx5.CQStatusWriteFail)
 )
 
-// createCQ executes CREATE_CQ; n.mu held.
+// eqnDword is the whole dword c_eqn sits in (the kernel's
+// c_eqn_or_apu_element): a value in its upper bits is no EQ of the device.
+var eqnDword = mlx5.F(cqf.CEQN.Bit&^31, 32)
+
+// createCQ executes CREATE_CQ; n.mu held. The mailbox is decoded by
+// mlx5.UnmarshalCreateCQIn (firmware reads no further than its 272 bytes).
 func (c *devCtx) createCQ(in, out []byte) fwError {
 	n := c.nic
-	ctxb := in[16:80]
-	if mlx5.Get(ctxb, cqf.Status) != 0 || mlx5.Get(ctxb, cqf.ST) != 0 || mlx5.Get(ctxb, cqf.ProducerCounter) != 0 ||
-		mlx5.Get(ctxb, cqf.ConsumerCounter) != 0 || mlx5.Get(ctxb, cqf.LastNotifiedIndex) != 0 || mlx5.Get(ctxb, cqf.LastSolicitIndex) != 0 {
+	cmd, err := mlx5.UnmarshalCreateCQIn(in[:mlx5.CreateCQInLen])
+	if err != nil {
+		return fwError(SynBadInLen) // not reached: checkLen ran
+	}
+	x := &cmd.CQC
+	ctxb := in[cqcByte : cqcByte+mlx5.CQCLen]
+	if x.Status != 0 || x.ST != 0 || x.ProducerCounter != 0 || x.ConsumerCounter != 0 || x.LastNotifiedIndex != 0 || x.LastSolicitIndex != 0 {
 		return fwError(SynReserved)
 	}
-	if mlx5.Get(ctxb, cqf.CQESz) != mlx5.CQESize64 {
+	if x.CQESz != mlx5.CQESize64 {
 		return fwError(SynCQESize)
 	}
-	if mlx5.GetBool(ctxb, cqf.CQECompEn) || mlx5.Get(ctxb, cqf.MiniCQEResFormat) != 0 || mlx5.Get(ctxb, cqf.MiniCQEResFormatExt) != 0 {
+	if x.CQECompEn || x.MiniCQEResFormat != 0 || x.MiniCQEResFormatExt != 0 {
 		return fwError(SynCQCompression)
 	}
-	if mlx5.Get(ctxb, cqf.PageOffset) != 0 {
+	if x.PageOffset != 0 {
 		return fwError(SynCQPageOffset)
 	}
-	log := uint8(mlx5.Get(ctxb, cqf.LogCQSize))
+	log := x.LogCQSize
 	if log > capLogMaxCQSz {
 		return fwError(SynCQSize)
 	}
-	u := n.uars[mlx5.Get32(ctxb, cqf.UARPage)]
+	u := n.uars[x.UARPage]
 	if u == nil || u.ctx != c {
 		return fwError(SynCQUAR)
 	}
-	if !validEQN(mlx5.Get32(ctxb, mlx5.F(0xa0, 32))) {
+	if !validEQN(mlx5.Get32(ctxb, eqnDword)) {
 		return fwError(SynCQEQN)
 	}
-	ring := c.umemOf(mlx5.Get32(in, fCQUMEMID))
+	ring := c.umemOf(cmd.CQUMEMID)
 	if ring == nil {
 		return fwError(SynCQUMEM)
 	}
-	roff := mlx5.Get(in, fCQUMEMOffset)
+	roff := cmd.CQUMEMOffset
 	if !ring.fits(roff, 64<<log, 64) || (ring.mem.base+uintptr(roff))%4096 != 0 {
 		return fwError(SynCQUMEMRange)
 	}
-	if e := checkRingOwned(ring.mem, roff, log, mlx5.GetBool(ctxb, cqf.CC)); e != 0 {
+	if e := checkRingOwned(ring.mem, roff, log, x.CC); e != 0 {
 		return e
 	}
-	dbr := c.umemOf(mlx5.Get32(ctxb, cqf.DBRUMEMID))
+	dbr := c.umemOf(x.DBRUMEMID)
 	if dbr == nil {
 		return fwError(SynCQDBRUMEM)
 	}
-	doff := mlx5.Get(ctxb, cqf.DBRAddr)
+	doff := x.DBRAddr
 	if !dbr.fits(doff, 8, 8) {
 		return fwError(SynCQDBRRange)
 	}
@@ -103,7 +112,7 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 		return fwError(SynLimit)
 	}
 	q := &cq{ctx: c, cqn: cqn, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
-		cc: mlx5.GetBool(ctxb, cqf.CC), oi: mlx5.GetBool(ctxb, cqf.OI), uar: u}
+		cc: x.CC, oi: x.OI, uar: u}
 	copy(q.cqc[:], ctxb)
 	n.cqs[q.cqn] = q
 	n.refreshCQs()
@@ -166,7 +175,7 @@ func (c *devCtx) destroyCQ(q *cq) fwError {
 
 // queryCQ fills QUERY_CQ's output with the live context.
 func (q *cq) query(out []byte) {
-	b := out[16:80]
+	b := out[cqcByte : cqcByte+mlx5.CQCLen]
 	copy(b, q.cqc[:])
 	q.mu.Lock()
 	mlx5.Set(b, cqf.Status, uint64(q.status))
@@ -179,15 +188,15 @@ func (q *cq) query(out []byte) {
 	mlx5.SetBool(b, cqf.DBRUMEMValid, true)
 }
 
-// CQE opcodes (op_own >> 4).
+// CQE opcodes (op_own >> 4), mlx5's, as the cqe record holds them.
 const (
-	cqeReq         = 0
-	cqeRespWrImm   = 1
-	cqeRespSend    = 2
-	cqeRespSendImm = 3
-	cqeRespSendInv = 4
-	cqeReqErr      = 13
-	cqeRespErr     = 14
+	cqeReq         = uint8(mlx5.CQEReq)
+	cqeRespWrImm   = uint8(mlx5.CQERespWrImm)
+	cqeRespSend    = uint8(mlx5.CQERespSend)
+	cqeRespSendImm = uint8(mlx5.CQERespSendImm)
+	cqeRespSendInv = uint8(mlx5.CQERespSendInv)
+	cqeReqErr      = uint8(mlx5.CQEReqErr)
+	cqeRespErr     = uint8(mlx5.CQERespErr)
 )
 
 var epoch = time.Now()
@@ -249,8 +258,8 @@ func (q *cq) push(e cqe) bool {
 		return false
 	}
 	q.pc++
-	if q.armed == 0x9 || (q.armed == 0x6 && e.se) {
-		q.armed = 0xa
+	if q.armed == mlx5.CQArmed || (q.armed == mlx5.CQSolicitedArmed && e.se) {
+		q.armed = mlx5.CQFired
 	}
 	return true
 }
@@ -282,8 +291,8 @@ func (q *cq) arm(word uint32) {
 	defer q.mu.Unlock()
 	q.armSN = word >> 28 & 3
 	if word>>24&0xf == 1 {
-		q.armed = 0x6
+		q.armed = mlx5.CQSolicitedArmed
 	} else {
-		q.armed = 0x9
+		q.armed = mlx5.CQArmed
 	}
 }

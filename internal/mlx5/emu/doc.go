@@ -34,7 +34,12 @@
 // capabilities, object references (which must belong to the same context:
 // BAD_RES otherwise), QP state legality and the per-transition optional
 // masks (mlx5.TransitionFor), and the path (MTU, GID index, remote GID
-// family, udp_sport range). A rejected command returns a *mlx5.CmdError
+// family, udp_sport range). Firmware decodes the mailboxes with mlx5's
+// typed parsers (UnmarshalCreateCQIn, UnmarshalCreateQPIn,
+// UnmarshalModifyQPIn), applies a transition's fields with mlx5's
+// AppliedFields and QPContext.CopyFields, and builds its outputs with
+// mlx5's encoders and constants: the emulator keeps no layout, size,
+// transition rule or enumeration value of its own. A rejected command returns a *mlx5.CmdError
 // with errno EREMOTEIO and the output mailbox's status and syndrome filled;
 // each failure reason has its own stable syndrome (syndromes.go,
 // SyndromeInfo).

@@ -13,35 +13,30 @@ var (
 	adf = mlx5.ADSFields
 )
 
-// CREATE_QP input fields beyond the qpc.
+// CREATE_QP input fields beyond the qpc that the kernel writes (and the
+// command tests corrupt); firmware reads the decoded CreateQPIn.
 var (
-	fQPOptMask    = mlx5.CreateQPInFields.OptParamMask
-	fWQUMEMOffset = mlx5.CreateQPInFields.WQUMEMOffset
-	fWQUMEMID     = mlx5.CreateQPInFields.WQUMEMID
-	fWQUMEMValid  = mlx5.CreateQPInFields.WQUMEMValid
-	fQPCExt       = mlx5.CreateQPInFields.QPCExt
+	fQPOptMask   = mlx5.CreateQPInFields.OptParamMask
+	fWQUMEMValid = mlx5.CreateQPInFields.WQUMEMValid
 )
 
 const (
-	qpcByte        = 24 // qpc position in CREATE/MODIFY/QUERY mailboxes
-	qpcLen         = 232
-	adsBit         = 0x0c0 // primary address path inside the qpc
-	adsAltBit      = 0x220 // secondary address path inside the qpc
-	adsLenBytes    = 44
-	rgidBit        = adsBit + 0x80
-	maxSGEPerWQE   = 63
-	ackReqInterval = 32 // a requester asks for an ACK at least every this many messages
+	qpcByte        = mlx5.QPCMailboxBit / 8 // qpc position in CREATE/MODIFY/QUERY mailboxes
+	qpcLen         = mlx5.QPCLen
+	adsBit         = mlx5.QPCPrimaryPathBit // primary address path inside the qpc
+	maxSGEPerWQE   = mlx5.MaxDS             // a WQE holds at most 63 16-byte units, so at most 63 SGEs
+	ackReqInterval = 32                     // a requester asks for an ACK at least every this many messages
 )
 
 func ads(f mlx5.Field) mlx5.Field { return f.At(adsBit) }
 
-// QP states (qpc.state).
+// QP states (qpc.state) as the emulator's atomic state word holds them.
 const (
-	stRST  = 0
-	stINIT = 1
-	stRTR  = 2
-	stRTS  = 3
-	stERR  = 6
+	stRST  = uint32(mlx5.QPStateRST)
+	stINIT = uint32(mlx5.QPStateINIT)
+	stRTR  = uint32(mlx5.QPStateRTR)
+	stRTS  = uint32(mlx5.QPStateRTS)
+	stERR  = uint32(mlx5.QPStateERR)
 )
 
 // qp is a queue pair: its context, its rings, the requester engine state
@@ -104,95 +99,98 @@ type qp struct {
 	resp responder
 }
 
-// createQP executes CREATE_QP; n.mu held.
+// createQP executes CREATE_QP; n.mu held. The mailbox is decoded by
+// mlx5.UnmarshalCreateQPIn (its 272-byte form: firmware reads no further).
 func (c *devCtx) createQP(in, out []byte) fwError {
 	n := c.nic
-	if mlx5.Get(in, fQPOptMask) != 0 || mlx5.GetBool(in, fQPCExt) {
+	cmd, err := mlx5.UnmarshalCreateQPIn(in[:mlx5.CreateQPInLen])
+	if err != nil {
+		return fwError(SynBadInLen) // not reached: checkLen ran
+	}
+	if cmd.OptParamMask != 0 || cmd.QPCExt {
 		return fwError(SynReserved)
 	}
-	qb := in[qpcByte : qpcByte+qpcLen]
-	if mlx5.Get(qb, qf.State) != stRST || mlx5.Get(qb, qf.HWSQWQEBBCounter) != 0 || mlx5.Get(qb, qf.NextSendPSN) != 0 ||
-		mlx5.Get(qb, qf.LastAckedPSN) != 0 || mlx5.Get(qb, qf.HWRQCounter) != 0 {
+	x := &cmd.QPC
+	if x.State != mlx5.QPStateRST || x.HWSQWQEBBCounter != 0 || x.NextSendPSN != 0 || x.LastAckedPSN != 0 || x.HWRQCounter != 0 {
 		return fwError(SynReserved)
 	}
-	st := mlx5.Get(qb, qf.ST)
-	if st != 0 && st != 1 {
+	if x.ST != mlx5.STRC && x.ST != mlx5.STUC {
 		return fwError(SynQPServiceType)
 	}
-	p := n.pds[mlx5.Get32(qb, qf.PD)]
+	p := n.pds[x.PD]
 	if p == nil || p.ctx != c {
 		return fwError(SynQPPD)
 	}
-	u := n.uars[mlx5.Get32(qb, qf.UARPage)]
+	u := n.uars[x.UARPage]
 	if u == nil || u.ctx != c {
 		return fwError(SynQPUAR)
 	}
-	if pm := mlx5.Get(qb, qf.PMState); pm != 0 && pm != 3 {
+	if x.PMState != mlx5.PMStateArmed && x.PMState != mlx5.PMStateMigrated {
 		return fwError(SynQPPMState)
 	}
-	noSQ := mlx5.GetBool(qb, qf.NoSQ)
+	noSQ := x.NoSQ
 	var scq *cq
 	if !noSQ {
-		scq = n.cqs[mlx5.Get32(qb, qf.CQNSnd)]
+		scq = n.cqs[x.CQNSnd]
 		if scq == nil || scq.ctx != c {
 			return fwError(SynQPCQSnd)
 		}
 	}
-	sqLog := uint8(mlx5.Get(qb, qf.LogSQSize))
+	sqLog := x.LogSQSize
 	if sqLog > capLogMaxQPSz {
 		return fwError(SynQPSQSize)
 	}
-	rqT := uint8(mlx5.Get(qb, qf.RQType))
-	rqLog := uint8(mlx5.Get(qb, qf.LogRQSize))
-	rqStr := uint8(mlx5.Get(qb, qf.LogRQStride)) + 4
+	rqT := x.RQType
+	rqLog := x.LogRQSize
+	rqStr := x.LogRQStride + 4
 	var rcq *cq
 	var srq *rmp
 	var rqBytes uint64
 	switch rqT {
-	case 0:
+	case mlx5.RQTypeRegular:
 		if rqLog > capLogMaxQPSz || 1<<rqStr > capMaxWQESzRQ {
 			return fwError(SynQPRQSize)
 		}
 		rqBytes = uint64(1) << (rqLog + rqStr)
-	case 3:
+	case mlx5.RQTypeZeroSize:
 		if rqLog != 0 || rqStr != 4 {
 			return fwError(SynQPRQSize)
 		}
-	case 1:
-		srq = n.rmps[mlx5.Get32(qb, qf.SRQNRMPNXRQN)]
+	case mlx5.RQTypeSRQ:
+		srq = n.rmps[x.SRQNRMPNXRQN]
 		if srq == nil || srq.ctx != c || rqLog != 0 {
 			return fwError(SynQPSRQ)
 		}
 	default:
 		return fwError(SynQPRQType)
 	}
-	if cn := mlx5.Get32(qb, qf.CQNRcv); cn != 0 || rqT != 3 {
+	if cn := x.CQNRcv; cn != 0 || rqT != mlx5.RQTypeZeroSize {
 		rcq = n.cqs[cn]
 		if rcq == nil || rcq.ctx != c {
 			return fwError(SynQPCQRcv)
 		}
 	}
-	mode := mlx5.Get(qb, qf.SendDBRMode)
+	mode := x.SendDBRMode
 	switch {
-	case mode == 0:
-	case mode == 1 && n.caps.noDBR():
+	case mode == mlx5.SendDBRValid:
+	case mode == mlx5.SendDBRNoDBRExt && n.caps.noDBR():
 		if sqLog > n.caps.general2.LogMaxSendDBRLessQPSQ {
 			return fwError(SynQPNoDBRSize)
 		}
 	default:
 		return fwError(SynQPDBRMode)
 	}
-	if mlx5.Get(qb, qf.TSFormat) > 2 {
+	if x.TSFormat > 2 {
 		return fwError(SynQPTSFormat)
 	}
-	if mlx5.GetBool(qb, qf.CDSlaveSend) || mlx5.GetBool(qb, qf.CDSlaveReceive) {
+	if x.CDSlaveSend || x.CDSlaveReceive {
 		return fwError(SynQPCDSlave)
 	}
-	wq := c.umemOf(mlx5.Get32(in, fWQUMEMID))
+	wq := c.umemOf(cmd.WQUMEMID)
 	if wq == nil {
 		return fwError(SynQPWQUMEM)
 	}
-	woff := mlx5.Get(in, fWQUMEMOffset)
+	woff := cmd.WQUMEMOffset
 	sqBytes := uint64(64) << sqLog
 	if noSQ {
 		sqBytes = 0
@@ -200,11 +198,11 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	if !wq.fits(woff, rqBytes+sqBytes, 1) || (wq.mem.base+uintptr(woff))%4096 != 0 || rqBytes+sqBytes == 0 {
 		return fwError(SynQPWQRange)
 	}
-	dbr := c.umemOf(mlx5.Get32(qb, qf.DBRUMEMID))
+	dbr := c.umemOf(x.DBRUMEMID)
 	if dbr == nil {
 		return fwError(SynQPDBRUMEM)
 	}
-	doff := mlx5.Get(qb, qf.DBRAddr)
+	doff := x.DBRAddr
 	if !dbr.fits(doff, 8, 8) {
 		return fwError(SynQPDBRRange)
 	}
@@ -215,10 +213,10 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	if !ok {
 		return fwError(SynLimit)
 	}
-	q := &qp{nic: n, ctx: c, qpn: qpn, uc: st == 1, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
-		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: rqT,
-		noDBR: mode == 1, cdM: mlx5.GetBool(qb, qf.CDMaster), uidx: mlx5.Get32(qb, qf.UserIndex), srq: srq}
-	copy(q.qpc[:], qb)
+	q := &qp{nic: n, ctx: c, qpn: qpn, uc: x.ST == mlx5.STUC, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
+		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: uint8(rqT),
+		noDBR: mode == mlx5.SendDBRNoDBRExt, cdM: x.CDMaster, uidx: x.UserIndex, srq: srq}
+	copy(q.qpc[:], in[qpcByte:qpcByte+qpcLen]) // as sent, reserved bits included (QUERY_QP returns them)
 	mlx5.SetBool(q.qpc[:], qf.DBRUMEMValid, true)
 	q.req.init(q)
 	n.qps[q.qpn] = q

@@ -6,166 +6,86 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// Optional-parameter mask bits (opt_param_mask).
-const (
-	optAltPath    = 1 << 0
-	optRRE        = 1 << 1
-	optRAE        = 1 << 2
-	optRWE        = 1 << 3
-	optPKey       = 1 << 4
-	optQKey       = 1 << 5
-	optRNRTimeout = 1 << 6
-	optPriPath    = 1 << 7
-	optSRAMax     = 1 << 8
-	optRRAMax     = 1 << 9
-	optPMState    = 1 << 10
-	optRetryCount = 1 << 12
-	optRNRRetry   = 1 << 13
-	optAckTimeout = 1 << 14
-	optLAGTXAff   = 1 << 15
-	optPriPort    = 1 << 16
-	optDSCP       = 1 << 17
-	optSGID       = 1 << 23
-	optCounterSet = 1 << 25
+// The transition rules (legal source states, required fields, the optional
+// fields each service type may set, the extended mask) are mlx5's table
+// (mlx5.TransitionFor); the emulator adds only what the device's
+// capabilities decide (DSCP and UDP source port in RTS2RTS).
 
-	optExtUDPSport = 1 << 2 // opt_param_mask_95_32: udp_sport on RTS2RTS
+var (
+	fOptMask    = mlx5.ModifyQPInFields.OptParamMask
+	fOptMaskExt = mlx5.ModifyQPInFields.OptParamMask95_32
 )
 
-var fOptMaskExt = mlx5.ModifyQPInFields.OptParamMask95_32
-
-// adsAll is every primary-path field a path change writes (pkey_index and
-// ack_timeout have their own mask bits / transitions).
-var adsAll = []mlx5.Field{
-	ads(adf.FL), ads(adf.FreeAR), ads(adf.GRH), ads(adf.MLID), ads(adf.RLID), ads(adf.SrcAddrIndex),
-	ads(adf.StatRate), ads(adf.HopLimit), ads(adf.TClass), ads(adf.FlowLabel), ads(adf.FDSCP), ads(adf.FECN),
-	ads(adf.FEthPrio), ads(adf.ECN), ads(adf.DSCP), ads(adf.UDPSport), ads(adf.DEICFI), ads(adf.EthPrio),
-	ads(adf.SL), ads(adf.VHCAPortNum),
-}
-
-// optFields maps each optional mask bit to the qpc fields it enables.
-var optFields = map[uint32][]mlx5.Field{
-	optRRE:        {qf.RRE},
-	optRAE:        {qf.RAE, qf.AtomicMode},
-	optRWE:        {qf.RWE},
-	optPKey:       {ads(adf.PKeyIndex)},
-	optQKey:       {qf.QKey},
-	optRNRTimeout: {qf.MinRNRNak},
-	optSRAMax:     {qf.LogSRAMax},
-	optRRAMax:     {qf.LogRRAMax},
-	optPMState:    {qf.PMState},
-	optRetryCount: {qf.RetryCount},
-	optRNRRetry:   {qf.RNRRetry},
-	optAckTimeout: {ads(adf.AckTimeout)},
-	optLAGTXAff:   {qf.LAGTXPortAffinity},
-	optPriPort:    {ads(adf.VHCAPortNum)},
-	optDSCP:       {ads(adf.DSCP)},
-	optSGID:       {ads(adf.SrcAddrIndex)},
-	optCounterSet: {qf.CounterSetID},
-}
-
-// transition is one QP state change command.
-type transition struct {
-	from     uint32 // bit set of legal source states
-	to       uint32
-	required []mlx5.Field
-	rawReq   bool   // required: the primary path (RGID and RMAC as bytes too)
-	allowed  uint32 // optional mask bits accepted
-}
-
-func states(s ...uint32) uint32 {
-	var m uint32
-	for _, x := range s {
-		m |= 1 << x
-	}
-	return m
-}
-
-// transitions follows the kernel's allowed optional masks for RC
-// and the required fields of each transition.
-var transitions = map[uint16]transition{
-	mlx5.OpRST2INIT: {from: states(stRST), to: stINIT,
-		required: []mlx5.Field{ads(adf.PKeyIndex), ads(adf.VHCAPortNum), qf.PMState, qf.RRE, qf.RWE, qf.RAE, qf.AtomicMode, qf.CounterSetID}},
-	mlx5.OpINIT2INIT: {from: states(stINIT), to: stINIT,
-		allowed: optRRE | optRAE | optRWE | optPKey | optPriPort | optLAGTXAff | optCounterSet},
-	mlx5.OpINIT2RTR: {from: states(stINIT), to: stRTR,
-		required: append([]mlx5.Field{qf.MTU, qf.LogMsgMax, qf.RemoteQPN, qf.NextRcvPSN, qf.MinRNRNak, qf.LogRRAMax}, adsAll...),
-		rawReq:   true,
-		allowed:  optAltPath | optRRE | optRAE | optRWE | optPKey | optLAGTXAff | optCounterSet},
-	mlx5.OpRTR2RTS: {from: states(stRTR), to: stRTS,
-		required: []mlx5.Field{qf.NextSendPSN, qf.RetryCount, qf.RNRRetry, ads(adf.AckTimeout), qf.LogSRAMax, qf.LogAckReqFreq},
-		allowed:  optAltPath | optRRE | optRAE | optRWE | optPMState | optRNRTimeout | optCounterSet},
-	mlx5.OpRTS2RTS: {from: states(stRTS), to: stRTS,
-		allowed: optRRE | optRAE | optRWE | optRNRTimeout | optPMState | optAltPath | optDSCP | optSGID},
-	mlx5.OpSQERR2RTS: {from: 0, to: stRTS}, // SQER is not reachable on RC/UC
-	mlx5.Op2ERR:      {from: states(stRST, stINIT, stRTR, stRTS, stERR), to: stERR},
-	mlx5.Op2RST:      {from: states(stRST, stINIT, stRTR, stRTS, stERR), to: stRST},
-}
+// transitionOf returns the rules of a QP transition opcode.
+func transitionOf(op uint16) (mlx5.Transition, bool) { return mlx5.TransitionFor(mlx5.Opcode(op)) }
 
 // modifyQP executes a transition command; n.mu held (read or write).
 func (q *qp) modify(op uint16, in []byte) fwError {
-	t := transitions[op]
+	t, _ := transitionOf(op)
 	q.lockBoth()
 	defer q.unlockBoth()
 	cur := q.state.Load()
-	if t.from&(1<<cur) == 0 {
+	if !t.LegalFrom(mlx5.QPState(cur)) {
 		return fwError(SynQPBadTransition)
 	}
-	if op == mlx5.Op2ERR || op == mlx5.Op2RST {
-		if op == mlx5.Op2RST {
+	to := uint32(t.To)
+	if t.Op == mlx5.Op2ERR || t.Op == mlx5.Op2RST { // no context
+		if to == stRST {
 			q.reset()
 		}
-		q.setState(t.to)
+		q.setState(to)
 		return 0
 	}
-	mask := mlx5.Get32(in, fQPOptMask)
-	allowed := t.allowed
-	if d, ok := mlx5.TransitionFor(op); ok {
-		st := mlx5.ServiceType(mlx5.Get(q.qpc[:], qf.ST))
-		allowed = uint32(d.Allowed(st))
-	}
-	if mask&^allowed != 0 {
+	mask := mlx5.OptParam(mlx5.Get32(in, fOptMask))
+	st := mlx5.ServiceType(mlx5.Get(q.qpc[:], qf.ST))
+	if mask&^t.Allowed(st) != 0 {
 		return fwError(SynQPOptMask)
 	}
-	if mask&optDSCP != 0 && !q.nic.caps.general.RTS2RTSQPDSCP {
+	if mask&mlx5.OptDSCP != 0 && !q.nic.caps.general.RTS2RTSQPDSCP {
 		return fwError(SynQPOptMask)
 	}
-	var ext uint64
+	var ext mlx5.OptParamExt
 	if len(in) >= mlx5.ModifyQPInExtLen {
-		ext = mlx5.Get(in, fOptMaskExt)
-		if ext&^optExtUDPSport != 0 || (ext != 0 && (op != mlx5.OpRTS2RTS || !q.nic.caps.general.RTS2RTSQPUDPSport)) {
+		// Read whatever the transition: a long mailbox with extended bits
+		// the transition does not accept is refused, not ignored.
+		ext = mlx5.OptParamExt(mlx5.Get(in, fOptMaskExt))
+		if ext&^t.AllowedExt != 0 || (ext != 0 && !q.nic.caps.general.RTS2RTSQPUDPSport) {
 			return fwError(SynQPOptMask)
 		}
 	}
-	src := in[qpcByte : qpcByte+qpcLen]
+	cmd, err := mlx5.UnmarshalModifyQPIn(in[:modifyLen(t, len(in))])
+	if err != nil {
+		return fwError(SynBadInLen) // not reached: the length was checked
+	}
+	fields, err := mlx5.AppliedFields(t.Op, st, mask, ext)
+	if err != nil {
+		return fwError(SynQPOptMask) // not reached: the masks were checked
+	}
+	ctx, _ := mlx5.DecodeQPContext(q.qpc[:])
+	if ctx.CopyFields(&cmd.QPC, fields) != nil {
+		return fwError(SynReserved) // not reached: the table names qpc fields
+	}
 	next := q.qpc
-	for _, f := range t.required {
-		mlx5.Set(next[:], f, mlx5.Get(src, f))
-	}
-	if t.rawReq {
-		copy(next[rgidBit/8:rgidBit/8+16], src[rgidBit/8:rgidBit/8+16])
-		rmac := (adsBit + adf.RMAC.Bit) / 8
-		copy(next[rmac:rmac+6], src[rmac:rmac+6])
-	}
-	for bit, fs := range optFields {
-		if mask&bit != 0 {
-			for _, f := range fs {
-				mlx5.Set(next[:], f, mlx5.Get(src, f))
-			}
-		}
-	}
-	if ext&optExtUDPSport != 0 {
-		mlx5.Set(next[:], ads(adf.UDPSport), mlx5.Get(src, ads(adf.UDPSport)))
-	}
-	if mask&optAltPath != 0 {
-		copy(next[adsAltBit/8:adsAltBit/8+adsLenBytes], src[adsAltBit/8:adsAltBit/8+adsLenBytes])
-	}
-	if e := q.validate(next[:], t.to); e != 0 {
+	_ = ctx.Encode(next[:]) // the named fields; reserved bits stay as created
+	if e := q.validate(next[:], to); e != 0 {
 		return e
 	}
 	q.qpc = next
-	q.apply(cur, t.to)
-	q.setState(t.to)
+	q.apply(cur, to)
+	q.setState(to)
 	return 0
+}
+
+// modifyLen is the mailbox size a transition's input is parsed at: the long
+// form where the transition has one and the mailbox holds it, else the
+// 272-byte form (firmware ignores bytes past the form it reads).
+func modifyLen(t mlx5.Transition, n int) int {
+	for _, l := range t.Lens {
+		if l == mlx5.ModifyQPInExtLen && n >= l {
+			return l
+		}
+	}
+	return mlx5.ModifyQPInLen
 }
 
 // validate checks a context about to be committed for state to.
@@ -197,7 +117,7 @@ func (q *qp) validate(b []byte, to uint32) fwError {
 			return fwError(SynQPSrcGID)
 		}
 		var g mlx5.GID
-		copy(g[:], b[rgidBit/8:rgidBit/8+16])
+		copy(g[:], mlx5.Bytes(b, ads(adf.RGID).Bit, len(g)))
 		if !ipv4Mapped(g) {
 			return fwError(SynQPRemoteGID)
 		}
@@ -230,7 +150,7 @@ func (q *qp) apply(from, to uint32) {
 	q.mtu = 128 << mlx5.Get(b, qf.MTU)
 	q.logMsgMax = uint8(mlx5.Get(b, qf.LogMsgMax))
 	q.remoteQPN = mlx5.Get32(b, qf.RemoteQPN)
-	copy(q.rgid[:], b[rgidBit/8:rgidBit/8+16])
+	copy(q.rgid[:], mlx5.Bytes(b, ads(adf.RGID).Bit, len(q.rgid)))
 	if t := mlx5.Get(b, ads(adf.AckTimeout)); t != 0 {
 		q.ackTimeout = time.Duration(4096<<t) * time.Nanosecond
 	} else {
