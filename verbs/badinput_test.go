@@ -339,8 +339,6 @@ func TestBadModify(t *testing.T) {
 		{"RTS to RTR", from(QPStateRTS, QPStateRTR, QPAttr{AH: ah}, rtr), ErrInvalidValue, op, []string{"no transition RTS -> RTR"}},
 		{"ERR to RTS", from(QPStateERR, QPStateRTS, QPAttr{}, rts), ErrInvalidValue, op, []string{"no transition ERR -> RTS"}},
 		{"ERR to INIT", from(QPStateERR, QPStateINIT, QPAttr{PortNum: 1}, init), ErrInvalidValue, op, []string{"no transition ERR -> INIT"}},
-		// The PRM's 2ERR_QP does not start in ERR: a QP leaves ERR only for RST.
-		{"ERR to ERR", from(QPStateERR, QPStateERR, QPAttr{}, 0), ErrInvalidValue, op, []string{"no transition ERR -> ERR"}},
 		// Missing required attributes.
 		{"RST to INIT without port", from(QPStateRST, QPStateINIT, QPAttr{}, init&^QPAttrPortNum), ErrInvalidValue, op, []string{"RST -> INIT needs PORT_NUM"}},
 		{"RST to INIT without access", from(QPStateRST, QPStateINIT, QPAttr{PortNum: 1}, QPAttrPKeyIndex|QPAttrPortNum), ErrInvalidValue, op,

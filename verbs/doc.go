@@ -186,7 +186,7 @@
 // QPAttrCurrentState and QPAttrNextState (anything else is refused with
 // ErrInvalidValue naming the missing or extra bits). The transitions and
 // the fields each one takes are the PRM's (the QP transition commands of a
-// ConnectX, which leave ERR only for RST); which mask bit stands for which
+// ConnectX, which leave ERR only for RST or ERR again); which mask bit stands for which
 // field is this package's mapping:
 //
 //	transition    required                                      also allowed

@@ -88,8 +88,8 @@ func TestTransitions(t *testing.T) {
 		}
 	}
 	for k, ok := range legal {
-		// The PRM's 2ERR_QP leaves a QP in ERR only through 2RST.
-		want := k[1] == QPStateRST || (k[1] == QPStateERR && k[0] != QPStateERR) ||
+		// The PRM's 2ERR_QP moves a QP to ERR from any state, ERR included.
+		want := k[1] == QPStateRST || k[1] == QPStateERR ||
 			k == [2]QPState{QPStateRST, QPStateINIT} || k == [2]QPState{QPStateINIT, QPStateINIT} ||
 			k == [2]QPState{QPStateINIT, QPStateRTR} || k == [2]QPState{QPStateRTR, QPStateRTS} ||
 			k == [2]QPState{QPStateRTS, QPStateRTS}
@@ -139,4 +139,20 @@ func TestAttrFieldsNameQPCFields(t *testing.T) {
 		}
 		assert.Equal(t, 1, bits.OnesCount32(uint32(bit)), "%v", bit)
 	}
+}
+
+// TestModifyERRToERR: 2ERR_QP moves a QP to ERR from any state, ERR
+// included, and the device (here the emulated firmware) agrees; ERR is
+// left for RST.
+func TestModifyERRToERR(t *testing.T) {
+	f := newFixture(t, "emu0")
+	require.NoError(t, f.qp.Modify(&QPAttr{NextState: QPStateERR}, QPAttrNextState))
+	assert.Equal(t, QPStateERR, f.qp.State())
+	require.NoError(t, f.qp.Modify(&QPAttr{NextState: QPStateERR}, QPAttrNextState), "ERR -> ERR")
+	assert.Equal(t, QPStateERR, f.qp.State())
+	a, _, err := f.qp.Query()
+	require.NoError(t, err)
+	assert.Equal(t, QPStateERR, a.CurrentState, "the device's state")
+	require.NoError(t, f.qp.Modify(&QPAttr{NextState: QPStateRST}, QPAttrNextState))
+	assert.Equal(t, QPStateRST, f.qp.State())
 }

@@ -73,7 +73,7 @@ func randomSport(lo, hi uint16) uint16 {
 // Modify moves the QP through its state machine (doca_verbs_qp_modify),
 // applying the attributes named in mask. The current state is the one cached
 // from the last successful Modify unless mask has QPAttrCurrentState.
-// Transitions: any -> RST, any but ERR -> ERR, RST -> INIT, INIT -> INIT,
+// Transitions: any -> RST, any -> ERR, RST -> INIT, INIT -> INIT,
 // INIT -> RTR, RTR -> RTS, RTS -> RTS; each requires and allows the fields
 // listed in the package documentation.
 func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
