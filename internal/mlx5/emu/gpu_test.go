@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -23,6 +24,9 @@ type fakeGPU struct {
 	writes atomic.Int64
 	// hook, if set, runs before every access (outside mu).
 	hook atomic.Pointer[func(write bool, addr uintptr, n int)]
+	// cost, if set, makes every access cost what the model says (outside
+	// mu, after the copy).
+	cost *copyCost
 }
 
 func newFakeGPU() *fakeGPU { return &fakeGPU{next: 0x7f0000000000 ^ 0x0a0000000000} }
@@ -73,29 +77,46 @@ func (g *fakeGPU) Read(dst []byte, addr uintptr) error {
 	if h := g.hook.Load(); h != nil {
 		(*h)(false, addr, len(dst))
 	}
+	start := time.Now()
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	src, ok := g.find(addr, uint64(len(dst)))
 	if !ok {
+		g.mu.Unlock()
 		return fmt.Errorf("fake GPU: read 0x%x+%d outside any allocation", addr, len(dst))
 	}
 	g.reads.Add(1)
 	copy(dst, src)
+	g.mu.Unlock()
+	g.charge(start, len(dst))
 	return nil
+}
+
+// charge pays the model's cost of one access of n bytes (the old seam: one
+// synchronous copy and an owner lookup per access).
+func (g *fakeGPU) charge(start time.Time, n int) {
+	if c := g.cost; c != nil {
+		c.calls.Add(1)
+		c.ops.Add(1)
+		c.bytes.Add(int64(n))
+		c.charge(start, c.call+c.lookup, n, c.bw)
+	}
 }
 
 func (g *fakeGPU) Write(addr uintptr, src []byte) error {
 	if h := g.hook.Load(); h != nil {
 		(*h)(true, addr, len(src))
 	}
+	start := time.Now()
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	dst, ok := g.find(addr, uint64(len(src)))
 	if !ok {
+		g.mu.Unlock()
 		return fmt.Errorf("fake GPU: write 0x%x+%d outside any allocation", addr, len(src))
 	}
 	g.writes.Add(1)
 	copy(dst, src)
+	g.mu.Unlock()
+	g.charge(start, len(src))
 	return nil
 }
 
