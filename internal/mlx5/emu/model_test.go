@@ -87,7 +87,9 @@ func (c *copyCost) charge(start time.Time, fixed time.Duration, n int, bw float6
 }
 
 // counts returns the counters since the last reset.
-func (c *copyCost) counts() (calls, ops, bytes int64) { return c.calls.Load(), c.ops.Load(), c.bytes.Load() }
+func (c *copyCost) counts() (calls, ops, bytes int64) {
+	return c.calls.Load(), c.ops.Load(), c.bytes.Load()
+}
 
 func (c *copyCost) reset() { c.calls.Store(0); c.ops.Store(0); c.bytes.Store(0) }
 
