@@ -1,34 +1,87 @@
 // Package emugpu plugs CUDA device memory into the emulated mlx5 device: it
-// implements emu.GPUMemory over the cuda package so that rings, doorbell
+// implements emu.GPUMemory over the cuda package, so that rings, doorbell
 // records and data buffers allocated with cuMemAlloc are read and written by
-// the emulator through device copies (cuMemcpyDtoH / cuMemcpyHtoD).
+// the emulator through device copies.
 //
 // Install registers a CUDA context with the process-wide adapter and
 // installs the adapter in the emulator (emu.SetGPUMemory) the first time;
 // the returned function removes the context again and, when no context is
 // left, uninstalls the adapter. Several contexts (GPUs) may be registered at
 // once: an address belongs to the first one that reports it as device
-// memory. The emulator classifies a range when it is registered (UMEM, MR),
-// so install before creating UMEMs or MRs over GPU memory.
+// memory. The emulator classifies a range once, when it is registered (UMEM,
+// MR), so install before creating UMEMs or MRs over GPU memory; Claim asks
+// the driver which allocation holds the range and keeps the answer, and no
+// later copy asks again.
 //
-// All functions are safe for concurrent use; Read and Write are called from
-// the emulator's engine goroutine and use the context methods, each of which
-// makes the context current for its own driver call.
+// # Copies
+//
+// Each installed context gets its own reference to the device's primary
+// context, a non-blocking stream and a pinned staging buffer, all of them
+// made when the first batch runs and released by the uninstall function.
+// They are the adapter's, so they never keep the installer's Context from
+// being released. A batch (emu.GPUMemory.Copy) queues every copy on that
+// stream as an asynchronous copy through the staging buffer (device to host
+// into it, host to device out of it, device to device directly), then waits
+// for the stream once and copies what was read out of the staging buffer: a
+// batch costs one wait for the device, however many copies it holds. A
+// batch larger than the staging buffer (which grows up to maxStage) is run
+// in pieces, each waited for. Batches on one context run one at a time, in
+// the order they are submitted.
+//
+// All functions are safe for concurrent use.
 package emugpu
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
+// Staging buffer sizes: the first one, and the largest it grows to.
+const (
+	minStage = 256 << 10
+	maxStage = 8 << 20
+)
+
+// errUninstalled is the error of a copy on a context that was removed.
+var errUninstalled = errors.New("emugpu: the CUDA context was uninstalled")
+
 // adapter is the emu.GPUMemory over the registered contexts.
 type adapter struct {
 	mu   sync.RWMutex
-	ctxs []*cuda.Context
+	devs []*device
 }
+
+// device is one installed context and what the adapter made for it.
+type device struct {
+	user *cuda.Context // as installed: classification
+
+	mu     sync.Mutex // one batch at a time; guards everything below
+	closed bool
+	own    *cuda.Context // the adapter's reference to the same primary context
+	stream *cuda.Stream
+	stage  unsafe.Pointer
+	stCap  int
+	pend   []pendRead // device-to-host copies waiting for the stream
+}
+
+// pendRead is a device-to-host copy queued into the staging buffer.
+type pendRead struct {
+	dst []byte
+	off int
+}
+
+// devRange is the adapter's emu.DeviceRange.
+type devRange struct {
+	d    *device
+	base uintptr
+}
+
+func (r *devRange) Base() uintptr { return r.base }
 
 var (
 	instMu    sync.Mutex
@@ -36,7 +89,8 @@ var (
 )
 
 // Install adds ctx to the adapter the emulator uses for GPU memory and
-// returns the function that removes it (idempotent).
+// returns the function that removes it (idempotent). A nil ctx claims
+// nothing.
 func Install(ctx *cuda.Context) (uninstall func()) {
 	instMu.Lock()
 	defer instMu.Unlock()
@@ -45,8 +99,9 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 		emu.SetGPUMemory(installed)
 	}
 	a := installed
+	d := &device{user: ctx}
 	a.mu.Lock()
-	a.ctxs = append(a.ctxs, ctx)
+	a.devs = append(a.devs, d)
 	a.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -54,14 +109,15 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 			instMu.Lock()
 			defer instMu.Unlock()
 			a.mu.Lock()
-			for i, c := range a.ctxs {
-				if c == ctx {
-					a.ctxs = append(a.ctxs[:i], a.ctxs[i+1:]...)
+			for i, x := range a.devs {
+				if x == d {
+					a.devs = append(a.devs[:i], a.devs[i+1:]...)
 					break
 				}
 			}
-			empty := len(a.ctxs) == 0
+			empty := len(a.devs) == 0
 			a.mu.Unlock()
+			d.close()
 			if empty && installed == a {
 				emu.SetGPUMemory(nil)
 				installed = nil
@@ -79,19 +135,20 @@ func Installed() int {
 	}
 	installed.mu.RLock()
 	defer installed.mu.RUnlock()
-	return len(installed.ctxs)
+	return len(installed.devs)
 }
 
-// owner returns the context whose device allocation holds [addr, addr+n).
-func (a *adapter) owner(addr uintptr, n uint64) *cuda.Context {
+// Claim returns the range of [addr, addr+n) in the first installed context
+// whose device allocation holds all of it.
+func (a *adapter) Claim(addr uintptr, n uint64) (emu.DeviceRange, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	for _, c := range a.ctxs {
-		if inRange(c, addr, n) {
-			return c
+	for _, d := range a.devs {
+		if d.user != nil && inRange(d.user, addr, n) {
+			return &devRange{d: d, base: addr}, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func inRange(c *cuda.Context, addr uintptr, n uint64) bool {
@@ -110,20 +167,199 @@ func fits(start, size, addr, n uint64) bool {
 	return addr >= start && n <= size && addr-start <= size-n
 }
 
-func (a *adapter) Contains(addr uintptr, n uint64) bool { return a.owner(addr, n) != nil }
-
-func (a *adapter) Read(dst []byte, addr uintptr) error {
-	c := a.owner(addr, uint64(len(dst)))
-	if c == nil {
-		return fmt.Errorf("emugpu: read %d bytes at %#x: not in a registered GPU allocation", len(dst), addr)
+// Copy runs the copies in order: consecutive copies on one context as one
+// batch on its stream.
+func (a *adapter) Copy(ops []emu.DeviceCopy) error {
+	for i := 0; i < len(ops); {
+		d, err := deviceOf(&ops[i])
+		if err != nil {
+			return fmt.Errorf("emugpu: copy %d of %d (%v): %w", i+1, len(ops), ops[i].Kind, err)
+		}
+		j := i + 1
+		for ; j < len(ops); j++ {
+			if e, err := deviceOf(&ops[j]); err != nil || e != d {
+				break
+			}
+		}
+		if err := d.run(ops[i:j], i, len(ops)); err != nil {
+			return err
+		}
+		i = j
 	}
-	return c.MemcpyDtoH(dst, cuda.DevPtr(addr))
+	return nil
 }
 
-func (a *adapter) Write(addr uintptr, src []byte) error {
-	c := a.owner(addr, uint64(len(src)))
-	if c == nil {
-		return fmt.Errorf("emugpu: write %d bytes at %#x: not in a registered GPU allocation", len(src), addr)
+// deviceOf is the context that runs a copy: the destination's for copies
+// into device memory, the source's for copies out of it.
+func deviceOf(o *emu.DeviceCopy) (*device, error) {
+	r := o.Dst
+	if o.Kind == emu.CopyToHost {
+		r = o.Src
 	}
-	return c.MemcpyHtoD(cuda.DevPtr(addr), src)
+	dr, ok := r.(*devRange)
+	if !ok || dr == nil {
+		return nil, fmt.Errorf("a range this adapter did not claim")
+	}
+	if o.Kind == emu.CopyDeviceToDevice {
+		if sr, ok := o.Src.(*devRange); !ok || sr == nil {
+			return nil, fmt.Errorf("a source range this adapter did not claim")
+		}
+	}
+	return dr.d, nil
+}
+
+// setup makes the device's own context reference, stream and staging
+// buffer on first use; d.mu held.
+func (d *device) setup() error {
+	if d.closed {
+		return errUninstalled
+	}
+	if d.stream != nil {
+		return nil
+	}
+	if d.user == nil {
+		return fmt.Errorf("emugpu: no CUDA context")
+	}
+	own, err := d.user.Device().PrimaryContext()
+	if err != nil {
+		return fmt.Errorf("emugpu: retain the primary context: %w", err)
+	}
+	s, err := own.NewStream(cuda.StreamNonBlocking)
+	if err != nil {
+		own.Release()
+		return fmt.Errorf("emugpu: create the copy stream: %w", err)
+	}
+	d.own, d.stream = own, s
+	return d.grow(minStage)
+}
+
+// grow makes the staging buffer at least n bytes (up to maxStage); no copy
+// may be in flight. d.mu held.
+func (d *device) grow(n int) error {
+	if n <= d.stCap {
+		return nil
+	}
+	n = min(max(n, 2*d.stCap), maxStage)
+	p, err := d.own.MemAllocHost(uintptr(n), 0)
+	if err != nil {
+		return fmt.Errorf("emugpu: pinned staging buffer: %w", err)
+	}
+	if d.stage != nil {
+		d.own.MemFreeHost(d.stage)
+	}
+	d.stage, d.stCap = p, n
+	return nil
+}
+
+// close frees what the adapter made for the context; a batch in flight
+// finishes first, later ones fail.
+func (d *device) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.own == nil {
+		return
+	}
+	if d.stage != nil {
+		d.own.MemFreeHost(d.stage)
+	}
+	d.stream.Destroy()
+	d.own.Release()
+	d.own, d.stream, d.stage, d.stCap = nil, nil, nil, 0
+}
+
+// stageBytes views n bytes of the staging buffer at off.
+func (d *device) stageBytes(off, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(d.stage, off)), n)
+}
+
+// run queues ops (copies first+1.. of total) on the stream and waits.
+func (d *device) run(ops []emu.DeviceCopy, first, total int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.setup(); err != nil {
+		return err
+	}
+	need := 0
+	for i := range ops {
+		if ops[i].Kind != emu.CopyDeviceToDevice {
+			need += len(ops[i].Host)
+		}
+	}
+	if need > d.stCap {
+		if err := d.grow(need); err != nil {
+			return err
+		}
+	}
+	used := 0
+	fail := func(i int, err error) error {
+		d.pend = d.pend[:0]
+		d.stream.Synchronize() // nothing may still use the staging buffer
+		o := &ops[i]
+		return fmt.Errorf("emugpu: copy %d of %d (%v, %d bytes): %w", first+i+1, total, o.Kind, o.Bytes(), err)
+	}
+	for i := range ops {
+		o := &ops[i]
+		switch o.Kind {
+		case emu.CopyToHost:
+			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
+			for done := 0; done < len(o.Host); {
+				if used == d.stCap {
+					if err := d.wait(); err != nil {
+						return fail(i, err)
+					}
+					used = 0
+				}
+				n := min(len(o.Host)-done, d.stCap-used)
+				if err := d.own.MemcpyDtoHAsync(unsafe.Add(d.stage, used), src+cuda.DevPtr(done), uintptr(n), d.stream); err != nil {
+					return fail(i, err)
+				}
+				d.pend = append(d.pend, pendRead{dst: o.Host[done : done+n], off: used})
+				used += n
+				done += n
+			}
+		case emu.CopyToDevice:
+			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
+			for done := 0; done < len(o.Host); {
+				if used == d.stCap {
+					if err := d.wait(); err != nil {
+						return fail(i, err)
+					}
+					used = 0
+				}
+				n := min(len(o.Host)-done, d.stCap-used)
+				copy(d.stageBytes(used, n), o.Host[done:done+n])
+				if err := d.own.MemcpyHtoDAsync(dst+cuda.DevPtr(done), unsafe.Add(d.stage, used), uintptr(n), d.stream); err != nil {
+					return fail(i, err)
+				}
+				used += n
+				done += n
+			}
+		case emu.CopyDeviceToDevice:
+			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
+			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
+			if err := d.own.MemcpyDtoDAsync(dst, src, uintptr(o.Len), d.stream); err != nil {
+				return fail(i, err)
+			}
+		default:
+			return fail(i, fmt.Errorf("unknown copy kind"))
+		}
+	}
+	if err := d.wait(); err != nil {
+		return fail(len(ops)-1, err)
+	}
+	return nil
+}
+
+// wait waits for the stream and copies the staged reads out; d.mu held.
+func (d *device) wait() error {
+	err := d.stream.Synchronize()
+	if err == nil {
+		for _, p := range d.pend {
+			copy(p.dst, d.stageBytes(p.off, len(p.dst)))
+		}
+	}
+	clear(d.pend)
+	d.pend = d.pend[:0]
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
 func TestFits(t *testing.T) {
@@ -37,10 +38,17 @@ func TestInstallWithoutDriver(t *testing.T) {
 	assert.Equal(t, before+2, Installed())
 	a := installed
 	require.NotNil(t, a)
-	assert.False(t, a.Contains(0x1000, 8))
-	err := a.Read(make([]byte, 8), 0x1000)
-	assert.ErrorContains(t, err, "not in a registered GPU allocation")
-	assert.ErrorContains(t, a.Write(0x1000, []byte{1}), "not in a registered GPU allocation")
+	_, ok := a.Claim(0x1000, 8)
+	assert.False(t, ok)
+	err := a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: foreign{}, Host: make([]byte, 8)}})
+	assert.ErrorContains(t, err, "a range this adapter did not claim")
+	// A range of a context that is gone fails its copies, naming the copy.
+	r := &devRange{d: &device{closed: true}, base: 0x1000}
+	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte{1}}})
+	assert.ErrorIs(t, err, errUninstalled)
+	r = &devRange{d: &device{}, base: 0x1000}
+	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyDeviceToDevice, Dst: r, Src: foreign{}, Len: 8}})
+	assert.ErrorContains(t, err, "copy 1 of 1 (device to device)")
 	un1()
 	un1()
 	assert.Equal(t, before+1, Installed())
@@ -66,11 +74,39 @@ func TestGPUAdapter(t *testing.T) {
 	un := Install(c)
 	defer un()
 	a := installed
-	assert.True(t, a.Contains(uintptr(p), 4096))
-	assert.True(t, a.Contains(uintptr(p)+100, 8))
-	assert.False(t, a.Contains(uintptr(p)+4000, 200))
-	require.NoError(t, a.Write(uintptr(p)+16, []byte("gpu bytes")))
-	got := make([]byte, 9)
-	require.NoError(t, a.Read(got, uintptr(p)+16))
+	r, ok := a.Claim(uintptr(p), 4096)
+	require.True(t, ok)
+	_, ok = a.Claim(uintptr(p)+100, 8)
+	assert.True(t, ok)
+	_, ok = a.Claim(uintptr(p)+4000, 200)
+	assert.False(t, ok)
+	// One batch: write, copy within the allocation, read both back.
+	got, moved := make([]byte, 9), make([]byte, 9)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{
+		{Kind: emu.CopyToDevice, Dst: r, DstOff: 16, Host: []byte("gpu bytes")},
+		{Kind: emu.CopyDeviceToDevice, Dst: r, DstOff: 1024, Src: r, SrcOff: 16, Len: 9},
+		{Kind: emu.CopyToHost, Src: r, SrcOff: 16, Host: got},
+		{Kind: emu.CopyToHost, Src: r, SrcOff: 1024, Host: moved},
+	}))
 	assert.Equal(t, "gpu bytes", string(got))
+	assert.Equal(t, "gpu bytes", string(moved))
+	// A batch larger than the largest staging buffer runs in pieces.
+	const bigLen = maxStage + maxStage/2
+	q, err := c.MemAlloc(bigLen)
+	require.NoError(t, err)
+	defer c.MemFree(q)
+	rq, ok := a.Claim(uintptr(q), bigLen)
+	require.True(t, ok)
+	big := make([]byte, bigLen)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	back := make([]byte, bigLen)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, Host: big}, {Kind: emu.CopyToHost, Src: rq, Host: back}}))
+	assert.Equal(t, big, back)
 }
+
+// foreign is a DeviceRange the adapter did not make.
+type foreign struct{}
+
+func (foreign) Base() uintptr { return 0x1000 }

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ func reportCopies(b *testing.B, cost *copyCost, msgs int) {
 	b.ReportMetric(float64(calls)/float64(msgs), "calls/msg")
 	b.ReportMetric(float64(ops)/float64(msgs), "copies/msg")
 	b.ReportMetric(float64(bytes)/float64(msgs), "B-copied/msg")
+	b.ReportMetric(float64(cost.spent.Load())/1e3/float64(msgs), "device-us/msg")
 }
 
 // benchModelStream posts n WRITEs of size bytes per round, all at once,
@@ -108,6 +110,7 @@ func benchModelPingPong(b *testing.B, cost *copyCost, size int) {
 			if time.Now().After(deadline) {
 				b.Fatal("the message did not land")
 			}
+			runtime.Gosched()
 		}
 		for {
 			if _, ok := s.tryPollLocked(); !ok {

@@ -103,6 +103,7 @@ func (n *NIC) respond(f *wire.Frame) {
 		return
 	}
 	q.rmu.Lock()
+	defer n.flushCQs() // after rmu is released: the receive CQEs of this request
 	defer q.rmu.Unlock()
 	st := q.state.Load()
 	if q.dead || (st != stRTR && st != stRTS) || f.SrcQPN != q.remoteQPN || f.SrcGID != wire.GID(q.rgid) {
