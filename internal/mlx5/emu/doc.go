@@ -287,8 +287,9 @@
 // request is executed). In-process delivery is synchronous: a request runs
 // the responder on the sender's goroutine; responses (ACK, NAK, READ
 // response, ATOMIC ACK) are queued for the requester NIC's engine, so no
-// lock is held across a Send that the receiving side takes. Over TCP a
-// request runs on its connection's reader goroutine and its responses go
+// lock is held across a Send that the receiving side takes. Between
+// processes (a shared-memory link on one host, TCP otherwise: package wire)
+// a request runs on its connection's reader goroutine and its responses go
 // back with wire.Port.Reply, which may wait (up to the write timeout) for
 // room on that connection only. Nothing on the engine goroutine waits for
 // the network. Everything here is safe for concurrent use. Objects must be

@@ -51,11 +51,12 @@ type Stats struct {
 	Rejected     uint64 // frames dropped for arriving on the wrong connection (see conn.admit)
 	ReadTimeouts uint64 // TCP streams closed because a frame did not arrive within ReadTimeout
 	Evicted      uint64 // accepted connections closed to admit a newer one (MaxConns)
+	SharedMemory uint64 // connections whose frames moved to a shared-memory link
 }
 
 type counters struct {
 	sent, received, dropped, decodeErrors, dials, sendErrors atomic.Uint64
-	congested, rejected, readTimeouts, evicted               atomic.Uint64
+	congested, rejected, readTimeouts, evicted, shm          atomic.Uint64
 }
 
 // Listen opens a port: it binds the address and TCP port of cfg (see Config
@@ -143,7 +144,7 @@ func (p *Port) Stats() Stats {
 		Sent: c.sent.Load(), Received: c.received.Load(), Dropped: c.dropped.Load(),
 		DecodeErrors: c.decodeErrors.Load(), Dials: c.dials.Load(), SendErrors: c.sendErrors.Load(),
 		Congested: c.congested.Load(), Rejected: c.rejected.Load(), ReadTimeouts: c.readTimeouts.Load(),
-		Evicted: c.evicted.Load(),
+		Evicted: c.evicted.Load(), SharedMemory: c.shm.Load(),
 	}
 }
 
@@ -209,8 +210,8 @@ func (p *Port) send(f *Frame, wait bool) error {
 		p.stats.sent.Add(1)
 		return nil
 	}
-	if !p.cfg.ForceTCP {
-		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && d.deliverLocal(f) {
+	if !p.cfg.ForceTCP && !p.cfg.ForceShm {
+		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && d.deliverLocal(f) {
 			p.stats.sent.Add(1)
 			return nil
 		}
