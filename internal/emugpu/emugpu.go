@@ -52,8 +52,17 @@ var errUninstalled = errors.New("emugpu: the CUDA context was uninstalled")
 
 // adapter is the emu.GPUMemory over the registered contexts.
 type adapter struct {
-	mu   sync.RWMutex
-	devs []*device
+	mu     sync.RWMutex
+	devs   []*device
+	pinned []pinned // host ranges page-locked by PinHost; mu
+}
+
+// pinned is a host range PinHost registered (portable: for every context)
+// through the context of d.
+type pinned struct {
+	ptr       unsafe.Pointer
+	base, end uintptr
+	d         *device
 }
 
 // device is one installed context and what the adapter made for it.
@@ -67,6 +76,7 @@ type device struct {
 	stage  unsafe.Pointer
 	stCap  int
 	pend   []pendRead // device-to-host copies waiting for the stream
+	direct []bool     // per copy of the running batch: its host side is pinned
 }
 
 // pendRead is a device-to-host copy queued into the staging buffer.
@@ -116,8 +126,17 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 				}
 			}
 			empty := len(a.devs) == 0
+			var mine []pinned
+			for i := 0; i < len(a.pinned); {
+				if a.pinned[i].d == d {
+					mine = append(mine, a.pinned[i])
+					a.pinned = append(a.pinned[:i], a.pinned[i+1:]...)
+					continue
+				}
+				i++
+			}
 			a.mu.Unlock()
-			d.close()
+			d.close(mine)
 			if empty && installed == a {
 				emu.SetGPUMemory(nil)
 				installed = nil
@@ -136,6 +155,82 @@ func Installed() int {
 	installed.mu.RLock()
 	defer installed.mu.RUnlock()
 	return len(installed.devs)
+}
+
+// PinHost page-locks b for every context (cuMemHostRegister, portable)
+// through the first installed context that works, so that copies to and
+// from it skip the staging buffer. b must not be Go heap memory.
+func (a *adapter) PinHost(b []byte) (func(), error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("emugpu: pin an empty range")
+	}
+	base := uintptr(unsafe.Pointer(&b[0]))
+	a.mu.RLock()
+	devs := append([]*device(nil), a.devs...)
+	a.mu.RUnlock()
+	var errs []error
+	for _, d := range devs {
+		d.mu.Lock()
+		err := d.setup()
+		if err == nil {
+			err = d.own.MemHostRegister(unsafe.Pointer(&b[0]), uintptr(len(b)), cuda.HostRegisterPortable)
+		}
+		d.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p := pinned{ptr: unsafe.Pointer(&b[0]), base: base, end: base + uintptr(len(b)), d: d}
+		a.mu.Lock()
+		a.pinned = append(a.pinned, p)
+		a.mu.Unlock()
+		var once sync.Once
+		return func() { once.Do(func() { a.unpin(p) }) }, nil
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("emugpu: pin host memory: no CUDA context installed")
+	}
+	return nil, fmt.Errorf("emugpu: pin host memory: %w", errors.Join(errs...))
+}
+
+// unpin unregisters a range PinHost registered, unless its context went
+// (whose close unregistered it).
+func (a *adapter) unpin(p pinned) {
+	a.mu.Lock()
+	found := false
+	for i, q := range a.pinned {
+		if q == p {
+			a.pinned = append(a.pinned[:i], a.pinned[i+1:]...)
+			found = true
+			break
+		}
+	}
+	a.mu.Unlock()
+	if !found {
+		return
+	}
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	if p.d.own != nil {
+		p.d.own.MemHostUnregister(p.ptr)
+	}
+}
+
+// isPinned reports whether b lies in a range PinHost registered.
+func (a *adapter) isPinned(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	hi := lo + uintptr(len(b))
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, p := range a.pinned {
+		if lo >= p.base && hi <= p.end {
+			return true
+		}
+	}
+	return false
 }
 
 // Claim returns the range of [addr, addr+n) in the first installed context
@@ -181,7 +276,7 @@ func (a *adapter) Copy(ops []emu.DeviceCopy) error {
 				break
 			}
 		}
-		if err := d.run(ops[i:j], i, len(ops)); err != nil {
+		if err := d.run(a, ops[i:j], i, len(ops)); err != nil {
 			return err
 		}
 		i = j
@@ -251,14 +346,17 @@ func (d *device) grow(n int) error {
 	return nil
 }
 
-// close frees what the adapter made for the context; a batch in flight
-// finishes first, later ones fail.
-func (d *device) close() {
+// close frees what the adapter made for the context, host ranges it
+// pinned included; a batch in flight finishes first, later ones fail.
+func (d *device) close(pins []pinned) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
 	if d.own == nil {
 		return
+	}
+	for _, p := range pins {
+		d.own.MemHostUnregister(p.ptr)
 	}
 	if d.stage != nil {
 		d.own.MemFreeHost(d.stage)
@@ -273,19 +371,25 @@ func (d *device) stageBytes(off, n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(d.stage, off)), n)
 }
 
-// run queues ops (copies first+1.. of total) on the stream and waits.
-func (d *device) run(ops []emu.DeviceCopy, first, total int) error {
+// run queues ops (copies first+1.. of total) on the stream and waits. A
+// host side in pinned memory is copied to or from directly; any other
+// goes through the staging buffer.
+func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.setup(); err != nil {
 		return err
 	}
+	direct := d.direct[:0]
 	need := 0
 	for i := range ops {
-		if ops[i].Kind != emu.CopyDeviceToDevice {
+		pin := ops[i].Kind != emu.CopyDeviceToDevice && a.isPinned(ops[i].Host)
+		direct = append(direct, pin)
+		if ops[i].Kind != emu.CopyDeviceToDevice && !pin {
 			need += len(ops[i].Host)
 		}
 	}
+	d.direct = direct
 	if need > d.stCap {
 		if err := d.grow(need); err != nil {
 			return err
@@ -303,6 +407,12 @@ func (d *device) run(ops []emu.DeviceCopy, first, total int) error {
 		switch o.Kind {
 		case emu.CopyToHost:
 			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
+			if direct[i] {
+				if err := d.own.MemcpyDtoHAsync(unsafe.Pointer(&o.Host[0]), src, uintptr(len(o.Host)), d.stream); err != nil {
+					return fail(i, err)
+				}
+				continue
+			}
 			for done := 0; done < len(o.Host); {
 				if used == d.stCap {
 					if err := d.wait(); err != nil {
@@ -320,6 +430,12 @@ func (d *device) run(ops []emu.DeviceCopy, first, total int) error {
 			}
 		case emu.CopyToDevice:
 			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
+			if direct[i] {
+				if err := d.own.MemcpyHtoDAsync(dst, unsafe.Pointer(&o.Host[0]), uintptr(len(o.Host)), d.stream); err != nil {
+					return fail(i, err)
+				}
+				continue
+			}
 			for done := 0; done < len(o.Host); {
 				if used == d.stCap {
 					if err := d.wait(); err != nil {

@@ -2,6 +2,7 @@ package emugpu
 
 import (
 	"errors"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +50,10 @@ func TestInstallWithoutDriver(t *testing.T) {
 	r = &devRange{d: &device{}, base: 0x1000}
 	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyDeviceToDevice, Dst: r, Src: foreign{}, Len: 8}})
 	assert.ErrorContains(t, err, "copy 1 of 1 (device to device)")
+	_, err = a.PinHost(nil)
+	assert.Error(t, err, "an empty range")
+	_, err = a.PinHost(make([]byte, 4096))
+	assert.ErrorContains(t, err, "no CUDA context", "nil contexts cannot pin")
 	un1()
 	un1()
 	assert.Equal(t, before+1, Installed())
@@ -104,6 +109,21 @@ func TestGPUAdapter(t *testing.T) {
 	back := make([]byte, bigLen)
 	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, Host: big}, {Kind: emu.CopyToHost, Src: rq, Host: back}}))
 	assert.Equal(t, big, back)
+
+	// Pinned host memory is copied to and from without the staging buffer.
+	hm, err := syscall.Mmap(-1, 0, 1<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer syscall.Munmap(hm)
+	unpin, err := a.PinHost(hm)
+	require.NoError(t, err)
+	assert.True(t, a.isPinned(hm[100:200]))
+	assert.False(t, a.isPinned(big[:10]))
+	copy(hm, big[:1<<19])
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, Host: hm[:1<<19]}, {Kind: emu.CopyToHost, Src: rq, Host: hm[1<<19:]}}))
+	assert.Equal(t, big[:1<<19], hm[1<<19:])
+	unpin()
+	unpin()
+	assert.False(t, a.isPinned(hm[100:200]))
 }
 
 // foreign is a DeviceRange the adapter did not make.

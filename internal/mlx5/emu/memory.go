@@ -87,6 +87,28 @@ func (c *DeviceCopy) Bytes() uint64 {
 	return uint64(len(c.Host))
 }
 
+// HostPinner is implemented by a GPUMemory that can page-lock host memory
+// for its copies: a copy whose host side lies in memory pinned this way
+// moves by DMA straight to or from it, without a staging buffer. The
+// emulator pins its own long-lived buffers (the read-ahead buffer of a QP,
+// the rings of a shared-memory link), always memory it mapped itself,
+// never Go heap. unpin undoes it; after the GPUMemory is gone, unpin does
+// nothing.
+type HostPinner interface {
+	PinHost(b []byte) (unpin func(), err error)
+}
+
+// pinHost pins b through the installed GPUMemory when it can; the returned
+// function (never nil) unpins it.
+func pinHost(b []byte) func() {
+	if p, ok := currentGPU().(HostPinner); ok && len(b) > 0 {
+		if unpin, err := p.PinHost(b); err == nil {
+			return unpin
+		}
+	}
+	return func() {}
+}
+
 var gpuMem atomic.Pointer[gpuHolder]
 
 type gpuHolder struct{ m GPUMemory }

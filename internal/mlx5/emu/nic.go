@@ -120,6 +120,9 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	}
 	wc := cfg.Wire
 	wc.Handler = n.deliver
+	if wc.MapHook == nil {
+		wc.MapHook = pinHost // shared-memory rings: GPU payloads land in them by DMA
+	}
 	p, err := wire.Listen(wc)
 	if err != nil {
 		return nil, fmt.Errorf("emu: %s: open wire port: %w", cfg.Name, err)

@@ -1,6 +1,10 @@
 package emu
 
-import "github.com/gdaki/gpunetio/internal/mlx5"
+import (
+	"syscall"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
 
 // Payload prefetch. A WRITE or SEND whose data is in device memory costs a
 // copy to read it; many small messages posted together (every thread of a
@@ -24,7 +28,8 @@ const prefetchMax = 4 << 20
 
 // prefetch is the window of WQEs whose payloads were read ahead.
 type prefetch struct {
-	buf  []byte
+	buf   []byte // prefetchMax bytes of mmap'd memory, pinned when the GPUMemory can
+	unpin func()
 	recs []pfRec // in posting order
 	pos  int     // the record transmit is expected to ask for next
 	used int
@@ -105,18 +110,9 @@ func (q *qp) prefetchFrom(idx uint16) {
 		if !ok {
 			break
 		}
-		if need := p.used + int(w.length); cap(p.buf) < need {
-			nb := make([]byte, min(max(2*cap(p.buf), need, 64<<10), prefetchMax))
-			copy(nb, p.buf[:p.used])
-			p.buf = nb
-			// Earlier copies of this batch point into the old buffer:
-			// start the batch again with the new one.
-			b.reset()
-			p.clear()
-			i = idx
-			continue
+		if p.buf == nil && !p.alloc() {
+			break
 		}
-		p.buf = p.buf[:cap(p.buf)]
 		off := p.used
 		for _, t := range p.tg[:w.nsge] {
 			if t.len == 0 {
@@ -165,6 +161,27 @@ func (q *qp) prefetched(w *wqe, off, n uint64) (b []byte, ok, hit bool) {
 		p.pos++ // the last frame of the message: the next WQE's comes next
 	}
 	return p.buf[rec.off+int(off) : rec.off+int(off+n)], true, true
+}
+
+// alloc maps the read-ahead buffer and pins it for the GPU's copies.
+func (p *prefetch) alloc() bool {
+	b, err := syscall.Mmap(-1, 0, prefetchMax, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return false
+	}
+	p.buf, p.unpin = b, pinHost(b)
+	return true
+}
+
+// release unpins and unmaps the buffer (the QP is destroyed; both its
+// locks are held).
+func (p *prefetch) release() {
+	if p.buf != nil {
+		p.unpin()
+		syscall.Munmap(p.buf)
+		p.buf, p.unpin = nil, nil
+	}
+	p.clear()
 }
 
 // resolveInto is resolve into tg (the prefetch's targets).

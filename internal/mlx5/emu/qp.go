@@ -255,6 +255,7 @@ func (c *devCtx) destroyQP(q *qp) fwError {
 	q.lockBoth()
 	q.setState(stRST)
 	q.dead = true
+	q.req.pf.release()
 	q.unlockBoth()
 	delete(n.qps, q.qpn)
 	q.pd.refs--

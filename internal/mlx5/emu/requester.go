@@ -83,7 +83,7 @@ type requester struct {
 }
 
 func (r *requester) init(q *qp) {
-	*r = requester{scratch: r.scratch, mirror: r.mirror, pf: prefetch{buf: r.pf.buf}}
+	*r = requester{scratch: r.scratch, mirror: r.mirror, pf: prefetch{buf: r.pf.buf, unpin: r.pf.unpin}}
 	if !q.noSQ {
 		r.ent = make([]outEntry, 1<<q.sqLog)
 		if q.wq.mem.gpu != nil && len(r.mirror) != wqebb<<q.sqLog {

@@ -80,6 +80,12 @@ type Config struct {
 	// ShmRing is the size of each of a shared-memory link's two rings
 	// (default DefaultShmRing; a power of two, at least 2 x MaxFrameLen).
 	ShmRing int
+	// MapHook, if set, is called with the whole mapping of each
+	// shared-memory segment once its link is up, and the function it
+	// returns just before the segment is unmapped. The emulator pins the
+	// rings there for its GPU copies (a payload copied out of GPU memory
+	// then lands in the ring by DMA).
+	MapHook func(mem []byte) (release func())
 	// ForceShm makes this port send to ports of its own process as it does
 	// to other processes (for tests of the shared-memory path): no
 	// in-process delivery, a connection with a shared-memory link where

@@ -204,6 +204,15 @@ func openSegment(o control) (*segment, error) {
 	return s, nil
 }
 
+// close runs the map hook's release and unmaps the segment.
+func (l *link) close() {
+	if l.release != nil {
+		l.release()
+		l.release = nil
+	}
+	l.seg.close()
+}
+
 func (s *segment) close() {
 	if s.mem != nil {
 		syscall.Munmap(s.mem)
@@ -215,6 +224,7 @@ func (s *segment) close() {
 // consumes in.
 type link struct {
 	seg     *segment
+	release func() // the MapHook's, run before the segment is unmapped
 	out, in *ring
 	tail    uint64 // out's producer position; the conn's mu
 	head    uint64 // in's consumer position; the reader goroutine

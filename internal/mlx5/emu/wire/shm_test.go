@@ -25,9 +25,23 @@ func TestShmDelivery(t *testing.T) {
 	noLeak(t)
 	got := make(collector, 64)
 	resp := make(collector, 256)
-	a := listen(t, Config{ForceShm: true, Handler: resp.handle})
+	var mapped, released atomic.Int64
+	hook := func(mem []byte) func() {
+		if len(mem) != segmentSize(DefaultShmRing) {
+			t.Errorf("map hook got %d bytes", len(mem))
+		}
+		mapped.Add(1)
+		return func() { released.Add(1) }
+	}
+	t.Cleanup(func() {
+		// After both ports closed (cleanups run last first): every mapping released.
+		if mapped.Load() != 2 || released.Load() != 2 {
+			t.Errorf("map hook: %d mapped, %d released; want 2 and 2", mapped.Load(), released.Load())
+		}
+	})
+	a := listen(t, Config{ForceShm: true, Handler: resp.handle, MapHook: hook})
 	var b *Port
-	b = listen(t, Config{ForceShm: true, Handler: func(f *Frame) { got.handle(f); replier(&b)(f) }})
+	b = listen(t, Config{ForceShm: true, MapHook: hook, Handler: func(f *Frame) { got.handle(f); replier(&b)(f) }})
 	nReq, nResp := 0, 0
 	for _, op := range Opcodes {
 		if !op.IsRequest() {

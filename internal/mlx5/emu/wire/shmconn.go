@@ -132,6 +132,9 @@ func (c *conn) startShm(l *link) bool {
 		}
 		c.pending = c.pending[:0]
 	}
+	if h := c.p.cfg.MapHook; h != nil {
+		l.release = h(l.seg.mem)
+	}
 	c.shm = l
 	c.mu.Unlock()
 	if !c.p.spawn(c, func() { c.shmLoop(l) }) {
@@ -139,7 +142,7 @@ func (c *conn) startShm(l *link) bool {
 		c.mu.Lock()
 		c.shm = nil
 		c.mu.Unlock()
-		l.seg.close()
+		l.close()
 		return false
 	}
 	c.p.stats.shm.Add(1)
@@ -193,5 +196,5 @@ func (c *conn) shmLoop(l *link) {
 	c.mu.Lock() // every sender checks c.err under mu before it writes
 	c.shm = nil
 	c.mu.Unlock()
-	l.seg.close()
+	l.close()
 }
