@@ -30,13 +30,13 @@ const prefetchMax = 4 << 20
 type prefetch struct {
 	buf   []byte // prefetchMax bytes of mmap'd memory, pinned when the GPUMemory can
 	unpin func()
-	recs []pfRec // in posting order
-	pos  int     // the record transmit is expected to ask for next
-	used int
-	w    wqe // the WQE being looked at, and its scratch
-	wbuf [localBBs * wqebb]byte
-	tg   [maxSGEPerWQE]target
-	b    batch
+	recs  []pfRec // in posting order
+	pos   int     // the record transmit is expected to ask for next
+	used  int
+	w     wqe // the WQE being looked at, and its scratch
+	wbuf  [localBBs * wqebb]byte
+	tg    [maxSGEPerWQE]target
+	b     batch
 }
 
 // pfRec is the payload of one WQE: buf[off:off+len].
