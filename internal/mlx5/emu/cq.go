@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 var cqf = mlx5.CQCFields
@@ -52,6 +53,9 @@ type cq struct {
 type cqeSlot struct {
 	slot  uint32
 	owner uint8
+	req   bool // a requester CQE (of qpn, for WQE idx): followed by the stage timing
+	qpn   uint32
+	idx   uint16
 	b     [mlx5.CQESize]byte
 }
 
@@ -255,7 +259,7 @@ func (q *cq) push(e cqe) bool {
 	}
 	c.Owner = mlx5.CQEOwnerBit(q.pc, uint(q.log))
 	if q.ring.mem.gpu != nil {
-		s := cqeSlot{slot: slot, owner: c.Owner}
+		s := cqeSlot{slot: slot, owner: c.Owner, req: e.opcode == cqeReq, qpn: e.qpn, idx: e.wqeCount}
 		c.Encode(s.b[:])
 		q.pend = append(q.pend, s)
 		q.pc++
@@ -270,6 +274,9 @@ func (q *cq) push(e cqe) bool {
 	if err := q.ring.mem.storeLast(q.roff+uint64(slot)*64, b[:]); err != nil {
 		q.fault(cqStatusWriteErr)
 		return false
+	}
+	if e.opcode == cqeReq {
+		traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: e.qpn}, stageCQE, e.wqeCount)
 	}
 	q.pc++
 	q.fired(e.se)
@@ -356,6 +363,12 @@ func (q *cq) flush() {
 		q.mu.Lock()
 		q.fault(cqStatusWriteErr)
 		q.mu.Unlock()
+	} else if tracing.Load() != nil {
+		for i := range p {
+			if p[i].req {
+				traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: p[i].qpn}, stageCQE, p[i].idx)
+			}
+		}
 	}
 	q.mu.Lock()
 	if q.pend == nil {

@@ -380,3 +380,42 @@ func TestDeviceCopyFailures(t *testing.T) {
 		}
 	})
 }
+
+// The stage breakdown attributes each device copy of a ping-pong to its
+// stage: on the cost model (5 us per batch) the DBR and WQE read, the
+// payload read and the write at the responder each take at least one
+// batch's cost, and every stage follows the one before.
+func TestBreakdownStages(t *testing.T) {
+	cost := &copyCost{call: 5 * time.Microsecond, op: time.Microsecond, bw: 25e9, dtod: 1e12}
+	g := newModelGPU(cost)
+	SetGPUMemory(g)
+	defer SetGPUMemory(nil)
+	a, b := twoNICs(t)
+	o := qpOpts{gpu: g, mtu: mlx5.MTU4096, logSQ: 6, logCQ: 7}
+	x, y := pair(t, a, b, o, o)
+	StartBreakdown()
+	for i := 0; i < 20; i++ {
+		s, r := x, y
+		if i%2 == 1 {
+			s, r = y, x
+		}
+		s.post(mlx5.NewRDMAWrite(signaled, r.raddr(4096), s.sge(0, 8)))
+		s.mustPoll()
+	}
+	bd := StopBreakdown()
+	t.Logf("%+v", bd)
+	if bd.Messages < 15 {
+		t.Fatalf("%d messages followed of 20", bd.Messages)
+	}
+	for name, d := range map[string]time.Duration{"doorbell to WQE": bd.DoorbellToWQE, "WQE to payload": bd.WQEToPayload, "payload to landed": bd.PayloadToLand} {
+		if d < 5*time.Microsecond {
+			t.Errorf("%s: %v, less than the one batch it costs", name, d)
+		}
+	}
+	if bd.LandToCQE < 0 || bd.DoorbellToLand < bd.DoorbellToWQE+bd.WQEToPayload+bd.PayloadToLand-time.Microsecond {
+		t.Errorf("stages out of order: %+v", bd)
+	}
+	if StopBreakdown() != (Breakdown{}) {
+		t.Error("a second stop returned figures")
+	}
+}

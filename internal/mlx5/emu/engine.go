@@ -141,6 +141,7 @@ func (n *NIC) scanUARs() bool {
 func (n *NIC) doorbell(u *uar, v uint64) {
 	qpn, pi := mlx5.DecodeSQDoorbell(mlx5.DoorbellFromUint64(v))
 	if q := n.qpByNum(qpn); q != nil && q.uar == u {
+		q.traceStage(stageDoorbell, 0)
 		if q.noDBR {
 			q.mu.Lock()
 			q.advancePI(pi)

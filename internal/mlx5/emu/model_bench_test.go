@@ -130,6 +130,7 @@ func benchModelPingPong(b *testing.B, cost *copyCost, size int) {
 		rt()
 	}
 	cost.reset()
+	StartBreakdown()
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
@@ -137,7 +138,12 @@ func benchModelPingPong(b *testing.B, cost *copyCost, size int) {
 	}
 	d := time.Since(start)
 	b.StopTimer()
+	bd := StopBreakdown()
 	b.ReportMetric(float64(d.Microseconds())/float64(2*b.N), "us-one-way")
+	b.ReportMetric(float64(bd.DoorbellToLand.Nanoseconds())/1e3, "us-doorbell-to-landed")
+	b.ReportMetric(float64(bd.DoorbellToWQE.Nanoseconds())/1e3, "us-wqe-read")
+	b.ReportMetric(float64(bd.WQEToPayload.Nanoseconds())/1e3, "us-payload-read")
+	b.ReportMetric(float64(bd.PayloadToLand.Nanoseconds())/1e3, "us-to-landed")
 	reportCopies(b, cost, 2*b.N)
 }
 

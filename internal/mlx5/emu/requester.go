@@ -458,6 +458,7 @@ func (q *qp) transmit(now time.Time) bool {
 		}
 		w := &r.w
 		syn := q.readWQE(r.send, &r.buf, w)
+		q.traceStage(stageWQE, r.send)
 		if dist(r.send, r.pi) < w.bbs {
 			// The producer index ends inside the WQE: software published
 			// a partial WQE (rdma-core and gpunetio publish whole ones).
@@ -727,6 +728,9 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 		payload, pinned, ok := q.gather(w, off, size)
 		if !ok {
 			return mlx5.SyndromeLocalProtErr, false
+		}
+		if last {
+			q.traceStage(stagePayload, w.idx)
 		}
 		f.Payload = payload
 		err := q.nic.port.Send(f)

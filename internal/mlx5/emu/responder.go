@@ -213,6 +213,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
 	if last {
+		traceLanded(f.SrcGID, f.SrcQPN)
 		r.wActive = false
 		r.msn++
 		if imm {
@@ -372,6 +373,7 @@ func (q *qp) onSend(f *wire.Frame) {
 		c.opcode = cqeRespSendInv
 		binary.BigEndian.PutUint32(c.imm[:], f.InvRKey)
 	}
+	traceLanded(f.SrcGID, f.SrcQPN)
 	r.sActive = false
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})
