@@ -19,6 +19,10 @@
 // attribute) and DoorbellProbe (host-registering a UAR page for the GPU).
 // The checks, in the order Run reports them:
 //
+//   - sdk-mode: Env.SDK (package verbs' SDKMode on a real host): whether
+//     the control path runs through NVIDIA's DOCA SDK (DOCA_SDK_LIB_PATH)
+//     or the open implementation; a WARN when DOCA_SDK_LIB_PATH asked for
+//     an SDK that did not load. Left out when Env.SDK is nil.
 //   - nic: /sys/class/infiniband/<dev>, its device and device/driver links
 //     (the PCI function and its driver) and the function's numa_node; a
 //     device named in Env.Emulated (emu0, ...) is accepted with a WARN.
@@ -57,7 +61,7 @@
 //     /sys/class/infiniband/<dev>.
 //
 // NewHostEnv wires the real implementations: NVML, dlopen, the CUDA driver
-// (loaded at run time) and package verbs. A missing library or driver gives
+// (loaded at run time) and package verbs (devices and SDK mode). A missing library or driver gives
 // a "no GPU", "not found" or "not checked" verdict, never a crash.
 //
 // # Faking a machine

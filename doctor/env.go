@@ -1,6 +1,10 @@
 package doctor
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/gdaki/gpunetio/verbs"
+)
 
 // GPU is what the doctor needs to know about one GPU.
 type GPU struct {
@@ -71,6 +75,13 @@ type DoorbellProbe interface {
 // it are skipped, not failed.
 var ErrProbeUnavailable = errors.New("probe not available")
 
+// SDKModeProbe reports the process's DOCA SDK mode decision: whether the
+// control path runs through NVIDIA's DOCA SDK (DOCA_SDK_LIB_PATH) or the
+// open implementation. verbs.SDKMode on a real host.
+type SDKModeProbe interface {
+	SDKMode() verbs.ModeInfo
+}
+
 // Env is everything the checks read.
 type Env struct {
 	// Root stands for "/": /sys and /proc are read below it. Empty means
@@ -83,6 +94,9 @@ type Env struct {
 	// Emulated names the emulated RDMA devices (emu0, ...) that -d may
 	// select; they have no sysfs entry.
 	Emulated []string
+	// SDK reports the DOCA SDK mode (the sdk-mode line); nil leaves the
+	// line out.
+	SDK SDKModeProbe
 }
 
 // Options select what to check.

@@ -9,8 +9,14 @@ import "github.com/gdaki/gpunetio/verbs"
 // root ("" for /); only the files come from it, the probes always ask this
 // host.
 func NewHostEnv(root string) Env {
-	return Env{Root: root, GPUs: NVML{}, Libs: DLProbe{}, CUDA: CUDA{}, UAR: Doorbell{}, Emulated: emulatedDevices()}
+	return Env{Root: root, GPUs: NVML{}, Libs: DLProbe{}, CUDA: CUDA{}, UAR: Doorbell{}, Emulated: emulatedDevices(), SDK: SDKModeOfProcess{}}
 }
+
+// SDKModeOfProcess is the SDKModeProbe of this process: verbs.SDKMode.
+type SDKModeOfProcess struct{}
+
+// SDKMode returns verbs.SDKMode().
+func (SDKModeOfProcess) SDKMode() verbs.ModeInfo { return verbs.SDKMode() }
 
 // emulatedDevices names the emulated RDMA devices (driver "emu"); nil when
 // verbs lists no device at all.

@@ -68,7 +68,27 @@ func (Doorbell) MapDoorbell(device, gpuBusID string) (desc string, err error) {
 			err = fmt.Errorf("doorbell probe: %w", cerr)
 		}
 	}()
-	uar, err := verbs.NewUAR(ctx, verbs.UARNonCache)
+	// The UAR is made as DOCA GPUNetIO 3.0 makes it: on a device object
+	// opened from a PD (which SDK mode needs too).
+	pd, err := ctx.AllocPD()
+	if err != nil {
+		return "", fmt.Errorf("doorbell probe: allocate PD on %s: %w", device, err)
+	}
+	defer func() {
+		if cerr := pd.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("doorbell probe: %w", cerr)
+		}
+	}()
+	dev, err := verbs.OpenDev(pd)
+	if err != nil {
+		return "", fmt.Errorf("doorbell probe: open the device object of %s: %w", device, err)
+	}
+	defer func() {
+		if cerr := dev.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("doorbell probe: %w", cerr)
+		}
+	}()
+	uar, err := dev.NewUAR(verbs.UARNonCache)
 	if err != nil {
 		return "", fmt.Errorf("doorbell probe: allocate UAR on %s: %w", device, err)
 	}

@@ -37,6 +37,7 @@ func Run(env Env, opt Options) Report {
 		opt.BAR1MiB = DefaultBAR1MiB
 	}
 	r := &runner{env: env, opt: opt, fs: newRootFS(env.Root), cudaDmabuf: -1}
+	r.checkSDKMode()
 	r.checkNICs()
 	r.checkGPU()
 	for _, n := range r.nics {

@@ -19,10 +19,10 @@ func TestQPHLConnectRC(t *testing.T) {
 	hl, err := NewQPHL(QPHLConfig{GPU: g, PD: a.pd, SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, hl.Close()) })
-	peerCQ, err := verbs.NewCQ(b.ctx, verbs.CQConfig{Size: 16})
+	peerCQ, err := b.dev.NewCQ(verbs.CQConfig{Size: 16})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, peerCQ.Close()) })
-	peer, err := verbs.NewQP(b.ctx, verbs.QPConfig{PD: b.pd, SendCQ: peerCQ, RecvCQ: peerCQ, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
+	peer, err := b.dev.NewQP(verbs.QPConfig{SendCQ: peerCQ, RecvCQ: peerCQ, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, peer.Close()) })
 

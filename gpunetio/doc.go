@@ -1,6 +1,11 @@
-// Package gpunetio is the DOCA GPUNetIO host API in idiomatic Go: GPU handles
-// and memory, export of verbs QPs, CQs and UARs to CUDA kernels, the CPU
-// proxy and its service, and the high-level QP helpers.
+// Package gpunetio is the DOCA GPUNetIO 3.0 host API in idiomatic Go: GPU
+// handles and memory, export of verbs QPs, CQs and UARs to CUDA kernels, the
+// CPU proxy and its service, and the high-level QP helpers. DOCAFunctions
+// maps every function of doca_gpunetio.h and doca_gpunetio_high_level.h to
+// its Go counterpart (verbs.DOCAFunctions those of doca_verbs.h);
+// LibraryVersion reports 3.0.0 (0x030000) and the compatibility checks
+// accept device code 2.0.0..3.0.0 and host code 0.2.0..3.0.0, as DOCA 3.0
+// does.
 //
 // # Objects and lifetime
 //
@@ -46,13 +51,44 @@
 // on; this package's tests fail on any leak, here or in verbs or cuda.
 //
 // NewQPHL makes the whole GPU QP in one call (CQ and QP with rings in GPU
-// memory, exported); QPHL.LocalEndpoint and QPHL.ConnectRC connect it to a
-// peer (see package verbs for the endpoint encodings and the defaults), and
-// GPUQP().DeviceQP() is what kernels take.
+// memory, exported) on the device object QPHLConfig.NetDev (verbs.OpenDev;
+// DOCA 3.0), or on one it opens on QPHLConfig.PD and closes with the QP. As
+// in 3.0, the CQ's ring and doorbell record share one GPU buffer of
+// align_up(n*64+8, 4096) bytes and one UMEM. QPHL.LocalEndpoint and
+// QPHL.ConnectRC connect it to a peer (see package verbs for the endpoint
+// encodings and the defaults), and GPUQP().DeviceQP() is what kernels take.
 //
 // The device structs have one definition, the C header
 // cuda/include/common/doca_gpunetio_verbs_dev.h; internal/devstruct takes
 // their layout from it through cgo.
+//
+// # SDK mode
+//
+// With DOCA_SDK_LIB_PATH naming the DOCA SDK's library directory, the
+// control path runs through NVIDIA's DOCA SDK, loaded at run time (see
+// package verbs, "SDK mode", for the decision, which is taken once per
+// process). SDKMode reports it; `gpunetio version` and `gpunetio doctor`
+// print it. In SDK mode NewGPU opens the SDK's GPU handle too
+// (doca_gpu_create), MemAlloc, MemFree and GetDmabufFD go through it, and
+// the high-level QPs make their UMEMs (GPU memory through
+// doca_umem_gpu_create), UAR, CQ and QP through the SDK. Export has no SDK
+// path, as in DOCA 3.0: it builds the same device QP (struct
+// doca_gpu_dev_verbs_qp) from the verbs getters, which read the SDK's, so
+// kernels do not change. The QP ordering semantic
+// (QPHLConfig.OrderingSemantic) is SDK-only: elsewhere anything but
+// verbs.OrderingIBTA is refused with ErrNotSupported naming SDK mode. A GPU
+// of one mode and a device object of the other do not mix
+// (ErrInvalidValue); NewHostGPU is always open mode. SDK failures are
+// ErrInitialization when a GPU handle cannot be opened and ErrUnexpected
+// elsewhere, with a *verbs.SDKError naming the SDK function. SDK mode has
+// been tested against a stand-in of the SDK written for this module's tests
+// only, not against NVIDIA's SDK.
+//
+// Logging: the library's messages, DOCA's texts at DOCA's levels (the SDK
+// loader's decision, "Use DOCA ... SDK|open" at every creator in package
+// verbs and here, SDK failures), go to one logger filtered by
+// DOCA_GPUNETIO_LOG (0..7; the default 0 prints nothing): SetLogLevel and
+// SetLogger govern package verbs' messages too.
 //
 // # NIC handlers and the CPU proxy
 //
@@ -83,6 +119,14 @@
 //
 // # Differences from DOCA
 //
+//   - GPU.Close with live allocations fails with ErrInvalidValue and keeps
+//     the GPU usable (DOCA 3.0 frees the handle anyway, leaking the
+//     allocations).
+//   - QPHLConfig.NetDev may be left nil: the high-level QP then opens (and
+//     closes) a device object on QPHLConfig.PD, so DOCA 2.0 programs keep
+//     working; NewQPGroupHL checks the device object too (DOCA 3.0 does
+//     not).
+//   - GPU.DmabufFD remains as a deprecated alias of GetDmabufFD.
 //   - Export works with the QP's internal or external UAR (DOCA crashes on
 //     an internal one).
 //   - Export uses the QP's cached send DBR mode instead of a hardware query.

@@ -10,10 +10,12 @@ import (
 	"github.com/gdaki/gpunetio/verbs"
 )
 
-// peer is one emulated RDMA device with a protection domain.
+// peer is one emulated RDMA device with a protection domain and the device
+// object of DOCA GPUNetIO 3.0 (verbs.OpenDev), which objects are made on.
 type peer struct {
 	dev *verbs.Context
 	pd  *verbs.PD
+	net *verbs.Dev
 }
 
 func openPeer(name string) *peer {
@@ -25,10 +27,17 @@ func openPeer(name string) *peer {
 	if err != nil {
 		log.Fatal(err)
 	}
-	return &peer{dev, pd}
+	net, err := verbs.OpenDev(pd)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return &peer{dev, pd, net}
 }
 
 func (p *peer) close() {
+	if err := p.net.Close(); err != nil {
+		log.Fatal(err)
+	}
 	if err := p.pd.Close(); err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +64,7 @@ func ExampleNewQPHL() {
 	var locals [2]verbs.LocalEndpoint
 	var wire [2][]byte
 	for i, p := range []*peer{a, b} {
-		qp, err := gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: g, PD: p.pd, SQWQEs: 64})
+		qp, err := gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: g, NetDev: p.net, SQWQEs: 64})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -151,11 +160,11 @@ func ExampleMem_RegMR() {
 }
 
 func hostQP(p *peer) *verbs.QP {
-	cq, err := verbs.NewCQ(p.dev, verbs.CQConfig{Size: 16})
+	cq, err := p.net.NewCQ(verbs.CQConfig{Size: 16})
 	if err != nil {
 		log.Fatal(err)
 	}
-	qp, err := verbs.NewQP(p.dev, verbs.QPConfig{PD: p.pd, SendCQ: cq, RecvCQ: cq, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
+	qp, err := p.net.NewQP(verbs.QPConfig{SendCQ: cq, RecvCQ: cq, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -196,7 +205,7 @@ func ExampleService() {
 	defer g.Close()
 	a := openPeer("emu0")
 	defer a.close()
-	qp, err := gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: g, PD: a.pd, SQWQEs: 64, NICHandler: gpunetio.NICHandlerCPUProxy})
+	qp, err := gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: g, NetDev: a.net, SQWQEs: 64, NICHandler: gpunetio.NICHandlerCPUProxy})
 	if err != nil {
 		log.Fatal(err)
 	}

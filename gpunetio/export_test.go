@@ -16,10 +16,10 @@ import (
 // external UMEMs); uar is optional.
 func plainQP(t testing.TB, s *side, mode verbs.SendDBRMode, uar *verbs.UAR) (*verbs.QP, *verbs.CQ) {
 	t.Helper()
-	cq, err := verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 128})
+	cq, err := s.dev.NewCQ(verbs.CQConfig{Size: 128})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, cq.Close()) })
-	qp, err := verbs.NewQP(s.ctx, verbs.QPConfig{PD: s.pd, SendCQ: cq, SQWR: 128, SendMaxSGE: 1, SendDBRMode: mode, UAR: uar})
+	qp, err := s.dev.NewQP(verbs.QPConfig{SendCQ: cq, SQWR: 128, SendMaxSGE: 1, SendDBRMode: mode, UAR: uar})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, qp.Close()) })
 	return qp, cq
@@ -27,7 +27,7 @@ func plainQP(t testing.TB, s *side, mode verbs.SendDBRMode, uar *verbs.UAR) (*ve
 
 func newUAR(t testing.TB, s *side) *verbs.UAR {
 	t.Helper()
-	u, err := verbs.NewUAR(s.ctx, verbs.UARNonCacheDedicated)
+	u, err := s.dev.NewUAR(verbs.UARNonCacheDedicated)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, u.Close()) })
 	return u
@@ -150,7 +150,7 @@ func TestExportRejects(t *testing.T) {
 	s := newSide(t, "emu0")
 	g, b := hostGPU(t)
 	vqp, cq := plainQP(t, s, verbs.SendDBRValid, nil)
-	otherCQ, err := verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 16})
+	otherCQ, err := s.dev.NewCQ(verbs.CQConfig{Size: 16})
 	require.NoError(t, err)
 	defer otherCQ.Close()
 	tests := []struct {

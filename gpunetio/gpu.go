@@ -2,17 +2,26 @@ package gpunetio
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
-// GPU is a GPU opened by PCIe address (struct doca_gpu). It owns the table of
+// GPU is a GPU opened by PCIe address (doca_gpu_t). It owns the table of
 // allocations made by MemAlloc (and internally by exports) and the UAR
 // export references. All methods are safe for concurrent use.
+//
+// In SDK mode (see SDKMode) the GPU handle is also the DOCA SDK's
+// (doca_gpu_create through the SDK): memory is allocated and freed, and
+// dma-bufs exported, by the SDK; the CUDA context is still this package's,
+// for copies, doorbell mappings and kernels.
 type GPU struct {
-	b backend
+	b   backend
+	sdk docasdk.GPU // SDK mode
+	ref *verbs.GPURef
 
 	mu     sync.Mutex
 	allocs map[DevPtr]*Mem
@@ -33,37 +42,85 @@ type uarRef struct {
 // plugs CUDA memory into the emulated NIC (internal/emugpu), so QPs whose
 // rings live in this GPU's memory work on emu* devices; the hook is removed
 // when the GPU is closed.
+//
+// As in DOCA GPUNetIO 3.0, an empty bus id fails with ErrInitialization (the
+// cause, ErrInvalidValue, stays in the chain). In SDK mode the SDK opens the
+// GPU too (doca_gpu_create); its failure is ErrInitialization with an
+// *verbs.SDKError.
 func NewGPU(pciBusID string) (*GPU, error) {
 	const op = "doca_gpu_create"
 	if pciBusID == "" {
-		return nil, newErr(op, ErrInvalidValue, "empty PCIe bus id")
+		return nil, wrapErr(op, ErrInitialization, ErrInvalidValue, "empty PCIe bus id")
 	}
 	if _, err := cuda.ParsePCIBusID(pciBusID); err != nil {
 		return nil, wrapErr(op, ErrInvalidValue, err, "PCIe bus id %q", pciBusID)
 	}
+	mode := verbs.SDKMode().Mode
+	logf(LogInfo, "%s", docasdk.MsgUse(docasdk.ObjGPU, docasdk.Mode(mode)))
+	var sdk docasdk.GPU
+	if mode == verbs.ModeSDK {
+		var err error
+		if sdk, err = docasdk.GPUCreate(pciBusID); err != nil {
+			return nil, sdkErr(op, true, err, "GPU %s", pciBusID)
+		}
+	}
 	b, err := newCUDABackend(pciBusID)
 	if err != nil {
+		if !sdk.IsZero() {
+			if derr := sdk.Destroy(); derr != nil {
+				logf(LogErr, "%s: doca_gpu_destroy after a failed create: %v", op, derr)
+			}
+		}
 		code := ErrInitialization
 		if errors.Is(err, cuda.ErrorInvalidDevice) || errors.Is(err, cuda.ErrorInvalidValue) {
 			code = ErrNotFound
 		}
+		if mode == verbs.ModeOpen {
+			logf(LogErr, "%s", docasdk.MsgAllocFailed(docasdk.ObjGPU))
+		}
 		return nil, wrapErr(op, code, err, "GPU %s", pciBusID)
 	}
-	g := newGPU(b)
-	logf(LogInfo, "opened %s (dmabuf %v, GDRCopy %v)", b.describe(), g.SupportsDmabuf(), g.SupportsGDRCopy())
+	g := newGPU(b, sdk)
+	logf(LogInfo, "opened %s (dmabuf %v, GDRCopy %v, %v mode)", b.describe(), g.SupportsDmabuf(), g.SupportsGDRCopy(), mode)
 	return g, nil
 }
 
-func newGPU(b backend) *GPU {
-	g := &GPU{b: b, allocs: map[DevPtr]*Mem{}, uars: map[uintptr]*uarRef{}, uarDev: map[DevPtr]uintptr{}, canReg: map[bool]bool{}}
-	track(g, "GPU", b.describe())
+func newGPU(b backend, sdk docasdk.GPU) *GPU {
+	g := &GPU{b: b, sdk: sdk, allocs: map[DevPtr]*Mem{}, uars: map[uintptr]*uarRef{}, uarDev: map[DevPtr]uintptr{}, canReg: map[bool]bool{}}
+	g.ref = docasdk.VerbsGPURef(b.describe(), sdk).(*verbs.GPURef)
+	what := b.describe()
+	if !sdk.IsZero() {
+		what += " (SDK)"
+	}
+	track(g, "GPU", what)
 	return g
 }
 
-// newHostGPU returns a GPU made of host memory (tests without a GPU).
+// Mode is the implementation behind the GPU handle: ModeSDK when the DOCA
+// SDK opened it too, ModeOpen otherwise (and always for NewHostGPU).
+func (g *GPU) Mode() Mode {
+	if g == nil || g.sdk.IsZero() {
+		return ModeOpen
+	}
+	return ModeSDK
+}
+
+// VerbsRef is the GPU as package verbs takes it: the gpu argument of
+// doca_verbs_umem_create (DOCA GPUNetIO 3.0), carried in verbs.Dmabuf.GPU
+// to register this GPU's memory through a dma-buf (Dev.NewUMem). In SDK
+// mode it carries the SDK's GPU handle. Nil for a nil or zero GPU.
+func (g *GPU) VerbsRef() *verbs.GPURef {
+	if g == nil {
+		return nil
+	}
+	return g.ref
+}
+
+// newHostGPU returns a GPU made of host memory (tests without a GPU), in
+// open mode.
 func newHostGPU() (*GPU, *hostBackend) {
 	b := newHostBackend()
-	return newGPU(b), b
+	return newGPU(b, docasdk.GPU{}), b
 }
 
 // CUDAContext retains the GPU's primary CUDA context and returns it, for the
@@ -140,9 +197,13 @@ func (g *GPU) Live() int {
 	return len(g.allocs)
 }
 
-// Close releases the GPU (doca_gpu_destroy). Like DOCA it refuses with
-// ErrInvalidValue, keeping the GPU usable, while allocations (including
-// those made by exports) or UAR exports are live. A second Close returns nil.
+// Close releases the GPU (doca_gpu_destroy). Like DOCA it fails with
+// ErrInvalidValue while allocations (including those made by exports) or UAR
+// exports are live; unlike DOCA 3.0, which then frees the handle anyway
+// (leaking the allocations), it keeps the GPU usable, so that they can be
+// freed and Close called again. In SDK mode the SDK's handle is destroyed
+// too; if the SDK fails, the error (ErrUnexpected) is returned and the GPU
+// is closed anyway. A second Close returns nil.
 func (g *GPU) Close() error {
 	const op = "doca_gpu_destroy"
 	if err := g.made(op); err != nil {
@@ -154,13 +215,40 @@ func (g *GPU) Close() error {
 		return nil
 	}
 	if len(g.allocs) > 0 || len(g.uars) > 0 {
-		logf(LogErr, "%s: %d allocations and %d exported UAR pages still live", op, len(g.allocs), len(g.uars))
+		logf(LogErr, "mtable map is not empty.")
 		return newErr(op, ErrInvalidValue, "%d allocations and %d exported UAR pages still live", len(g.allocs), len(g.uars))
 	}
 	if err := g.b.release(); err != nil {
 		return wrapErr(op, ErrDriver, err, "release %s", g.b.describe())
 	}
+	var err error
+	if !g.sdk.IsZero() {
+		if derr := g.sdk.Destroy(); derr != nil {
+			err = sdkErr(op, false, derr, "destroy the SDK GPU handle of %s", g.b.describe())
+		}
+	}
 	g.closed = true
 	untrack(g)
-	return nil
+	return err
+}
+
+// sdkErr turns an error of the SDK loader into this package's error:
+// ErrInitialization when a creator's SDK call failed, ErrUnexpected for any
+// other SDK call (with a *verbs.SDKError naming the function), the loader's
+// own code when the call was refused before reaching the SDK.
+func sdkErr(op string, creator bool, err error, format string, args ...any) *Error {
+	var e *docasdk.Error
+	if !errors.As(err, &e) {
+		return wrapErr(op, ErrUnexpected, err, format, args...)
+	}
+	msg := fmt.Sprintf(format, args...)
+	if e.FromSDK {
+		logf(LogInfo, "%s", docasdk.MsgSDKReturnedError)
+		code := ErrUnexpected
+		if creator {
+			code = ErrInitialization
+		}
+		return &Error{Op: op, Code: code, Msg: msg, Err: &verbs.SDKError{Func: e.Func, Code: Code(e.Code)}}
+	}
+	return &Error{Op: op, Code: Code(e.Code), Msg: msg, Err: errors.New(e.Error())}
 }

@@ -27,10 +27,12 @@ func hostGPU(t testing.TB) (*GPU, *hostBackend) {
 	return g, b
 }
 
-// side is one emulated device with a PD and a registered data buffer.
+// side is one emulated device with a PD, its device object (DOCA 3.0) and
+// a registered data buffer.
 type side struct {
 	ctx *verbs.Context
 	pd  *verbs.PD
+	dev *verbs.Dev
 	buf []byte
 	mr  *verbs.MR
 	gid verbs.GID
@@ -48,6 +50,9 @@ func newSide(t testing.TB, dev string) *side {
 	s.pd, err = s.ctx.AllocPD()
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.pd.Close()) })
+	s.dev, err = verbs.OpenDev(s.pd)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.dev.Close()) })
 	s.buf, err = syscall.Mmap(-1, 0, 1<<16, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	require.NoError(t, err)
 	t.Cleanup(func() { syscall.Munmap(s.buf) })
@@ -89,10 +94,10 @@ func newHLPair(t testing.TB, g *GPU, cfg QPHLConfig) *hlPair {
 	p.hl, err = NewQPHL(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.hl.Close()) })
-	p.peerCQ, err = verbs.NewCQ(p.b.ctx, verbs.CQConfig{Size: 64})
+	p.peerCQ, err = p.b.dev.NewCQ(verbs.CQConfig{Size: 64})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.peerCQ.Close()) })
-	p.peerQP, err = verbs.NewQP(p.b.ctx, verbs.QPConfig{PD: p.b.pd, SendCQ: p.peerCQ, RecvCQ: p.peerCQ, SQWR: 16, RQWR: 16, SendMaxSGE: 1, RecvMaxSGE: 1})
+	p.peerQP, err = p.b.dev.NewQP(verbs.QPConfig{SendCQ: p.peerCQ, RecvCQ: p.peerCQ, SQWR: 16, RQWR: 16, SendMaxSGE: 1, RecvMaxSGE: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.peerQP.Close()) })
 	connectQP(t, p.hl.QP(), p.peerQP.QPN(), p.b.gid)

@@ -7,13 +7,21 @@ import (
 	"syscall"
 
 	"github.com/gdaki/gpunetio/internal/devstruct"
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
-// QPHLConfig is struct doca_gpu_verbs_qp_init_attr_hl.
+// QPHLConfig is struct doca_gpu_verbs_qp_init_attr_hl (DOCA GPUNetIO 3.0).
 type QPHLConfig struct {
 	GPU *GPU
-	PD  *verbs.PD
+	// NetDev is the device object the CQ, QP, their UMEMs and the UAR are
+	// made on (net_dev, DOCA 3.0). Without it, the high-level QP opens one
+	// on PD for itself and closes it with the QP (what DOCA 2.0 programs
+	// expect); with it, PD may be nil or must be NetDev's PD. Its mode must
+	// be the GPU's (ErrInvalidValue otherwise).
+	NetDev *verbs.Dev
+	// PD is the protection domain (ibpd): required without NetDev.
+	PD *verbs.PD
 	// SQWQEs is rounded up to a power of two (at most 32768); the QPHL
 	// reports the result (SQWQEs) instead of rewriting the config.
 	SQWQEs         uint16
@@ -21,6 +29,10 @@ type QPHLConfig struct {
 	MemRegType     MemRegType
 	SendDBRModeExt SendDBRModeExt
 	CQCollapsed    bool
+	// OrderingSemantic is the QP ordering semantic (DOCA 3.0): anything but
+	// the default, verbs.OrderingIBTA, needs SDK mode (ErrNotSupported
+	// naming it otherwise), as the QP's setter is only called then.
+	OrderingSemantic verbs.OrderingSemantic
 }
 
 // QPHL is a high-level GPU QP (struct doca_gpu_verbs_qp_hl): a CQ and an
@@ -30,12 +42,14 @@ type QPHLConfig struct {
 // GPUQP().DeviceQP() to kernels.
 type QPHL struct {
 	g       *GPU
+	dev     *verbs.Dev
+	ownDev  bool // opened on QPHLConfig.PD; closed with the QP
 	n       uint32
 	handler NICHandler
 	ext     SendDBRModeExt
 
-	cqRing, cqDBR   *Mem
-	cqRingU, cqDBRU *verbs.UMem
+	cqRing          *Mem // the CQEs and, after them, the doorbell record (DOCA 3.0)
+	cqRingU         *verbs.UMem
 	cq              *verbs.CQ
 	sqRing, sqDBR   *Mem
 	sqDBRHost       []byte // CPU-written DBR page
@@ -48,39 +62,89 @@ type QPHL struct {
 	group           *QPGroupHL // set on the two QPs of a group
 }
 
-// NewQPHL creates a high-level QP (doca_gpu_verbs_create_qp_hl).
+// NewQPHL creates a high-level QP (doca_gpu_verbs_create_qp_hl): on
+// cfg.NetDev (or a device object it opens on cfg.PD), a UAR, a CQ whose
+// ring and doorbell record share one GPU buffer and UMEM (DOCA 3.0), an RC
+// QP whose SQ ring and doorbell record live in GPU memory (the record in
+// host memory when a CPU helper writes it), exported to the GPU.
 func NewQPHL(cfg QPHLConfig) (*QPHL, error) {
 	const op = "doca_gpu_verbs_create_qp_hl"
 	if err := checkHL(op, cfg, true); err != nil {
 		return nil, err
 	}
-	// Hold the PD while the QP is made: a closed PD is refused here, and
-	// it cannot close half-way (the QP references it afterwards).
-	h, err := cfg.PD.Hold("gpunetio: NewQPHL in progress")
+	dev, own, err := hlDev(op, cfg)
 	if err != nil {
-		return nil, wrapErr(op, codeOf(err), err, "PD")
+		return nil, err
+	}
+	// Hold the Dev while the QP is made: a closed one is refused here, and
+	// it cannot close half-way (the objects reference it afterwards).
+	h, err := dev.Hold("gpunetio: NewQPHL in progress")
+	if err != nil {
+		closeOwnDev(op, dev, own)
+		return nil, wrapErr(op, codeOf(err), err, "device object")
 	}
 	defer h.Release()
-	uar, err := newHLUAR(op, cfg.PD.Context(), cfg.NICHandler)
+	uar, err := newHLUAR(op, dev, cfg.NICHandler)
 	if err != nil {
+		h.Release()
+		closeOwnDev(op, dev, own)
 		return nil, err
 	}
-	q, err := newQPHL(op, cfg, uar, false, false)
+	q, err := newQPHL(op, cfg, dev, uar, false, false)
 	if err != nil {
 		uar.Close()
+		h.Release()
+		closeOwnDev(op, dev, own)
 		return nil, err
 	}
-	q.ownUAR = true
+	q.ownUAR, q.ownDev = true, own
 	track(q, "QPHL", fmt.Sprintf("QP 0x%x (%v) on %s", q.qp.QPN(), q.handler, cfg.GPU.b.describe()))
 	return q, nil
 }
 
+// hlDev returns the device object of cfg, opening one on cfg.PD (own true)
+// when cfg.NetDev is nil.
+func hlDev(op string, cfg QPHLConfig) (dev *verbs.Dev, own bool, err error) {
+	if cfg.NetDev != nil {
+		if cfg.PD != nil && cfg.PD != cfg.NetDev.PD() {
+			return nil, false, newErr(op, ErrInvalidValue, "PD is not NetDev's PD")
+		}
+		if m := cfg.NetDev.Mode(); m != cfg.GPU.Mode() {
+			return nil, false, newErr(op, ErrInvalidValue, "the GPU is a %v-mode handle and NetDev a %v-mode one: objects of the two modes do not mix", cfg.GPU.Mode(), m)
+		}
+		return cfg.NetDev, false, nil
+	}
+	d, err := verbs.OpenDev(cfg.PD)
+	if err != nil {
+		return nil, false, wrapErr(op, codeOf(err), err, "open a device object on the PD")
+	}
+	if d.Mode() != cfg.GPU.Mode() {
+		closeOwnDev(op, d, true)
+		return nil, false, newErr(op, ErrInvalidValue, "the GPU is a %v-mode handle in a %v-mode process: objects of the two modes do not mix", cfg.GPU.Mode(), d.Mode())
+	}
+	return d, true, nil
+}
+
+func closeOwnDev(op string, d *verbs.Dev, own bool) {
+	if !own {
+		return
+	}
+	if err := d.Close(); err != nil {
+		logf(LogErr, "%s: close the device object after a failure: %v", op, err)
+	}
+}
+
 func checkHL(op string, cfg QPHLConfig, allowBF bool) error {
-	if cfg.GPU == nil || cfg.PD == nil {
-		return newErr(op, ErrInvalidValue, "GPU and PD are required")
+	if cfg.GPU == nil || (cfg.PD == nil && cfg.NetDev == nil) {
+		logf(LogErr, "Invalid input value: gpu_dev %p ibpd %p net_dev %p sq_nwqe %d", cfg.GPU, cfg.PD, cfg.NetDev, cfg.SQWQEs)
+		return newErr(op, ErrInvalidValue, "a GPU and a NetDev (or PD) are required")
 	}
 	if err := cfg.GPU.use(op); err != nil {
 		return err
+	}
+	if cfg.OrderingSemantic != verbs.OrderingIBTA && cfg.GPU.Mode() != ModeSDK {
+		logf(LogInfo, "%s", docasdk.MsgSetOrderingUnsupportedOpen)
+		return newErr(op, ErrNotSupported, "QP ordering semantic %v needs SDK mode (DOCA_SDK_LIB_PATH naming a DOCA SDK); this GPU is an open-mode handle", cfg.OrderingSemantic)
 	}
 	if cfg.SQWQEs == 0 || cfg.SQWQEs > 1<<15 {
 		return newErr(op, ErrInvalidValue, "SQWQEs %d: want 1..32768", cfg.SQWQEs)
@@ -113,16 +177,16 @@ func checkHL(op string, cfg QPHLConfig, allowBF bool) error {
 
 // newHLUAR: BlueFlame for GPU_SM_BF, else non-cached dedicated falling back
 // to non-cached; the error of the last try is returned (DOCA reports success).
-func newHLUAR(op string, c *verbs.Context, h NICHandler) (*verbs.UAR, error) {
+func newHLUAR(op string, d *verbs.Dev, h NICHandler) (*verbs.UAR, error) {
 	if h == NICHandlerGPUSMBF {
-		return verbs.NewUAR(c, verbs.UARBlueFlame)
+		return d.NewUAR(verbs.UARBlueFlame)
 	}
-	u, err := verbs.NewUAR(c, verbs.UARNonCacheDedicated)
+	u, err := d.NewUAR(verbs.UARNonCacheDedicated)
 	if err == nil {
 		return u, nil
 	}
 	logf(LogInfo, "%s: no dedicated non-cached UAR (%v), using a shared one", op, err)
-	return verbs.NewUAR(c, verbs.UARNonCache)
+	return d.NewUAR(verbs.UARNonCache)
 }
 
 func nextPow2(v uint32) uint32 {
@@ -136,10 +200,9 @@ func nextPow2(v uint32) uint32 {
 // hlOwner names what a QPHL's rings and doorbell records belong to.
 const hlOwner = "a high-level QP (QPHL)"
 
-func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
+func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
 	g := cfg.GPU
-	ctx := cfg.PD.Context()
-	q := &QPHL{g: g, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
+	q := &QPHL{g: g, dev: dev, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
 	defer func() {
 		if err != nil {
 			if cerr := q.teardown(); cerr != nil {
@@ -149,34 +212,28 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	}()
 	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
 
-	// CQ: ring initialised to "not yet written" (op_own 0xF1), zeroed DBR.
-	if q.cqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
+	// CQ (DOCA 3.0): one buffer of align_up(n*64+8, page) bytes, the CQEs
+	// initialised to "not yet written" (op_own 0xF1), then the doorbell
+	// record, zeroed, at n*64; one UMEM over both.
+	cqBytes := alignUp(uintptr(q.n)*64+8, hostPage)
+	if q.cqRing, err = g.memAllocFor(hlOwner, cqBytes, hostPage, MemGPU); err != nil {
 		return nil, err
 	}
-	init := make([]byte, ringBytes)
-	for i := 63; i < len(init); i += 64 {
+	init := make([]byte, cqBytes)
+	for i := 63; i < int(q.n)*64; i += 64 {
 		init[i] = 0xf1
 	}
 	if err = g.b.memcpyHtoD(uintptr(q.cqRing.Dev), init); err != nil {
 		return nil, wrapErr(op, ErrDriver, err, "initialise the CQ ring")
 	}
-	if q.cqRingU, err = q.regUMem(op, ctx, q.cqRing, cfg.MemRegType); err != nil {
+	if q.cqRingU, err = q.regUMem(op, dev, q.cqRing, cfg.MemRegType); err != nil {
 		return nil, err
 	}
-	if q.cqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
-		return nil, err
-	}
-	if err = g.b.memsetD8(uintptr(q.cqDBR.Dev), 0, hostPage); err != nil {
-		return nil, wrapErr(op, ErrDriver, err, "clear the CQ DBR")
-	}
-	if q.cqDBRU, err = q.regUMem(op, ctx, q.cqDBR, cfg.MemRegType); err != nil {
-		return nil, err
-	}
-	cqCfg := verbs.CQConfig{Size: q.n, UMem: q.cqRingU, DBRUMem: q.cqDBRU, Overrun: true, Collapsed: cfg.CQCollapsed}
+	cqCfg := verbs.CQConfig{Size: q.n, UMem: q.cqRingU, Overrun: true, Collapsed: cfg.CQCollapsed}
 	if cqUAR {
 		cqCfg.UAR = uar
 	}
-	if q.cq, err = verbs.NewCQ(ctx, cqCfg); err != nil {
+	if q.cq, err = dev.NewCQ(cqCfg); err != nil {
 		return nil, err
 	}
 
@@ -203,14 +260,14 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
 		return nil, wrapErr(op, ErrDriver, err, "clear the SQ ring")
 	}
-	if q.sqRingU, err = q.regUMem(op, ctx, q.sqRing, cfg.MemRegType); err != nil {
+	if q.sqRingU, err = q.regUMem(op, dev, q.sqRing, cfg.MemRegType); err != nil {
 		return nil, err
 	}
 	if h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
 		if q.sqDBRHost, err = mmapHost(hostPage); err != nil {
 			return nil, wrapErr(op, ErrNoMemory, err, "DBR page")
 		}
-		if q.sqDBRU, err = verbs.NewUMem(ctx, uintptr(addrOf(q.sqDBRHost)), uint64(hostPage), verbs.AccessLocalWrite, nil); err != nil {
+		if q.sqDBRU, err = dev.NewUMem(uintptr(addrOf(q.sqDBRHost)), uint64(hostPage), verbs.AccessLocalWrite, nil); err != nil {
 			return nil, err
 		}
 	} else {
@@ -220,16 +277,17 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 		if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
 			return nil, wrapErr(op, ErrDriver, err, "clear the QP DBR")
 		}
-		if q.sqDBRU, err = q.regUMem(op, ctx, q.sqDBR, cfg.MemRegType); err != nil {
+		if q.sqDBRU, err = q.regUMem(op, dev, q.sqDBR, cfg.MemRegType); err != nil {
 			return nil, err
 		}
 	}
-	qpCfg := verbs.QPConfig{PD: cfg.PD, SendCQ: q.cq, SQWR: q.n, SendMaxSGE: 1, RecvMaxSGE: 1,
-		UMem: q.sqRingU, DBRUMem: q.sqDBRU, UAR: uar, CoreDirectMaster: companion}
+	qpCfg := verbs.QPConfig{SendCQ: q.cq, SQWR: q.n, SendMaxSGE: 1, RecvMaxSGE: 1,
+		UMem: q.sqRingU, DBRUMem: q.sqDBRU, UAR: uar, CoreDirectMaster: companion,
+		OrderingSemantic: cfg.OrderingSemantic}
 	if cfg.SendDBRModeExt == SendNoDBRHW {
 		qpCfg.SendDBRMode = verbs.SendNoDBRExt
 	}
-	if q.qp, err = verbs.NewQP(ctx, qpCfg); err != nil {
+	if q.qp, err = dev.NewQP(qpCfg); err != nil {
 		return nil, err
 	}
 	if got := q.qp.WQ().SQWQEBBs; got != q.n {
@@ -244,24 +302,24 @@ func newQPHL(op string, cfg QPHLConfig, uar *verbs.UAR, cqUAR bool, companion bo
 
 // regUMem registers a GPU buffer per the memory registration type: dma-buf
 // first (DEFAULT falls back to nvidia-peermem), or nvidia-peermem only.
-func (q *QPHL) regUMem(op string, ctx *verbs.Context, m *Mem, t MemRegType) (*verbs.UMem, error) {
+func (q *QPHL) regUMem(op string, dev *verbs.Dev, m *Mem, t MemRegType) (*verbs.UMem, error) {
 	addr, size := uintptr(m.Dev), uint64(alignUp(m.Size, hostPage))
 	if t == MemRegCUDAPeermem {
-		return verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, nil)
+		return dev.NewUMem(addr, size, verbs.AccessLocalWrite, nil)
 	}
-	fd, err := q.g.DmabufFD(m.Dev, uintptr(size))
+	fd, err := q.g.GetDmabufFD(m.Dev, uintptr(size))
 	if err != nil {
 		if t == MemRegCUDADmabuf {
 			return nil, err
 		}
 		logf(LogWarning, "%s: no dma-buf for %#x (%v): registering through nvidia-peermem", op, m.Dev, err)
-		return verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, nil)
+		return dev.NewUMem(addr, size, verbs.AccessLocalWrite, nil)
 	}
 	defer syscall.Close(fd)
-	u, err := verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, &verbs.Dmabuf{FD: fd})
-	if err != nil && t == MemRegDefault {
+	u, err := dev.NewUMem(addr, size, verbs.AccessLocalWrite, &verbs.Dmabuf{FD: fd, GPU: q.g.VerbsRef()})
+	if err != nil && t == MemRegDefault && dev.Mode() == ModeOpen {
 		logf(LogWarning, "%s: dma-buf registration of %#x failed (%v): retrying through nvidia-peermem", op, m.Dev, err)
-		return verbs.NewUMem(ctx, addr, size, verbs.AccessLocalWrite, nil)
+		return dev.NewUMem(addr, size, verbs.AccessLocalWrite, nil)
 	}
 	return u, err
 }
@@ -307,17 +365,13 @@ func (q *QPHL) teardown() error {
 		step(q.cq.Close())
 		q.cq = nil
 	}
-	for _, u := range []**verbs.UMem{&q.cqRingU, &q.cqDBRU} {
-		if *u != nil {
-			step((*u).Close())
-			*u = nil
-		}
+	if q.cqRingU != nil {
+		step(q.cqRingU.Close())
+		q.cqRingU = nil
 	}
-	for _, m := range []**Mem{&q.cqRing, &q.cqDBR} {
-		if *m != nil {
-			step((*m).free())
-			*m = nil
-		}
+	if q.cqRing != nil {
+		step(q.cqRing.free())
+		q.cqRing = nil
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -367,6 +421,12 @@ func (q *QPHL) close() error {
 		err = q.uar.Close()
 		if err == nil {
 			q.uar = nil
+		}
+	}
+	if q.ownDev && q.dev != nil && err == nil {
+		err = q.dev.Close()
+		if err == nil {
+			q.dev = nil
 		}
 	}
 	if err == nil {
@@ -482,6 +542,7 @@ func (q *QPHL) CQRing() *Mem {
 type QPGroupHL struct {
 	Main, Companion *QPHL
 	uar             *verbs.UAR
+	dev             *verbs.Dev // opened for the group (no NetDev given)
 	closed          bool
 }
 
@@ -492,23 +553,38 @@ func NewQPGroupHL(cfg QPHLConfig) (*QPGroupHL, error) {
 	if err := checkHL(op, cfg, false); err != nil {
 		return nil, err
 	}
-	h, err := cfg.PD.Hold("gpunetio: NewQPGroupHL in progress")
+	// DOCA 3.0 does not check net_dev here; this does (hlDev).
+	dev, own, err := hlDev(op, cfg)
 	if err != nil {
-		return nil, wrapErr(op, codeOf(err), err, "PD")
+		return nil, err
+	}
+	h, err := dev.Hold("gpunetio: NewQPGroupHL in progress")
+	if err != nil {
+		closeOwnDev(op, dev, own)
+		return nil, wrapErr(op, codeOf(err), err, "device object")
 	}
 	defer h.Release()
-	uar, err := newHLUAR(op, cfg.PD.Context(), NICHandlerAuto)
+	uar, err := newHLUAR(op, dev, NICHandlerAuto)
 	if err != nil {
+		h.Release()
+		closeOwnDev(op, dev, own)
 		return nil, err
 	}
 	grp := &QPGroupHL{uar: uar}
-	if grp.Main, err = newQPHL(op, cfg, uar, true, false); err != nil {
+	if own {
+		grp.dev = dev
+	}
+	if grp.Main, err = newQPHL(op, cfg, dev, uar, true, false); err != nil {
 		uar.Close()
+		h.Release()
+		closeOwnDev(op, dev, own)
 		return nil, err
 	}
-	if grp.Companion, err = newQPHL(op, cfg, uar, true, true); err != nil {
+	if grp.Companion, err = newQPHL(op, cfg, dev, uar, true, true); err != nil {
 		grp.Main.close()
 		uar.Close()
+		h.Release()
+		closeOwnDev(op, dev, own)
 		return nil, err
 	}
 	grp.Main.group, grp.Companion.group = grp, grp
@@ -537,6 +613,12 @@ func (g *QPGroupHL) Close() error {
 	}
 	if err := g.uar.Close(); err != nil {
 		return err
+	}
+	if g.dev != nil {
+		if err := g.dev.Close(); err != nil {
+			return err
+		}
+		g.dev = nil
 	}
 	g.closed = true
 	untrack(g)

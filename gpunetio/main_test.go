@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 	"github.com/gdaki/gpunetio/verbs"
 )
@@ -18,6 +19,13 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv(emu.EnvModel) == "" {
 		os.Setenv(emu.EnvModel, "cx8")
+	}
+	if os.Getenv(sdkChildEnv) != "" {
+		// A child of TestSDKMode: SDK mode on the stand-in SDK, emulated
+		// devices with stand-in PDs.
+		docasdk.SetStandInPDs(true)
+	} else {
+		os.Unsetenv(docasdk.EnvLibPath)
 	}
 	RecordStacks(true)
 	code := m.Run()

@@ -25,6 +25,7 @@ type Mem struct {
 	Type MemType
 
 	g       *GPU
+	sdk     bool // allocated by the DOCA SDK (SDK mode)
 	mu      sync.Mutex
 	freed   bool
 	owner   string       // the object this memory belongs to, if any
@@ -44,6 +45,10 @@ type Mem struct {
 //     ErrNotSupported (DOCA silently hands out host memory instead).
 //   - MemCPUGPU: zeroed host memory (mmap), registered with CUDA
 //     (portable, device-mapped); Dev is its GPU address.
+//
+// In SDK mode the DOCA SDK allocates every type (doca_gpu_mem_alloc
+// through the SDK) and frees it; an SDK failure is ErrUnexpected with a
+// *verbs.SDKError.
 func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
 	const op = "doca_gpu_mem_alloc"
 	if err := g.use(op); err != nil {
@@ -65,6 +70,24 @@ func (g *GPU) MemAlloc(size, alignment uintptr, t MemType) (*Mem, error) {
 		return nil, newErr(op, ErrInvalidValue, "size %d (0x%x) with alignment %d exceeds the largest allocation, 0x%x bytes", size, size, alignment, maxAlloc-need)
 	}
 	m := &Mem{Size: size, Type: t, g: g}
+	if !g.sdk.IsZero() {
+		if t != MemGPU && t != MemGPUCPU && t != MemCPUGPU {
+			return nil, newErr(op, ErrInvalidValue, "unknown memory type %v", t)
+		}
+		dev, host, err := g.sdk.MemAlloc(uint64(size), uint64(alignment), uint32(t))
+		if err != nil {
+			return nil, sdkErr(op, false, err, "%v %d bytes", t, size)
+		}
+		m.Dev, m.Host, m.sdk = DevPtr(dev), host, true
+		if t == MemGPU {
+			m.Host = 0
+		}
+		g.mu.Lock()
+		g.allocs[m.Dev] = m
+		g.mu.Unlock()
+		track(m, "Mem", fmt.Sprintf("%v %d bytes at %#x on %s (SDK)", t, size, m.Dev, g.b.describe()))
+		return m, nil
+	}
 	switch t {
 	case MemGPU:
 		if err := g.allocDevice(op, m, size, alignment); err != nil {
@@ -249,8 +272,12 @@ func (m *Mem) free() error {
 		return newErr(op, ErrInUse, "%v memory at %#x is registered as MR lkey 0x%x (and %d more): close the region first", m.Type, m.Dev, open[0].LKey(), len(open)-1)
 	}
 	b := m.g.b
-	switch m.Type {
-	case MemGPU, MemGPUCPU:
+	switch {
+	case m.sdk:
+		if err := m.g.sdk.MemFree(uintptr(m.Dev)); err != nil {
+			return sdkErr(op, false, err, "free %#x", m.Dev)
+		}
+	case m.Type == MemGPU || m.Type == MemGPUCPU:
 		if m.unmap != nil {
 			if err := m.unmap(); err != nil {
 				return wrapErr(op, ErrDriver, err, "GDRCopy unmap %#x", m.Dev)
@@ -260,7 +287,7 @@ func (m *Mem) free() error {
 		if err := b.freeDevice(m.devBase); err != nil {
 			return wrapErr(op, ErrDriver, err, "cuMemFree %#x", m.devBase)
 		}
-	case MemCPUGPU:
+	case m.Type == MemCPUGPU:
 		if err := b.hostUnregister(m.hostReg); err != nil {
 			logf(LogErr, "%s: unregister host memory %#x: %v", op, m.hostReg, err)
 		}
@@ -276,16 +303,36 @@ func (m *Mem) free() error {
 	return nil
 }
 
-// DmabufFD exports [p, p+size) of device memory as a dma-buf file descriptor
-// (doca_gpu_dmabuf_fd); p and size must be host-page aligned. The caller
-// closes the fd. ErrNotSupported when the GPU or driver has no dma-buf.
+// GetDmabufFD exports [p, p+size) of device memory as a dma-buf file
+// descriptor (doca_gpu_get_dmabuf_fd, DOCA GPUNetIO 3.0's name for
+// doca_gpu_dmabuf_fd); p and size must be host-page aligned. The caller
+// closes the fd. ErrNotSupported when the GPU or driver has no dma-buf. In
+// SDK mode the SDK exports it.
+func (g *GPU) GetDmabufFD(p DevPtr, size uintptr) (int, error) {
+	return g.getDmabufFD("doca_gpu_get_dmabuf_fd", p, size)
+}
+
+// DmabufFD is GetDmabufFD.
+//
+// Deprecated: DOCA GPUNetIO 3.0 renamed doca_gpu_dmabuf_fd to
+// doca_gpu_get_dmabuf_fd; use GetDmabufFD.
 func (g *GPU) DmabufFD(p DevPtr, size uintptr) (int, error) {
-	const op = "doca_gpu_dmabuf_fd"
+	return g.getDmabufFD("doca_gpu_get_dmabuf_fd", p, size)
+}
+
+func (g *GPU) getDmabufFD(op string, p DevPtr, size uintptr) (int, error) {
 	if err := g.use(op); err != nil {
 		return -1, err
 	}
 	if size == 0 || uintptr(p)%hostPage != 0 || size%hostPage != 0 || uintptr(p)+size < uintptr(p) {
 		return -1, newErr(op, ErrInvalidValue, "range %#x+%d: want a non-empty, host-page aligned range", p, size)
+	}
+	if !g.sdk.IsZero() {
+		fd, err := g.sdk.DmabufFD(uintptr(p), uint64(size))
+		if err != nil {
+			return -1, sdkErr(op, false, err, "range %#x+%d", p, size)
+		}
+		return fd, nil
 	}
 	if !g.b.dmabufSupported() {
 		return -1, newErr(op, ErrNotSupported, "%s does not support dma-buf", g.b.describe())

@@ -17,7 +17,7 @@ import (
 // Device memory (MemGPU, MemGPUCPU) is registered the way the DOCA GPUNetIO
 // examples register their buffers, as how says:
 //
-//   - MemRegDefault: through a dma-buf of the range (GPU.DmabufFD and
+//   - MemRegDefault: through a dma-buf of the range (GPU.GetDmabufFD and
 //     ibv_reg_dmabuf_mr), and by address when the GPU or driver exports no
 //     dma-buf or the device refuses it (ibv_reg_mr, which needs
 //     nvidia-peermem on real hardware);
@@ -109,7 +109,7 @@ func (m *Mem) regMR(pd *verbs.PD, access verbs.AccessFlags, how MemRegType) (*ve
 	if uintptr(m.Dev)%hostPage != 0 {
 		dmaErr = newErr(op, ErrInvalidValue, "%#x is not aligned to the %d-byte host page a dma-buf needs", m.Dev, hostPage)
 	} else {
-		fd, err := m.g.DmabufFD(m.Dev, alignUp(m.Size, hostPage))
+		fd, err := m.g.GetDmabufFD(m.Dev, alignUp(m.Size, hostPage))
 		if err != nil {
 			dmaErr = err
 		} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -27,10 +28,10 @@ func newWritePair(t *testing.T) *writePair {
 	t.Helper()
 	p := &writePair{a: newSide(t, "emu0"), b: newSide(t, "emu1")}
 	mk := func(s *side) (*verbs.CQ, *verbs.QP) {
-		cq, err := verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 16})
+		cq, err := s.dev.NewCQ(verbs.CQConfig{Size: 16})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, cq.Close()) })
-		qp, err := verbs.NewQP(s.ctx, verbs.QPConfig{PD: s.pd, SendCQ: cq, RecvCQ: cq, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
+		qp, err := s.dev.NewQP(verbs.QPConfig{SendCQ: cq, RecvCQ: cq, SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, qp.Close()) })
 		return cq, qp
@@ -135,7 +136,7 @@ func readerClosed(w int) bool {
 func dmabufGPU(t *testing.T) (*GPU, *dmabufBackend) {
 	t.Helper()
 	b := &dmabufBackend{hostBackend: newHostBackend()}
-	g := newGPU(b)
+	g := newGPU(b, docasdk.GPU{})
 	t.Cleanup(func() {
 		require.Equal(t, 0, g.Live(), "GPU allocations leaked")
 		require.NoError(t, g.Close())
@@ -214,7 +215,7 @@ func TestMemRegMRErrors(t *testing.T) {
 	check(err, ErrInvalidValue, "no dma-buf")
 	_, err = m.RegMR(s.pd, verbs.AccessLocalWrite, MemRegCUDADmabuf)
 	check(err, ErrNotSupported, "through a dma-buf")
-	assert.ErrorContains(t, err, "doca_gpu_dmabuf_fd", "the export's error is kept")
+	assert.ErrorContains(t, err, "doca_gpu_get_dmabuf_fd", "the export's error is kept")
 
 	// A verbs refusal keeps its code and cause.
 	bad := verbs.AccessFlags(1 << 30)

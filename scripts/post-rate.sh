@@ -45,7 +45,6 @@ shift
 # name and macros of each candidate; "baseline" is the default build.
 candidates=(
 	"baseline:"
-	"excl_no_lock_word:-DGDAKI_DEV_CANDIDATE_EXCL_NO_LOCK_WORD"
 	"excl_fence_after_compare:-DGDAKI_DEV_CANDIDATE_EXCL_FENCE_AFTER_COMPARE"
 	"shared_acquire_cas:-DGDAKI_DEV_CANDIDATE_SHARED_ACQUIRE_CAS"
 )

@@ -62,29 +62,74 @@ func goNames(t *testing.T) map[string]bool {
 	return names
 }
 
-func TestDOCAFunctionMapCoversTheAPI(t *testing.T) {
-	f, err := os.Open("testdata/doca_verbs_functions.txt")
+// readFunctionList reads a list of C function names, one per line ('#'
+// starts a comment line).
+func readFunctionList(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
+	var names []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		c := strings.TrimSpace(sc.Text())
+		if c == "" || strings.HasPrefix(c, "#") {
+			continue
+		}
+		names = append(names, c)
+	}
+	require.NoError(t, sc.Err())
+	return names
+}
+
+// removedIn30 are the doca_verbs.h names DOCA GPUNetIO 3.0 removed.
+var removedIn30 = []string{
+	"doca_verbs_cq_attr_set_external_dbr_umem", "doca_verbs_qp_get_send_dbr_mode",
+	"doca_verbs_qp_attr_set_allow_remote_atomic", "doca_verbs_qp_attr_get_allow_remote_atomic",
+	"doca_verbs_qp_init_attr_set_external_dbr_umem",
+	"doca_verbs_qp_attr_get_path_mtu", "doca_verbs_qp_attr_get_rq_psn", "doca_verbs_qp_attr_get_sq_psn",
+	"doca_verbs_qp_attr_get_dest_qp_num", "doca_verbs_qp_attr_get_allow_remote_write",
+	"doca_verbs_qp_attr_get_allow_remote_read", "doca_verbs_qp_attr_get_ah_attr",
+	"doca_verbs_qp_attr_get_pkey_index", "doca_verbs_qp_attr_get_port_num", "doca_verbs_qp_attr_get_ack_timeout",
+	"doca_verbs_qp_attr_get_retry_cnt", "doca_verbs_qp_attr_get_rnr_retry", "doca_verbs_qp_attr_get_min_rnr_timer",
+	"doca_verbs_qp_init_attr_get_pd", "doca_verbs_qp_init_attr_get_send_cq", "doca_verbs_qp_init_attr_get_receive_cq",
+	"doca_verbs_qp_init_attr_get_sq_sig_all", "doca_verbs_qp_init_attr_get_sq_wr", "doca_verbs_qp_init_attr_get_rq_wr",
+	"doca_verbs_qp_init_attr_get_send_max_sges", "doca_verbs_qp_init_attr_get_receive_max_sges",
+	"doca_verbs_qp_init_attr_get_max_inline_data", "doca_verbs_qp_init_attr_get_user_index",
+	"doca_verbs_qp_init_attr_get_qp_type", "doca_verbs_qp_init_attr_get_external_umem",
+	"doca_verbs_qp_init_attr_get_external_uar", "doca_verbs_qp_init_attr_get_qp_context",
+	"doca_verbs_qp_init_attr_get_srq", "doca_verbs_qp_init_attr_get_core_direct_master",
+}
+
+// TestDOCAFunctionMapIsThe30API checks DOCAFunctions against the list of
+// DOCA GPUNetIO 3.0's doca_verbs.h functions: every one mapped, nothing
+// else (none of the names 3.0 removed), each once, to a Go name that
+// exists.
+func TestDOCAFunctionMapIsThe30API(t *testing.T) {
+	want := readFunctionList(t, "testdata/doca_verbs_3.0_functions.txt")
+	require.Len(t, want, 134, "the 3.0 doca_verbs.h function list")
+	require.Len(t, removedIn30, 34)
+	inList := map[string]bool{}
+	for _, c := range want {
+		inList[c] = true
+	}
 	mapped := map[string]string{}
 	for _, e := range DOCAFunctions {
 		_, dup := mapped[e.C]
 		assert.False(t, dup, "%s mapped twice", e.C)
 		mapped[e.C] = e.Go
+		assert.True(t, inList[e.C], "%s is not a DOCA GPUNetIO 3.0 function", e.C)
 	}
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		c := strings.TrimSpace(sc.Text())
-		if c == "" {
-			continue
-		}
-		n++
+	for _, c := range want {
 		_, ok := mapped[c]
 		assert.True(t, ok, "DOCA function %s has no Go counterpart in DOCAFunctions", c)
 	}
-	require.NoError(t, sc.Err())
-	assert.Greater(t, n, 150, "the DOCA function list looks truncated")
+	for _, c := range removedIn30 {
+		assert.False(t, inList[c], "%s was removed in 3.0 but is in the list", c)
+		_, ok := mapped[c]
+		assert.False(t, ok, "%s was removed in 3.0 but is mapped", c)
+	}
+	assert.Len(t, DOCAFunctions, len(want))
 
 	names := goNames(t)
 	for _, e := range DOCAFunctions {

@@ -136,9 +136,13 @@ func TestBadSizes(t *testing.T) {
 		{"cq size over max_cqe", func(t *testing.T, f *fixture) error {
 			return newCQErr(f.ctx, CQConfig{Size: 2 * (f.attr.MaxCQE + 1)})
 		}, ErrInvalidValue, cqOp, []string{"size", "max CQE"}},
-		{"cq ring umem without dbr umem", func(t *testing.T, f *fixture) error {
-			return newCQErr(f.ctx, CQConfig{Size: 64, UMem: f.umem(t)})
-		}, ErrInvalidValue, cqOp, []string{"DBR UMEM"}},
+		{"cq ring umem without room for the doorbell record", func(t *testing.T, f *fixture) error {
+			// DOCA 3.0: the record follows the CQEs in the ring's UMEM.
+			return newCQErr(f.ctx, CQConfig{Size: uint32(len(f.buf) / 64), UMem: f.umem(t)})
+		}, ErrInvalidValue, cqOp, []string{"doorbell record need", "UMEM has"}},
+		{"cq dbr umem without ring umem", func(t *testing.T, f *fixture) error {
+			return newCQErr(f.ctx, CQConfig{Size: 64, DBRUMem: f.umem(t)})
+		}, ErrInvalidValue, cqOp, []string{"DBR UMEM without a ring UMEM"}},
 		{"cq ring offset", func(t *testing.T, f *fixture) error {
 			u := f.umem(t)
 			return newCQErr(f.ctx, CQConfig{Size: 64, UMem: u, UMemOffset: 64, DBRUMem: u})
@@ -194,11 +198,11 @@ func TestBadSizes(t *testing.T) {
 		{"umem size zero", func(t *testing.T, f *fixture) error {
 			_, err := NewUMem(f.ctx, f.addr(), 0, 0, nil)
 			return err
-		}, ErrInvalidValue, "doca_verbs_umem_create", []string{"size is 0"}},
+		}, ErrInvalidValue, "doca_verbs_umem_create", []string{"size 0"}},
 		{"umem address zero", func(t *testing.T, f *fixture) error {
 			_, err := NewUMem(f.ctx, 0, 64, 0, nil)
 			return err
-		}, ErrInvalidValue, "doca_verbs_umem_create", []string{"address is 0"}},
+		}, ErrInvalidValue, "doca_verbs_umem_create", []string{"address 0x0"}},
 		{"uar type", func(t *testing.T, f *fixture) error {
 			_, err := NewUAR(f.ctx, 9)
 			return err
@@ -379,10 +383,12 @@ func TestBadModify(t *testing.T) {
 			[]string{"max_rd_atomic 3", "power of two"}},
 		{"max_rd_atomic over the device", from(QPStateRTR, QPStateRTS, QPAttr{MaxRDAtomic: 32}, rts|QPAttrMaxQPRDAtomic), ErrInvalidValue, op,
 			[]string{"max_rd_atomic 32", "up to 16"}},
-		{"max_dest_rd_atomic zero", from(QPStateINIT, QPStateRTR, QPAttr{AH: ah}, rtr|QPAttrMaxDestRDAtomic), ErrInvalidValue, op,
-			[]string{"max_dest_rd_atomic 0"}},
-		{"remote atomic mode", from(QPStateRST, QPStateINIT, QPAttr{PortNum: 1, RemoteAtomic: 2}, init), ErrInvalidValue, op,
-			[]string{"remote atomic mode AtomicMode(2)"}},
+		{"max_dest_rd_atomic not a power of two", from(QPStateINIT, QPStateRTR, QPAttr{AH: ah, MaxDestRDAtomic: 3}, rtr|QPAttrMaxDestRDAtomic), ErrInvalidValue, op,
+			[]string{"max_dest_rd_atomic 3", "0 or a power of two"}},
+		{"remote atomic mode", from(QPStateRST, QPStateINIT, QPAttr{PortNum: 1, RemoteAtomic: 9}, init|QPAttrAtomicMode), ErrInvalidValue, op,
+			[]string{"remote atomic mode AtomicMode(9)"}},
+		{"atomic mode to RST", from(QPStateINIT, QPStateRST, QPAttr{RemoteAtomic: AtomicIBSpec}, QPAttrAtomicMode), ErrInvalidValue, op,
+			[]string{"INIT -> RST does not take ATOMIC_MODE"}},
 	})
 }
 

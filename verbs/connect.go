@@ -76,7 +76,9 @@ type ConnectOptions struct {
 	AllowRemoteWrite *bool
 	AllowRemoteRead  *bool
 	// RemoteAtomic is what atomics the peer may execute here; default
-	// AtomicIBSpec.
+	// AtomicIBSpec. ConnectRC always applies it (QPAttrAtomicMode in the
+	// RST -> INIT mask, as DOCA GPUNetIO 3.0's examples do), so AtomicNone
+	// refuses remote atomics.
 	RemoteAtomic *AtomicMode
 	// AddrType of the AH; default AddrTypeIBNoGRH when the local link layer
 	// is InfiniBand, else AddrTypeIPv4 (DOCA's choice for every RoCE GID;
@@ -92,8 +94,10 @@ type ConnectOptions struct {
 	StaticRate   uint8
 	// MaxRDAtomic and MaxDestRDAtomic are the outstanding RDMA READ and
 	// atomic requests as requester and responder (powers of two within the
-	// device limits). 0 leaves them unprogrammed, as the DOCA examples do:
-	// one outstanding request each.
+	// device limits). They are always programmed (MAX_QP_RD_ATOMIC in
+	// RTR -> RTS, MAX_DEST_RD_ATOMIC in INIT -> RTR, as DOCA GPUNetIO 3.0's
+	// examples do); 0, the default, programs one outstanding request each,
+	// as those examples, which leave the values unset, do.
 	MaxRDAtomic     uint8
 	MaxDestRDAtomic uint8
 }
@@ -118,7 +122,11 @@ type RCStep struct {
 
 // RCTransitions returns the RST -> INIT, INIT -> RTR and RTR -> RTS steps
 // ConnectRC applies, after checking the endpoints and options. The steps
-// share one AHAttr.
+// share one AHAttr. The masks are those of DOCA GPUNetIO 3.0's examples:
+//
+//	RST -> INIT   NEXT_STATE | ALLOW_REMOTE_WRITE | ALLOW_REMOTE_READ | PKEY_INDEX | PORT_NUM | ATOMIC_MODE
+//	INIT -> RTR   NEXT_STATE | RQ_PSN | DEST_QP_NUM | PATH_MTU | AH_ATTR | MIN_RNR_TIMER | MAX_DEST_RD_ATOMIC
+//	RTR -> RTS    NEXT_STATE | SQ_PSN | ACK_TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC
 func RCTransitions(local LocalEndpoint, remote Endpoint, opts *ConnectOptions) ([]RCStep, error) {
 	return rcTransitions("RCTransitions", local, remote, opts)
 }
@@ -175,9 +183,7 @@ func rcTransitions(op string, local LocalEndpoint, remote Endpoint, opts *Connec
 	if opts.RemoteAtomic != nil {
 		atomic = *opts.RemoteAtomic
 	}
-	switch atomic {
-	case AtomicNone, AtomicIBSpec, AtomicUpTo8Bytes:
-	default:
+	if !atomic.valid() {
 		return nil, newErr(op, ErrInvalidValue, "remote atomic mode %v", atomic)
 	}
 	addrType := AddrTypeIPv4
@@ -217,19 +223,17 @@ func rcTransitions(op string, local LocalEndpoint, remote Endpoint, opts *Connec
 		MaxRDAtomic: opts.MaxRDAtomic, MaxDestRDAtomic: opts.MaxDestRDAtomic,
 	}
 	steps := []RCStep{
-		{base, QPAttrNextState | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex | QPAttrPortNum},
-		{base, QPAttrNextState | QPAttrRQPSN | QPAttrDestQPNum | QPAttrPathMTU | QPAttrAHAttr | QPAttrMinRNRTimer},
-		{base, QPAttrNextState | QPAttrSQPSN | QPAttrAckTimeout | QPAttrRetryCnt | QPAttrRNRRetry},
+		{base, QPAttrNextState | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex | QPAttrPortNum | QPAttrAtomicMode},
+		{base, QPAttrNextState | QPAttrRQPSN | QPAttrDestQPNum | QPAttrPathMTU | QPAttrAHAttr | QPAttrMinRNRTimer | QPAttrMaxDestRDAtomic},
+		{base, QPAttrNextState | QPAttrSQPSN | QPAttrAckTimeout | QPAttrRetryCnt | QPAttrRNRRetry | QPAttrMaxQPRDAtomic},
 	}
 	steps[0].Attr.NextState = QPStateINIT
 	steps[1].Attr.NextState = QPStateRTR
 	steps[2].Attr.NextState = QPStateRTS
-	if opts.MaxDestRDAtomic != 0 {
-		steps[1].Mask |= QPAttrMaxDestRDAtomic
-	}
-	if opts.MaxRDAtomic != 0 {
-		steps[2].Mask |= QPAttrMaxQPRDAtomic
-	}
+	// The atomic mode is applied at RST -> INIT; the later steps leave it
+	// as it is (and INIT -> RTR would warn about a mode without its bit).
+	steps[1].Attr.RemoteAtomic = AtomicNone
+	steps[2].Attr.RemoteAtomic = AtomicNone
 	return steps, nil
 }
 

@@ -334,7 +334,9 @@ func TestLocalEndpointFailures(t *testing.T) {
 	assert.ErrorIs(t, qp.ConnectRC(l, Endpoint{QPN: 1}, nil), ErrBadState)
 }
 
-// The plan for each link layer, with the DOCA examples' masks.
+// The plan for each link layer, with the masks of DOCA GPUNetIO 3.0's
+// examples: ATOMIC_MODE at RST -> INIT, MAX_DEST_RD_ATOMIC at INIT -> RTR,
+// MAX_QP_RD_ATOMIC at RTR -> RTS.
 func TestRCTransitions(t *testing.T) {
 	remote := Endpoint{QPN: 0x42, LID: 0x17, GID: GID{10: 0xff, 11: 0xff, 15: 9}, PSN: 5}
 	base := QPAttrNextState
@@ -346,9 +348,15 @@ func TestRCTransitions(t *testing.T) {
 		steps, err := RCTransitions(local, remote, nil)
 		require.NoError(t, err)
 		require.Len(t, steps, 3)
-		assert.Equal(t, base|QPAttrAllowRemoteWrite|QPAttrAllowRemoteRead|QPAttrPKeyIndex|QPAttrPortNum, steps[0].Mask)
-		assert.Equal(t, base|QPAttrRQPSN|QPAttrDestQPNum|QPAttrPathMTU|QPAttrAHAttr|QPAttrMinRNRTimer, steps[1].Mask)
-		assert.Equal(t, base|QPAttrSQPSN|QPAttrAckTimeout|QPAttrRetryCnt|QPAttrRNRRetry, steps[2].Mask)
+		assert.Equal(t, base|QPAttrAllowRemoteWrite|QPAttrAllowRemoteRead|QPAttrPKeyIndex|QPAttrPortNum|QPAttrAtomicMode, steps[0].Mask)
+		assert.Equal(t, base|QPAttrRQPSN|QPAttrDestQPNum|QPAttrPathMTU|QPAttrAHAttr|QPAttrMinRNRTimer|QPAttrMaxDestRDAtomic, steps[1].Mask)
+		assert.Equal(t, base|QPAttrSQPSN|QPAttrAckTimeout|QPAttrRetryCnt|QPAttrRNRRetry|QPAttrMaxQPRDAtomic, steps[2].Mask)
+		assert.Equal(t, uint32(0x8037), uint32(steps[0].Mask), "DOCA 3.0's RST -> INIT mask value")
+		assert.Equal(t, uint32(0x245a8), uint32(steps[1].Mask), "DOCA 3.0's INIT -> RTR mask value")
+		assert.Equal(t, uint32(0x13a20), uint32(steps[2].Mask), "DOCA 3.0's RTR -> RTS mask value")
+		assert.Equal(t, AtomicIBSpec, steps[0].Attr.RemoteAtomic, "the atomic mode is applied at RST -> INIT")
+		assert.Zero(t, steps[1].Attr.MaxDestRDAtomic, "unset, as in DOCA's examples: one outstanding request")
+		assert.Zero(t, steps[2].Attr.MaxRDAtomic)
 		for i, st := range []QPState{QPStateINIT, QPStateRTR, QPStateRTS} {
 			assert.Equal(t, st, steps[i].Attr.NextState)
 		}
@@ -358,7 +366,6 @@ func TestRCTransitions(t *testing.T) {
 		assert.Equal(t, uint32(3), at.SQPSN)
 		assert.Equal(t, uint32(0x42), at.DestQPNum)
 		assert.Equal(t, MTU4096, at.PathMTU)
-		assert.Equal(t, AtomicIBSpec, at.RemoteAtomic)
 		assert.Equal(t, uint8(2), at.AH.SGIDIndex)
 		assert.Equal(t, uint8(255), at.AH.HopLimit)
 		assert.Equal(t, remote.GID, at.AH.GID)

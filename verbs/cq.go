@@ -6,7 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -18,11 +20,13 @@ type CQConfig struct {
 	Size uint32
 	// UserContext is stored and returned by UserContext(); never interpreted.
 	UserContext uintptr
-	// UMem holds the CQE ring (Size*64 bytes at UMemOffset); DBRUMem the
-	// 8-byte doorbell record at DBRUMemOffset. Give both or neither: without
-	// them the CQ allocates host memory for both. UMemOffset must be 0, as in
-	// DOCA (whose firmware command carries no ring offset). Both must belong
-	// to the CQ's device.
+	// UMem holds the CQE ring and, as in DOCA GPUNetIO 3.0, the 8-byte
+	// doorbell record right after it: Size*64 bytes of CQEs at UMemOffset,
+	// then the record (consumer-index word, arm word) at Size*64, so the
+	// UMEM must cover Size*64+8 bytes. Without UMem the CQ allocates host
+	// memory for both. UMemOffset must be 0, as in DOCA (whose firmware
+	// command carries no ring offset). The UMEM must belong to the CQ's
+	// device (and, for Dev.NewCQ, to its Dev).
 	//
 	// The owner of an external ring initialises it before NewCQ, as for any
 	// mlx5 CQ: every CQE invalid and hardware-owned (op_own byte 0xF1, or
@@ -30,8 +34,15 @@ type CQConfig struct {
 	// rings. This package cannot write a ring that may be GPU memory, so it
 	// does not; a zeroed ring reads as valid completions of QP 0, and Poll
 	// refuses those with ErrUnexpected instead of returning them.
-	UMem          *UMem
-	UMemOffset    uint64
+	UMem       *UMem
+	UMemOffset uint64
+	// DBRUMem and DBRUMemOffset put the doorbell record in a UMEM of its
+	// own (doca_verbs_cq_attr_set_external_dbr_umem of DOCA 2.0), together
+	// with UMem.
+	//
+	// Deprecated: DOCA GPUNetIO 3.0 removed the separate CQ doorbell-record
+	// UMEM; leave DBRUMem nil and size UMem for the ring and the record.
+	// Accepted in open mode only.
 	DBRUMem       *UMem
 	DBRUMemOffset uint64
 	// UAR is the doorbell page for arming, of the CQ's device; without it
@@ -50,6 +61,8 @@ type CQConfig struct {
 type CQ struct {
 	node
 	ctx     *Context
+	dev     *Dev // nil when made on a Context
+	sdk     *sdkCQ
 	cfg     CQConfig
 	obj     mlx5.Obj
 	cqn     uint32
@@ -70,30 +83,100 @@ type CQ struct {
 	qps     cqQPs // QPs that complete on this CQ, by number
 }
 
-// NewCQ creates a completion queue (doca_verbs_cq_create).
-func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
+// NewCQ creates a completion queue on the Dev's device
+// (doca_verbs_cq_create). Its UMEM and UAR, when given, must be made on the
+// same Dev (ErrInvalidValue otherwise). A nil Dev is ErrInvalidValue; any
+// other failure is ErrInitialization (DOCA 3.0) wrapping the cause (a bad
+// configuration is ErrInvalidValue, a capability the device lacks
+// ErrNotSupported, a driver failure ErrDriver).
+//
+// In SDK mode the CQ is the SDK's (doca_verbs_cq_create on the Dev's
+// imported context, with an external UMEM flagged as driven outside the SDK,
+// set_external_datapath_en); its ring, doorbell record and number come from
+// the SDK's getters. The host data path (Poll) does not run on SDK CQs.
+func (d *Dev) NewCQ(cfg CQConfig) (*CQ, error) {
 	const op = "doca_verbs_cq_create"
+	if err := d.check(op); err != nil {
+		return nil, err
+	}
+	logUse(docasdk.ObjCQ, d.mode)
+	for _, x := range []struct {
+		u    *UMem
+		what string
+	}{{cfg.UMem, "ring UMEM"}, {cfg.DBRUMem, "DBR UMEM"}} {
+		if x.u != nil && x.u.dev != d {
+			return nil, initFailed(op, docasdk.ObjCQ, newErr(op, ErrInvalidValue, "%s %s was not made on this Dev", x.what, x.u.userName()))
+		}
+	}
+	if cfg.UAR != nil && cfg.UAR.dev != d {
+		return nil, initFailed(op, docasdk.ObjCQ, newErr(op, ErrInvalidValue, "UAR %s was not made on this Dev", cfg.UAR.userName()))
+	}
+	if d.mode == ModeSDK {
+		q, err := d.newCQSDK(op, cfg)
+		return q, initFailed(op, docasdk.ObjCQ, err)
+	}
+	q, err := newCQ(op, d.ctx, d, cfg)
+	if err != nil {
+		return nil, initFailed(op, docasdk.ObjCQ, err)
+	}
+	logCreated(docasdk.ObjCQ, unsafe.Pointer(q))
+	return q, nil
+}
+
+// NewCQ creates a completion queue on device c, as Dev.NewCQ does in open
+// mode.
+//
+// Deprecated: DOCA GPUNetIO 3.0 makes CQs on a device object: use OpenDev
+// and Dev.NewCQ. This form runs in open mode only; in SDK mode it fails
+// with ErrNotSupported.
+func NewCQ(c *Context, cfg CQConfig) (*CQ, error) {
+	const op = "doca_verbs_cq_create"
+	if currentMode() == ModeSDK {
+		return nil, openOnly(op, "NewCQ on a Context (use Dev.NewCQ)")
+	}
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
 	}
-	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
-		return nil, newErr(op, ErrInvalidValue, "external ring UMEM and DBR UMEM must be given together")
+	q, err := newCQ(op, c, nil, cfg)
+	if err != nil {
+		return nil, initFailed(op, docasdk.ObjCQ, err)
+	}
+	return q, nil
+}
+
+// newCQ is the open implementation; the CQ references d when it is not nil.
+func newCQ(op string, c *Context, d *Dev, cfg CQConfig) (cq *CQ, err error) {
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	if cfg.UMem == nil && cfg.DBRUMem != nil {
+		return nil, newErr(op, ErrInvalidValue, "a DBR UMEM without a ring UMEM")
 	}
 	if !isPow2(uint64(cfg.Size)) {
 		return nil, newErr(op, ErrInvalidValue, "size %d is not a power of two", cfg.Size)
 	}
-	q := &CQ{ctx: c, cfg: cfg, entries: cfg.Size}
+	q := &CQ{ctx: c, dev: d, cfg: cfg, entries: cfg.Size}
 	if err := c.acquire(op, "Context", &q.node); err != nil {
 		return nil, err
 	}
+	devHeld := false
 	defer func() {
 		if err != nil {
 			if terr := q.teardown(); terr != nil {
 				err = errors.Join(err, terr)
 			}
 			c.release(&q.node)
+			if devHeld {
+				d.release(&q.node)
+			}
 		}
 	}()
+	if d != nil {
+		if err := d.acquire(op, "Dev", &q.node); err != nil {
+			return nil, err
+		}
+		devHeld = true
+	}
 	attr, err := c.caps()
 	if err != nil {
 		return nil, wrapErr(op, codeOf(err), err, "device query")
@@ -106,17 +189,13 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 		if err := cfg.UMem.sameDevice(op, c, "ring UMEM"); err != nil {
 			return nil, err
 		}
-		if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
+		if cfg.DBRUMem != nil {
+			if err := cfg.DBRUMem.sameDevice(op, c, "DBR UMEM"); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkCQUMem(op, cfg); err != nil {
 			return nil, err
-		}
-		if cfg.UMemOffset != 0 {
-			return nil, newErr(op, ErrInvalidValue, "ring UMEM offset %d: must be 0 (the ring starts at the UMEM)", cfg.UMemOffset)
-		}
-		if uint64(cfg.Size)*cqeSize > cfg.UMem.Size() {
-			return nil, newErr(op, ErrInvalidValue, "ring of %d CQEs needs %d bytes, UMEM has %d", cfg.Size, uint64(cfg.Size)*cqeSize, cfg.UMem.Size())
-		}
-		if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset > cfg.DBRUMem.Size() || cfg.DBRUMem.Size()-cfg.DBRUMemOffset < 8 {
-			return nil, newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
 		}
 	}
 	if cfg.UAR != nil {
@@ -127,7 +206,8 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 
 	var ringUMem, dbrUMem *UMem
 	var dbrOff uint64
-	if cfg.UMem != nil {
+	switch {
+	case cfg.DBRUMem != nil: // DOCA 2.0: a UMEM of its own
 		ringUMem, dbrUMem, dbrOff = cfg.UMem, cfg.DBRUMem, cfg.DBRUMemOffset
 		for _, u := range []*UMem{ringUMem, dbrUMem} {
 			if err := u.acquire(op, "UMem", &q.node); err != nil {
@@ -135,7 +215,13 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 			}
 			q.held = append(q.held, &u.node)
 		}
-	} else {
+	case cfg.UMem != nil: // DOCA 3.0: the record follows the CQEs
+		ringUMem, dbrUMem, dbrOff = cfg.UMem, cfg.UMem, uint64(cfg.Size)*cqeSize
+		if err := ringUMem.acquire(op, "UMem", &q.node); err != nil {
+			return nil, err
+		}
+		q.held = append(q.held, &ringUMem.node)
+	default:
 		dbrOff = alignUp(uint64(cfg.Size)*cqeSize, dbrArea)
 		if q.buf, err = allocHost(op, dbrOff+dbrArea); err != nil {
 			return nil, err
@@ -145,7 +231,7 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 		for i := uint32(0); i < cfg.Size; i++ {
 			q.buf.b[uint64(i)*cqeSize+63] = cqeInvalidOwned
 		}
-		if q.umem, err = NewUMem(c, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
+		if q.umem, err = newUMem(op, c, nil, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
 			return nil, err
 		}
 		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
@@ -194,6 +280,27 @@ func NewCQ(c *Context, cfg CQConfig) (cq *CQ, err error) {
 	return q, nil
 }
 
+// checkCQUMem checks the external UMEMs of cfg (cfg.UMem is set).
+func checkCQUMem(op string, cfg CQConfig) error {
+	if cfg.UMemOffset != 0 {
+		return newErr(op, ErrInvalidValue, "ring UMEM offset %d: must be 0 (the ring starts at the UMEM)", cfg.UMemOffset)
+	}
+	ring := uint64(cfg.Size) * cqeSize
+	if cfg.DBRUMem == nil {
+		if ring+8 > cfg.UMem.Size() {
+			return newErr(op, ErrInvalidValue, "ring of %d CQEs and its doorbell record need %d bytes, UMEM has %d", cfg.Size, ring+8, cfg.UMem.Size())
+		}
+		return nil
+	}
+	if ring > cfg.UMem.Size() {
+		return newErr(op, ErrInvalidValue, "ring of %d CQEs needs %d bytes, UMEM has %d", cfg.Size, ring, cfg.UMem.Size())
+	}
+	if cfg.DBRUMemOffset%8 != 0 || cfg.DBRUMemOffset > cfg.DBRUMem.Size() || cfg.DBRUMem.Size()-cfg.DBRUMemOffset < 8 {
+		return newErr(op, ErrInvalidValue, "DBR offset %d is not an 8-byte aligned offset inside the %d-byte UMEM", cfg.DBRUMemOffset, cfg.DBRUMem.Size())
+	}
+	return nil
+}
+
 const cqeInvalidOwned = 0xf1 // op_own: opcode INVALID (15), owner 1
 
 // newUARFallback allocates a UAR of the first type that the device grants,
@@ -203,7 +310,7 @@ const cqeInvalidOwned = 0xf1 // op_own: opcode INVALID (15), owner 1
 func newUARFallback(c *Context, op string, types ...UARAllocType) (*UAR, error) {
 	var errs []error
 	for _, t := range types {
-		u, err := NewUAR(c, t)
+		u, err := newUAR(op, c, nil, t)
 		if err == nil {
 			return u, nil
 		}
@@ -267,6 +374,9 @@ func (q *CQ) Ring() (addr uintptr, entries uint32, entrySize uint8) {
 	if q == nil {
 		return 0, 0, cqeSize
 	}
+	if q.sdk != nil {
+		return q.ring, q.entries, q.sdk.entrySize
+	}
 	return q.ring, q.entries, cqeSize
 }
 
@@ -276,7 +386,18 @@ func (q *CQ) Doorbells() (uarDB, ciDBR, armDBR uintptr) {
 	if q == nil || q.dbr == 0 {
 		return 0, 0, 0
 	}
+	if q.sdk != nil {
+		return q.sdk.uarDB, q.sdk.ciDBR, q.sdk.armDBR
+	}
 	return q.uar.RegAddr(), q.dbr, q.dbr + 4
+}
+
+// Mode is the implementation behind the CQ.
+func (q *CQ) Mode() Mode {
+	if q == nil || q.sdk == nil {
+		return ModeOpen
+	}
+	return ModeSDK
 }
 
 // DBRAddr is the address of the 8-byte CQ doorbell record.
@@ -336,15 +457,24 @@ func (q *CQ) Hold(holder string) (*Hold, error) {
 func (q *CQ) Close() error {
 	const op = "doca_verbs_cq_destroy"
 	if q == nil {
+		logPrint(logErr, "Failed to destroy cq: parameter cq is NULL")
 		return newErr(op, ErrInvalidValue, "nil CQ")
 	}
 	done, err := q.beginClose(op, "CQ")
 	if done || err != nil {
 		return err
 	}
+	if q.sdk != nil {
+		err = q.closeSDK(op)
+		q.endClose(nil)
+		return err
+	}
 	err = q.teardown()
 	if err == nil {
 		q.ctx.release(&q.node)
+		if q.dev != nil {
+			q.dev.release(&q.node)
+		}
 	}
 	q.endClose(err)
 	return err

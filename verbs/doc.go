@@ -1,4 +1,5 @@
-// Package verbs is the DOCA Verbs host API in idiomatic Go: RDMA devices,
+// Package verbs is the DOCA Verbs host API of DOCA GPUNetIO 3.0 in idiomatic
+// Go: RDMA devices, the device object (Dev),
 // protection domains, memory regions, UMEMs, UARs, completion queues, shared
 // receive queues and RC (and UC) queue pairs, created and driven with PRM
 // commands over DevX. The same code runs on real mlx5 devices (through
@@ -7,20 +8,24 @@
 // very same command bytes, so everything this package does is tested
 // without hardware.
 //
-// DOCAFunctions maps every function of doca_verbs.h to its Go counterpart
-// (attribute objects become plain configuration structs: CQConfig,
-// QPConfig, SRQConfig, QPAttr, AHAttr; their setters and getters become
-// fields). Calls are named after the DOCA or ibverbs function they mirror in
-// every error they return.
+// DOCAFunctions maps every function of DOCA GPUNetIO 3.0's doca_verbs.h to
+// its Go counterpart (attribute objects become plain configuration structs:
+// CQConfig, QPConfig, SRQConfig, QPAttr, AHAttr; their setters and getters
+// become fields). Calls are named after the DOCA or ibverbs function they
+// mirror in every error they return.
 //
 // # Objects and creation order
 //
 // OpenDevice opens a device by its exact name (OpenDevicePrefix keeps the
-// DOCA examples' prefix match). On the Context: AllocPD, NewUMem (memory for
-// rings, in host or GPU memory), NewUAR (a doorbell page), NewCQ, then, on a
-// PD, RegMR (data buffers), NewSRQ and NewQP. A QP starts in RST and is
-// moved to RTS with ConnectRC (or step by step with Modify) after the peers
-// exchange QPN, GID, addresses and rkeys out of band. CQs, QPs and SRQs created without external UMEMs or UAR
+// DOCA examples' prefix match). On the Context: AllocPD; on the PD, RegMR
+// (data buffers), NewSRQ and OpenDev, the device object of DOCA 3.0
+// (doca_verbs_dev_open). On the Dev: NewUMem (memory for rings, in host or
+// GPU memory), NewUAR (a doorbell page), NewCQ and NewQP (whose PD is the
+// Dev's). The package-level NewUMem, NewUAR, NewCQ and NewQP, which take a
+// Context as DOCA 2.0 did, remain for source compatibility, in open mode
+// only (deprecated). A QP starts in RST and is moved to RTS with ConnectRC
+// (or step by step with Modify) after the peers exchange QPN, GID,
+// addresses and rkeys out of band. CQs, QPs and SRQs created without external UMEMs or UAR
 // allocate their own: rings and doorbell records in mmap'd host memory
 // registered as an internal UMEM, and an internal UAR (CQs: a dedicated
 // non-cached page, falling back to the shared non-cached page when the
@@ -32,11 +37,13 @@
 // Close is explicit, idempotent (a second Close returns nil) and ordered:
 // every object references the objects it was made from (a QP its PD, CQs,
 // SRQ, external UMEMs and UAR; a CQ its UMEMs and UAR; an MR, SRQ or QP its
-// PD; every object its Context), and an object that is still referenced
-// refuses to close with ErrInUse, naming each user ("CQ 0x402 on emu0 is
-// still referenced 2 time(s), by QP 0x105 on emu0 (2)"), and stays fully
-// usable. So teardown runs children first: QPs, then SRQs and CQs, then
-// MRs, UMEMs and UARs, then PDs, then the Context. Internal rings, UMEMs and
+// PD; a Dev its PD; a UMEM, UAR, CQ or QP made on a Dev that Dev; every
+// object its Context), and an object that is still referenced refuses to
+// close with ErrInUse, naming each user ("CQ 0x402 on emu0 is still
+// referenced 2 time(s), by QP 0x105 on emu0 (2)"), and stays fully usable.
+// So teardown runs children first: QPs, then SRQs and CQs, then MRs, UMEMs
+// and UARs, then the Dev (DOCA 3.0: it outlives everything made with it),
+// then PDs, then the Context. Internal rings, UMEMs and
 // UARs are released by the object that made them, and referenced by it
 // meanwhile (QP.UAR and CQ.UAR cannot be closed under their QP or CQ). A
 // call on a closed object (and a create on a closed parent) fails with
@@ -182,16 +189,18 @@
 //	transition    required                                      also allowed
 //	any -> RST    -                                             -
 //	any -> ERR    -                                             -
-//	RST -> INIT   PKEY_INDEX, PORT_NUM,                         -
+//	RST -> INIT   PKEY_INDEX, PORT_NUM,                         ATOMIC_MODE
 //	              ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ
 //	INIT -> INIT  -                                             PKEY_INDEX, PORT_NUM,
-//	                                                            ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ
+//	                                                            ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ,
+//	                                                            ATOMIC_MODE
 //	INIT -> RTR   RQ_PSN, DEST_QP_NUM, PATH_MTU, AH_ATTR,       PKEY_INDEX, ALLOW_REMOTE_WRITE,
-//	              MIN_RNR_TIMER                                 ALLOW_REMOTE_READ, MAX_DEST_RD_ATOMIC
+//	              MIN_RNR_TIMER                                 ALLOW_REMOTE_READ, ATOMIC_MODE,
+//	                                                            MAX_DEST_RD_ATOMIC
 //	RTR -> RTS    SQ_PSN, ACK_TIMEOUT, RETRY_CNT, RNR_RETRY     MIN_RNR_TIMER, ALLOW_REMOTE_WRITE,
-//	                                                            MAX_QP_RD_ATOMIC
+//	                                                            ATOMIC_MODE, MAX_QP_RD_ATOMIC
 //	RTS -> RTS    -                                             ALLOW_REMOTE_WRITE, ALLOW_REMOTE_READ,
-//	                                                            MIN_RNR_TIMER, AH_ATTR
+//	                                                            ATOMIC_MODE, MIN_RNR_TIMER, AH_ATTR
 //
 // With AH_ATTR, RTS -> RTS applies two fields of the AH, the source GID index and,
 // on RoCE v2 with the rts2rts_qp_dscp capability, the DSCP of the traffic
@@ -203,13 +212,60 @@
 // ErrNotSupported instead of being ignored; to reach another peer, move
 // the QP to RST and connect it again.
 //
-// The remote atomic mode has no mask bit: it is applied whenever it is not
-// AtomicNone. Values are checked for the fields in the mask: path MTU
+// The remote atomic mode (QPAttr.RemoteAtomic) is applied, as in DOCA 3.0,
+// only with ATOMIC_MODE in the mask: RST -> INIT programs it (remote atomics
+// enabled, qpc.rae, and the mode, qpc.atomic_mode, when it is not
+// AtomicNone), and the later transitions change it with the PRM optional
+// bit RAE. A QP never given a mode answers every atomic with a remote
+// access error: the requester's completion is WCRemAccessErr, as on a
+// ConnectX. INIT -> RTR logs DOCA's WARNING when RemoteAtomic is set
+// without its bit. Values are checked for the fields in the mask: path MTU
 // 256..4096, ack timeout 0..31, retry count 0..7, RNR retry 0..7, min RNR
 // timer 0..31, port 1..the device's port count, pkey index up to the
-// device's, sgid index below the GID table size, MaxRDAtomic and
-// MaxDestRDAtomic powers of two up to the device limits. PSNs are masked to
-// 24 bits in a copy (the caller's QPAttr is never written).
+// device's, sgid index below the GID table size, the atomic mode one of the
+// nine of DOCA 3.0, MaxRDAtomic and MaxDestRDAtomic 0 (one outstanding
+// request, as DOCA 3.0 programs it) or powers of two up to the device
+// limits. PSNs are masked to 24 bits in a copy (the caller's QPAttr is
+// never written).
+//
+// # SDK mode
+//
+// DOCA GPUNetIO 3.0 can run the control path through NVIDIA's DOCA SDK
+// instead of its own implementation. Here, as there, DOCA_SDK_LIB_PATH
+// naming the SDK's library directory asks for it: the SDK's shared
+// libraries are loaded at run time (nothing links against them). The mode
+// is decided once per process, when the first object is made (or SDKMode is
+// called), and never changes: SDK mode only if libdoca_common.so,
+// libdoca_verbs.so and libdoca_gpunetio.so load from the directory with
+// every entry point SDK mode needs; otherwise open mode for the whole
+// process, with DOCA's log lines saying why (DOCA_GPUNETIO_LOG=4 or more
+// shows them). SDKMode reports the decision. The creators print DOCA's
+// lines too ("Use DOCA Verbs CQ SDK", "Use DOCA Verbs CQ open",
+// "doca_verbs_cq_open=0x... was created", at INFO, 6), through the logger
+// package gpunetio configures (SetLogLevel, SetLogger), filtered by
+// DOCA_GPUNETIO_LOG.
+//
+// In SDK mode the objects DOCA 3.0 routes are the SDK's: Dev (the SDK's
+// doca_dev, opened from the PD), UMEM, UAR, CQ, QP and the attribute
+// objects of their creation and modification; the Go API is the same, and
+// each object's getters read the SDK's getters once, at creation, so
+// package gpunetio exports SDK QPs to kernels in the same device-struct
+// layout. Contexts, PDs, MRs, SRQs and device attributes stay open (DOCA 3.0
+// does not route them). What differs: SDK mode drives real mlx5 devices
+// only (an emulated device has no rdma-core PD for the SDK); the host data
+// path (PostSend, PostRecv, Poll, CQ.Err) and the Context-taking creators
+// are refused with ErrNotSupported; SRQs and EmulateNoDBRExt cannot be used
+// with SDK QPs; Query reports the state only; UAR.DBRLessAddr is 0. The QP
+// ordering semantic (QPConfig.OrderingSemantic) is an SDK-only feature: in
+// open mode anything but OrderingIBTA is refused with ErrNotSupported
+// naming SDK mode. Objects of the two modes never mix: arguments of the
+// other mode are refused with ErrInvalidValue. SDK failures are
+// ErrInitialization in a creator and ErrUnexpected elsewhere, with an
+// *SDKError naming the SDK function in the chain.
+//
+// The SDK mode has been tested against a stand-in of the SDK written for
+// this module's tests (internal/docasdk/fakesdk), not against NVIDIA's
+// SDK.
 //
 // # Differences from DOCA Verbs
 //
@@ -235,6 +291,16 @@
 //     the min RNR timer are range-checked (DOCA truncates them silently to
 //     the PRM field widths).
 //   - Modify checks a nil AH before using it (DOCA dereferences it first).
+//   - The user index must fit 24 bits (the PRM field; DOCA 3.0 dropped the
+//     check).
+//   - A QP moved to RST has its own host rings cleared, not external UMEMs,
+//     which may be GPU memory.
+//   - In SDK mode the mode is latched for the process, mixed-mode
+//     arguments are refused, the SDK's verbs context is imported once per
+//     Dev, and a failed SDK registration of GPU memory is an error (DOCA
+//     3.0 decides per call, reads SDK objects as open ones, imports a
+//     context per object without releasing it, and falls back to open mode
+//     silently).
 //   - Close of an object that is still in use returns ErrInUse and keeps
 //     the object (DOCA would destroy it under its users).
 //   - A CQ's internal UAR tries a dedicated non-cached page first (DOCA asks
@@ -268,7 +334,11 @@
 // Every failing call returns a *Error carrying the operation (the DOCA or
 // ibverbs call it mirrors), a DOCA error code (Code, with the values of
 // doca_error_t), a message naming the field or object at fault and the
-// underlying cause: a syscall.Errno from the kernel or library, or a
+// underlying cause. As in DOCA 3.0, a creator (Dev.NewUMem, NewUAR, NewCQ,
+// NewQP) fails with ErrInitialization whenever the object cannot be built,
+// wrapping the specific error (ErrInvalidValue, ErrNotSupported,
+// ErrDriver), which errors.Is still finds; a nil Dev or argument is
+// ErrInvalidValue directly. Causes: a syscall.Errno from the kernel or library, or a
 // *FirmwareError with the PRM command, status (FirmwareStatus, by name) and
 // syndrome when the device refused a command. errors.Is matches the DOCA code
 // (errors.Is(err, verbs.ErrInvalidValue)) as well as the cause (errors.Is(err,

@@ -172,14 +172,28 @@ func (t SRQType) String() string {
 	return fmt.Sprintf("SRQType(%d)", uint32(t))
 }
 
-// AtomicMode is what remote atomics a QP accepts (enum doca_verbs_qp_atomic_type);
-// the value is written verbatim into qpc.atomic_mode.
+// AtomicMode is what remote atomics a QP accepts as responder (enum
+// doca_verbs_qp_atomic_mode, DOCA GPUNetIO 3.0); the value is written
+// verbatim into the 4-bit qpc.atomic_mode. Modify applies it only with
+// QPAttrAtomicMode in the mask (3.0), together with the remote-atomic
+// enable bit (qpc.rae) when it is not AtomicNone; a QP without it answers
+// every atomic with a remote access error (NAK), which the requester sees as
+// a WCRemAccessErr completion.
 type AtomicMode uint32
 
+// The atomic modes. IB_SPEC is 8-byte compare-swap and fetch-add as the
+// InfiniBand specification defines them; the UP_TO_* modes also accept the
+// masked (extended) atomics of up to that many bytes.
 const (
-	AtomicNone       AtomicMode = 0x0
-	AtomicIBSpec     AtomicMode = 0x1 // 8-byte compare-swap and fetch-add
-	AtomicUpTo8Bytes AtomicMode = 0x3 // also masked (extended) atomics of 4 and 8 bytes
+	AtomicNone         AtomicMode = 0x0
+	AtomicIBSpec       AtomicMode = 0x1 // 8-byte compare-swap and fetch-add
+	AtomicOnly8Bytes   AtomicMode = 0x2
+	AtomicUpTo8Bytes   AtomicMode = 0x3 // also masked (extended) atomics of 4 and 8 bytes
+	AtomicUpTo16Bytes  AtomicMode = 0x4
+	AtomicUpTo32Bytes  AtomicMode = 0x5
+	AtomicUpTo64Bytes  AtomicMode = 0x6
+	AtomicUpTo128Bytes AtomicMode = 0x7
+	AtomicUpTo256Bytes AtomicMode = 0x8
 )
 
 func (a AtomicMode) String() string {
@@ -188,10 +202,50 @@ func (a AtomicMode) String() string {
 		return "NONE"
 	case AtomicIBSpec:
 		return "IB_SPEC"
+	case AtomicOnly8Bytes:
+		return "ONLY_8BYTES"
 	case AtomicUpTo8Bytes:
 		return "UP_TO_8BYTES"
+	case AtomicUpTo16Bytes:
+		return "UP_TO_16BYTES"
+	case AtomicUpTo32Bytes:
+		return "UP_TO_32BYTES"
+	case AtomicUpTo64Bytes:
+		return "UP_TO_64BYTES"
+	case AtomicUpTo128Bytes:
+		return "UP_TO_128BYTES"
+	case AtomicUpTo256Bytes:
+		return "UP_TO_256BYTES"
 	}
 	return fmt.Sprintf("AtomicMode(%d)", uint32(a))
+}
+
+func (a AtomicMode) valid() bool { return a <= AtomicUpTo256Bytes }
+
+// OrderingSemantic is the ordering a QP guarantees for what it places in
+// memory (enum doca_verbs_qp_ordering_semantic, DOCA GPUNetIO 3.0). Only SDK
+// mode supports anything but the default: QPConfig.OrderingSemantic other
+// than OrderingIBTA fails with ErrNotSupported in open mode.
+type OrderingSemantic uint32
+
+// The ordering semantics. Leaving IBTA does not guarantee it: the SDK and
+// the NICs may negotiate another (ECE).
+const (
+	OrderingIBTA   OrderingSemantic = 0x0 // in-order placement, the InfiniBand default
+	OrderingOOORW  OrderingSemantic = 0x1 // out-of-order placement of RDMA read and write data
+	OrderingOOOAll OrderingSemantic = 0x2 // out-of-order placement for every operation
+)
+
+func (o OrderingSemantic) String() string {
+	switch o {
+	case OrderingIBTA:
+		return "IBTA"
+	case OrderingOOORW:
+		return "OOO_RW"
+	case OrderingOOOAll:
+		return "OOO_ALL"
+	}
+	return fmt.Sprintf("OrderingSemantic(%d)", uint32(o))
 }
 
 // SendDBRMode is how the NIC learns the SQ producer index (enum doca_verbs_qp_send_dbr_mode).
@@ -212,7 +266,8 @@ func (m SendDBRMode) String() string {
 	return fmt.Sprintf("SendDBRMode(%d)", uint32(m))
 }
 
-// QPAttrMask selects the QPAttr fields Modify applies (DOCA_VERBS_QP_ATTR_*).
+// QPAttrMask selects the QPAttr fields Modify applies (DOCA_VERBS_QP_ATTR_*),
+// with DOCA's bit values, so a mask passes to the DOCA SDK unchanged.
 type QPAttrMask uint32
 
 const (
@@ -231,8 +286,11 @@ const (
 	QPAttrRetryCnt         QPAttrMask = 1 << 12
 	QPAttrRNRRetry         QPAttrMask = 1 << 13
 	QPAttrAHAttr           QPAttrMask = 1 << 14
-	QPAttrMaxQPRDAtomic    QPAttrMask = 1 << 16
-	QPAttrMaxDestRDAtomic  QPAttrMask = 1 << 17
+	// QPAttrAtomicMode applies QPAttr.RemoteAtomic (DOCA GPUNetIO 3.0:
+	// without it the atomic mode is not programmed).
+	QPAttrAtomicMode      QPAttrMask = 1 << 15
+	QPAttrMaxQPRDAtomic   QPAttrMask = 1 << 16
+	QPAttrMaxDestRDAtomic QPAttrMask = 1 << 17
 )
 
 var qpAttrMaskNames = []struct {
@@ -254,6 +312,7 @@ var qpAttrMaskNames = []struct {
 	{QPAttrRetryCnt, "RETRY_CNT"},
 	{QPAttrRNRRetry, "RNR_RETRY"},
 	{QPAttrAHAttr, "AH_ATTR"},
+	{QPAttrAtomicMode, "ATOMIC_MODE"},
 	{QPAttrMaxQPRDAtomic, "MAX_QP_RD_ATOMIC"},
 	{QPAttrMaxDestRDAtomic, "MAX_DEST_RD_ATOMIC"},
 }

@@ -10,11 +10,13 @@ import (
 	"github.com/gdaki/gpunetio/verbs"
 )
 
-// side is one end of the example's connection: a device, a PD, a CQ, an RC
-// QP and a registered 4 KiB buffer.
+// side is one end of the example's connection: a device, a PD, the device
+// object of DOCA GPUNetIO 3.0 (Dev), a CQ, an RC QP and a registered 4 KiB
+// buffer.
 type side struct {
 	ctx *verbs.Context
 	pd  *verbs.PD
+	dev *verbs.Dev
 	cq  *verbs.CQ
 	qp  *verbs.QP
 	buf []byte // mmap'd: memory the NIC touches is never Go heap memory
@@ -31,10 +33,13 @@ func openSide(name string) (*side, error) {
 	if s.pd, err = s.ctx.AllocPD(); err != nil {
 		return s, err
 	}
-	if s.cq, err = verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 64}); err != nil {
+	if s.dev, err = verbs.OpenDev(s.pd); err != nil {
 		return s, err
 	}
-	if s.qp, err = verbs.NewQP(s.ctx, verbs.QPConfig{PD: s.pd, SendCQ: s.cq, RecvCQ: s.cq,
+	if s.cq, err = s.dev.NewCQ(verbs.CQConfig{Size: 64}); err != nil {
+		return s, err
+	}
+	if s.qp, err = s.dev.NewQP(verbs.QPConfig{SendCQ: s.cq, RecvCQ: s.cq,
 		SQWR: 32, RQWR: 32, SendMaxSGE: 1, RecvMaxSGE: 1}); err != nil {
 		return s, err
 	}
@@ -68,6 +73,9 @@ func (s *side) close() {
 	}
 	if s.cq != nil {
 		report(s.cq.Close())
+	}
+	if s.dev != nil {
+		report(s.dev.Close())
 	}
 	if s.pd != nil {
 		report(s.pd.Close())
@@ -179,28 +187,37 @@ func Example_errors() {
 		return
 	}
 	defer ctx.Close()
-	_, err = verbs.NewCQ(ctx, verbs.CQConfig{Size: 100})
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, verbs.ErrInvalidValue))
-
 	pd, err := ctx.AllocPD()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	cq, err := verbs.NewCQ(ctx, verbs.CQConfig{Size: 64})
+	defer pd.Close()
+	dev, err := verbs.OpenDev(pd)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	qp, err := verbs.NewQP(ctx, verbs.QPConfig{PD: pd, SendCQ: cq, SQWR: 8, SendMaxSGE: 1})
+	defer dev.Close()
+	// A CQ that cannot be built fails with DOCA 3.0's code, wrapping the
+	// specific one.
+	_, err = dev.NewCQ(verbs.CQConfig{Size: 100})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, verbs.ErrInitialization), errors.Is(err, verbs.ErrInvalidValue))
+
+	cq, err := dev.NewCQ(verbs.CQConfig{Size: 64})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	qp, err := dev.NewQP(verbs.QPConfig{SendCQ: cq, SQWR: 8, SendMaxSGE: 1})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	err = cq.Close() // the QP still completes on it
 	fmt.Println(errors.Is(err, verbs.ErrInUse))
-	for _, c := range []interface{ Close() error }{qp, cq, pd} {
+	for _, c := range []interface{ Close() error }{qp, cq} {
 		if err := c.Close(); err != nil {
 			fmt.Println(err)
 		}
@@ -208,8 +225,8 @@ func Example_errors() {
 	_, err = verbs.OpenDevice("mlx5_99")
 	fmt.Println(errors.Is(err, verbs.ErrNotFound))
 	// Output:
-	// doca_verbs_cq_create: DOCA_ERROR_INVALID_VALUE: size 100 is not a power of two
-	// true
+	// doca_verbs_cq_create: DOCA_ERROR_INITIALIZATION: size 100 is not a power of two: DOCA_ERROR_INVALID_VALUE
+	// true true
 	// true
 	// true
 }

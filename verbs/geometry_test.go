@@ -101,9 +101,16 @@ func TestTransitions(t *testing.T) {
 func TestOptParams(t *testing.T) {
 	all := QPAttrMask(0x3ffff)
 	assert.Equal(t, uint32(0), optParams(QPStateRST, QPStateINIT, all))
-	assert.Equal(t, uint32(optRRE|optRWE|optPKeyIndex|optPriPort), optParams(QPStateINIT, QPStateINIT, all))
-	assert.Equal(t, uint32(optRRE|optRWE|optPKeyIndex), optParams(QPStateINIT, QPStateRTR, all))
-	assert.Equal(t, uint32(optRWE|optRNRTimer), optParams(QPStateRTR, QPStateRTS, all))
-	assert.Equal(t, uint32(optRRE|optRWE|optRNRTimer|optDSCP|optSGIDIndex), optParams(QPStateRTS, QPStateRTS, all))
+	assert.Equal(t, uint32(optRRE|optRAE|optRWE|optPKeyIndex|optPriPort), optParams(QPStateINIT, QPStateINIT, all))
+	assert.Equal(t, uint32(optRRE|optRAE|optRWE|optPKeyIndex), optParams(QPStateINIT, QPStateRTR, all))
+	assert.Equal(t, uint32(optRAE|optRWE|optRNRTimer), optParams(QPStateRTR, QPStateRTS, all))
+	assert.Equal(t, uint32(optRRE|optRAE|optRWE|optRNRTimer|optDSCP|optSGIDIndex), optParams(QPStateRTS, QPStateRTS, all))
+	// DOCA 3.0: the RAE bit (1<<2) follows ATOMIC_MODE alone, in the four
+	// transitions after RST -> INIT, which writes no optional mask.
+	assert.Equal(t, uint32(1<<2), uint32(optRAE))
+	for _, tr := range [][2]QPState{{QPStateINIT, QPStateINIT}, {QPStateINIT, QPStateRTR}, {QPStateRTR, QPStateRTS}, {QPStateRTS, QPStateRTS}} {
+		assert.Equal(t, uint32(optRAE), optParams(tr[0], tr[1], QPAttrAtomicMode), "%v -> %v", tr[0], tr[1])
+	}
+	assert.Zero(t, optParams(QPStateRST, QPStateINIT, QPAttrAtomicMode))
 	assert.Equal(t, uint32(0), optParams(QPStateRTR, QPStateRTS, QPAttrSQPSN))
 }

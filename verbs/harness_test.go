@@ -90,7 +90,7 @@ func connectTo(t testing.TB, qp *QP, qpn uint32, gid GID, o pairOpts) {
 	t.Helper()
 	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateINIT, PKeyIndex: 0, PortNum: 1,
 		AllowRemoteWrite: o.rw, AllowRemoteRead: o.rr, RemoteAtomic: o.atomic},
-		QPAttrNextState|QPAttrPKeyIndex|QPAttrPortNum|QPAttrAllowRemoteWrite|QPAttrAllowRemoteRead))
+		QPAttrNextState|QPAttrPKeyIndex|QPAttrPortNum|QPAttrAllowRemoteWrite|QPAttrAllowRemoteRead|QPAttrAtomicMode))
 	require.NoError(t, qp.Modify(&QPAttr{NextState: QPStateRTR, PathMTU: MTU4096, RQPSN: 0x123, DestQPNum: qpn,
 		AH: &AHAttr{GID: gid, AddrType: AddrTypeIPv4, HopLimit: 64}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
 		QPAttrNextState|QPAttrPathMTU|QPAttrRQPSN|QPAttrDestQPNum|QPAttrAHAttr|QPAttrMinRNRTimer|QPAttrMaxDestRDAtomic))

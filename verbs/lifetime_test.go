@@ -293,7 +293,7 @@ func TestLeakReport(t *testing.T) {
 	assert.Contains(t, r, "\n  CQ: "+cq.userName()+", created at:\n")
 	assert.Contains(t, r, "\n  PD: "+pd.userName()+", created at:\n")
 	assert.Contains(t, r, "Context: "+c.userName()+", referenced by ")
-	assert.Regexp(t, `CQ: CQ 0x[0-9a-f]+ on emu1, created at:\n\s+github.com/gdaki/gpunetio/verbs.NewCQ\n\s+\S+/verbs/cq.go:\d+\n\s+github.com/gdaki/gpunetio/verbs.TestLeakReport\n`, r,
+	assert.Regexp(t, `CQ: CQ 0x[0-9a-f]+ on emu1, created at:\n\s+github.com/gdaki/gpunetio/verbs.newCQ\n\s+\S+/verbs/cq.go:\d+\n\s+github.com/gdaki/gpunetio/verbs.NewCQ\n\s+\S+/verbs/cq.go:\d+\n\s+github.com/gdaki/gpunetio/verbs.TestLeakReport\n`, r,
 		"the report names where the CQ was made")
 	require.NoError(t, cq.Close())
 	require.NoError(t, pd.Close())

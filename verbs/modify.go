@@ -28,7 +28,14 @@ type QPAttr struct {
 	DestQPNum               uint32
 	AllowRemoteWrite        bool
 	AllowRemoteRead         bool
-	// RemoteAtomic is applied whenever it is not AtomicNone: it has no mask bit.
+	// RemoteAtomic is the atomic mode (doca_verbs_qp_attr_set_atomic_mode,
+	// DOCA GPUNetIO 3.0): what atomics the peer may execute on this QP's
+	// memory. As in DOCA 3.0 it is applied only with QPAttrAtomicMode in
+	// the mask (RST -> INIT and the four transitions after it take it);
+	// without the bit the QP keeps its atomic mode, and a QP never given
+	// one refuses remote atomics (the requester's completion is
+	// WCRemAccessErr). INIT -> RTR logs a WARNING when it is not AtomicNone
+	// and the bit is absent, as DOCA does.
 	RemoteAtomic AtomicMode
 	AH           *AHAttr
 	PKeyIndex    uint16
@@ -38,7 +45,8 @@ type QPAttr struct {
 	RNRRetry     uint8 // 0..7, 7 = infinite
 	MinRNRTimer  uint8 // IB-encoded, 0..31
 	// MaxRDAtomic / MaxDestRDAtomic are outstanding READ/atomic requests as
-	// requester / responder: powers of two up to the device limits.
+	// requester / responder: powers of two up to the device limits, or 0,
+	// which programs one (log 0), as DOCA 3.0 does.
 	MaxRDAtomic     uint8
 	MaxDestRDAtomic uint8
 }
@@ -118,19 +126,17 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		return newErr(op, ErrInvalidValue, "min RNR timer %d exceeds 31", attr.MinRNRTimer)
 	}
 	if mask&QPAttrMaxQPRDAtomic != 0 {
-		if !isPow2(uint64(attr.MaxRDAtomic)) || attr.MaxRDAtomic > maxRD(da.MaxQPRDAtom, da.LogMaxRAReqQP) {
-			return newErr(op, ErrInvalidValue, "max_rd_atomic %d: must be a power of two up to %d", attr.MaxRDAtomic, maxRD(da.MaxQPRDAtom, da.LogMaxRAReqQP))
+		if v := attr.MaxRDAtomic; v != 0 && (!isPow2(uint64(v)) || v > maxRD(da.MaxQPRDAtom, da.LogMaxRAReqQP)) {
+			return newErr(op, ErrInvalidValue, "max_rd_atomic %d: must be 0 or a power of two up to %d", v, maxRD(da.MaxQPRDAtom, da.LogMaxRAReqQP))
 		}
 	}
 	if mask&QPAttrMaxDestRDAtomic != 0 {
-		if !isPow2(uint64(attr.MaxDestRDAtomic)) || attr.MaxDestRDAtomic > maxRD(da.MaxQPInitRDAtom, da.LogMaxRAResQP) {
-			return newErr(op, ErrInvalidValue, "max_dest_rd_atomic %d: must be a power of two up to %d", attr.MaxDestRDAtomic, maxRD(da.MaxQPInitRDAtom, da.LogMaxRAResQP))
+		if v := attr.MaxDestRDAtomic; v != 0 && (!isPow2(uint64(v)) || v > maxRD(da.MaxQPInitRDAtom, da.LogMaxRAResQP)) {
+			return newErr(op, ErrInvalidValue, "max_dest_rd_atomic %d: must be 0 or a power of two up to %d", v, maxRD(da.MaxQPInitRDAtom, da.LogMaxRAResQP))
 		}
 	}
-	switch attr.RemoteAtomic {
-	case AtomicNone, AtomicIBSpec, AtomicUpTo8Bytes:
-	default:
-		return newErr(op, ErrInvalidValue, "remote atomic mode %v", attr.RemoteAtomic)
+	if mask&QPAttrAtomicMode != 0 && !attr.RemoteAtomic.valid() {
+		return newErr(op, ErrInvalidValue, "remote atomic mode %v: want NONE, IB_SPEC, ONLY_8BYTES or UP_TO_8..256BYTES", attr.RemoteAtomic)
 	}
 
 	q.mu.Lock()
@@ -154,30 +160,51 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		return newErr(op, ErrInvalidValue, "%v -> %v does not take %v", cur, next, extra)
 	}
 
+	if cur == QPStateINIT && next == QPStateRTR && mask&QPAttrAtomicMode == 0 && attr.RemoteAtomic != AtomicNone {
+		// DOCA 3.0 warns here, and only here.
+		logPrint(logWarning, "verbs_qp_attr atomic_mode is set but attr_mask flag DOCA_VERBS_QP_ATTR_ATOMIC_MODE is not set")
+	}
+	if q.sdk != nil {
+		if cur == QPStateRTS && next == QPStateRTS && mask&QPAttrAHAttr != 0 {
+			if field := pathChange(&q.path, attr.AH); field != "" {
+				return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: reconnect the QP (RST -> RTS) instead", field)
+			}
+		}
+		if err := q.sdk.modify(op, &attr, mask); err != nil {
+			return err
+		}
+		q.afterModify(cur, next, &attr)
+		return nil
+	}
+
 	p := modifyParams{qpn: q.qpn, from: cur, to: next, optMask: optParams(cur, next, mask)}
 	rwe := attr.AllowRemoteWrite
 	rre := mask&QPAttrAllowRemoteRead != 0 && attr.AllowRemoteRead
-	atomic := attr.RemoteAtomic
+	// DOCA 3.0 writes rae and atomic_mode only with the ATOMIC_MODE bit.
+	atomic, setAtomic := attr.RemoteAtomic, mask&QPAttrAtomicMode != 0
 	switch {
 	case next == QPStateRST || next == QPStateERR:
 	case cur == QPStateRST: // RST -> INIT
 		p.port, p.setPort = uint8(attr.PortNum), true
 		p.pkeyIndex, p.setPKey = attr.PKeyIndex, true
 		p.pmState = true
-		p.rwe, p.rre, p.atomic, p.setAccess = rwe, rre, atomic, true
+		p.rwe, p.rre, p.setAccess = rwe, rre, true
+		p.atomic, p.setAtomic = atomic, setAtomic
 	case cur == QPStateINIT && next == QPStateINIT:
 		p.port, p.setPort = uint8(attr.PortNum), mask&QPAttrPortNum != 0
 		p.pkeyIndex, p.setPKey = attr.PKeyIndex, mask&QPAttrPKeyIndex != 0
-		p.rwe, p.rre, p.atomic, p.setAccess = rwe, rre, atomic, true
+		p.rwe, p.rre, p.setAccess = rwe, rre, true
+		p.atomic, p.setAtomic = atomic, setAtomic
 	case next == QPStateRTR:
 		ah := attr.AH
 		p.rtr = true
 		p.rqPSN, p.destQPN, p.mtu = attr.RQPSN, attr.DestQPNum, attr.PathMTU
 		p.minRNR, p.setMinRNR = attr.MinRNRTimer, true
 		p.pkeyIndex, p.setPKey = attr.PKeyIndex, true
-		p.rwe, p.rre, p.atomic, p.setAccess = rwe, rre, atomic, true
+		p.rwe, p.rre, p.setAccess = rwe, rre, true
+		p.atomic, p.setAtomic = atomic, setAtomic
 		if mask&QPAttrMaxDestRDAtomic != 0 {
-			p.logRRA, p.setRRA = log2(uint64(attr.MaxDestRDAtomic)), true
+			p.logRRA, p.setRRA = logRD(attr.MaxDestRDAtomic), true
 		}
 		p.staticRate = ah.StaticRate
 		if ah.AddrType == AddrTypeIBGRH || ah.AddrType == AddrTypeIBNoGRH {
@@ -210,13 +237,15 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 		p.retry, p.setRetry = attr.RetryCnt, mask&QPAttrRetryCnt != 0
 		p.rnrRetry, p.setRNRRetry = attr.RNRRetry, mask&QPAttrRNRRetry != 0
 		p.minRNR, p.setMinRNR = attr.MinRNRTimer, mask&QPAttrMinRNRTimer != 0
-		p.rwe, p.atomic, p.setAccess = rwe, atomic, true
+		p.rwe, p.setAccess = rwe, true
+		p.atomic, p.setAtomic = atomic, setAtomic
 		if mask&QPAttrMaxQPRDAtomic != 0 {
-			p.logSRA, p.setSRA = log2(uint64(attr.MaxRDAtomic)), true
+			p.logSRA, p.setSRA = logRD(attr.MaxRDAtomic), true
 		}
 	default: // RTS -> RTS
 		p.minRNR, p.setMinRNR = attr.MinRNRTimer, mask&QPAttrMinRNRTimer != 0
-		p.rwe, p.rre, p.atomic, p.setAccess = rwe, rre, atomic, true
+		p.rwe, p.rre, p.setAccess = rwe, rre, true
+		p.atomic, p.setAtomic = atomic, setAtomic
 		if mask&QPAttrAHAttr != 0 {
 			if field := pathChange(&q.path, attr.AH); field != "" {
 				return newErr(op, ErrNotSupported, "RTS -> RTS changes only the source GID index and traffic class of the address path, not its %s: "+
@@ -237,6 +266,12 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 	if err := q.obj.Modify(in, make([]byte, outLen)); err != nil {
 		return driverErr(op, err, "%v -> %v on QP 0x%x", cur, next, q.qpn)
 	}
+	q.afterModify(cur, next, &attr)
+	return nil
+}
+
+// afterModify records a successful transition; q.mu is held.
+func (q *QP) afterModify(cur, next QPState, attr *QPAttr) {
 	q.state = next
 	switch {
 	case cur == QPStateRST && next == QPStateINIT:
@@ -244,10 +279,18 @@ func (q *QP) Modify(a *QPAttr, mask QPAttrMask) error {
 	case next == QPStateRTR:
 		q.addrType = attr.AH.AddrType
 		q.path = *attr.AH
-	case next == QPStateRST:
+	case next == QPStateRST && q.sdk == nil:
 		q.post.reset()
 	}
-	return nil
+}
+
+// logRD is the PRM log of an outstanding READ/atomic count: 0 (unset, as
+// DOCA 3.0 allows) programs 0, like 1.
+func logRD(v uint8) uint32 {
+	if v == 0 {
+		return 0
+	}
+	return log2(uint64(v))
 }
 
 // maxRD is the outstanding READ/atomic limit: the ibv value, bounded by the
@@ -285,19 +328,29 @@ func (q *QP) resolveMAC(ah *AHAttr) ([6]byte, error) {
 }
 
 // Query reads the QP's attributes from the device (doca_verbs_qp_query) and
-// returns them with the creation configuration (as Config reports it).
+// returns them with the creation configuration (as Config reports it). In
+// SDK mode the SDK reports the state only (DOCA 3.0 keeps no other QP
+// attribute getter): CurrentState and NextState are filled, the other
+// fields are zero.
 func (q *QP) Query() (QPAttr, QPConfig, error) {
 	const op = "doca_verbs_qp_query"
 	if err := q.enterQP(op); err != nil {
 		return QPAttr{}, QPConfig{}, err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		st, err := q.sdk.state(op)
+		if err != nil {
+			return QPAttr{}, QPConfig{}, err
+		}
+		if st == QPStateERR {
+			q.sawError()
+		}
+		return QPAttr{CurrentState: st, NextState: st}, q.Config(), nil
+	}
 	r, err := q.queryQP(op)
 	if err != nil {
 		return QPAttr{}, QPConfig{}, err
-	}
-	if err != nil {
-		return QPAttr{}, QPConfig{}, wrapErr(op, ErrUnexpected, err, "build QUERY_QP")
 	}
 	a := QPAttr{
 		RQPSN: r.rqPSN, SQPSN: r.sqPSN, DestQPNum: r.destQPN, PKeyIndex: r.pkeyIndex,

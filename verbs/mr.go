@@ -72,10 +72,15 @@ func (p *PD) RegMRIOVA(addr uintptr, length, iova uint64, access AccessFlags) (*
 }
 
 // Dmabuf names a range of a dma-buf: a file descriptor and the offset of the
-// first byte inside it.
+// first byte inside it, and, for Dev.NewUMem, the GPU the memory belongs to.
 type Dmabuf struct {
 	FD     int
 	Offset uint64
+	// GPU is the GPU whose memory the dma-buf exports
+	// (doca_verbs_umem_create's gpu argument, DOCA GPUNetIO 3.0). Open mode
+	// ignores it; SDK-mode UMEMs need it. Package gpunetio's GPU.VerbsRef
+	// returns it.
+	GPU *GPURef
 }
 
 // RegDmabufMR registers length bytes at offset of a dma-buf

@@ -294,6 +294,9 @@ func (q *CQ) Poll(wcs []WC) (int, error) {
 		return 0, err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return 0, openOnly(op, "the host data path (CQ.Poll)")
+	}
 	if q.cfg.Collapsed {
 		return 0, newErr(op, ErrNotSupported, "CQ 0x%x is collapsed: only its entry 0 is written; read it directly", q.cqn)
 	}
@@ -409,6 +412,9 @@ func (q *CQ) Err() error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "CQ.Err (the SDK reports no CQ status)")
+	}
 	e, err := q.queryStatus(op)
 	if err != nil {
 		return err

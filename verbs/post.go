@@ -109,15 +109,22 @@ func (p *poster) init(q *QP) {
 }
 
 // reset forgets all queue state after a transition to RST: the NIC's
-// counters restart at 0, so ours do too, and the rings and DBR are cleared.
+// counters restart at 0, so ours do too. The rings and the DBR are cleared
+// only when this package allocated them: external UMEMs belong to their
+// owner, who resets them (gpunetio's ResetTrackingAndMemory does), and may
+// be GPU memory that the host cannot store to.
 func (p *poster) reset() {
+	owned := p.qp.buf != nil
 	p.mu.Lock()
 	p.pi, p.ci, p.bfHalf = 0, 0, 0
-	clear(p.ring)
+	if owned {
+		clear(p.ring)
+	}
 	p.mu.Unlock()
-	p.rq.reset()
-	dbr := mem(p.qp.dbr, 8)
-	clear(dbr)
+	p.rq.reset(owned)
+	if owned {
+		clear(mem(p.qp.dbr, 8))
+	}
 }
 
 func dataSegs(sgl []SGE) []mlx5.DataSeg {
@@ -233,6 +240,9 @@ func (q *QP) PostSend(wrs ...SendWR) error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "the host data path (QP.PostSend)")
+	}
 	p := &q.post
 	if p.ring == nil {
 		return newErr(op, ErrNotSupported, "QP 0x%x has no send queue", q.qpn)
@@ -335,10 +345,12 @@ func (r *receiver) init(ring uintptr, entries, stride uint32, dbr uintptr, linke
 	r.wrid = make([]uint64, entries)
 }
 
-func (r *receiver) reset() {
+func (r *receiver) reset(clearRing bool) {
 	r.mu.Lock()
 	r.head, r.tail = 0, 0
-	clear(r.ring)
+	if clearRing {
+		clear(r.ring)
+	}
 	r.mu.Unlock()
 }
 
@@ -444,6 +456,9 @@ func (q *QP) PostRecv(wrs ...RecvWR) error {
 		return err
 	}
 	defer q.leave()
+	if q.sdk != nil {
+		return openOnly(op, "the host data path (QP.PostRecv)")
+	}
 	if q.cfg.SRQ != nil {
 		return newErr(op, ErrInvalidValue, "QP 0x%x receives through SRQ 0x%x: post to the SRQ", q.qpn, q.cfg.SRQ.srqn)
 	}

@@ -75,6 +75,7 @@ type modifyParams struct {
 	pmState          bool
 	rwe, rre         bool
 	atomic           AtomicMode
+	setAtomic        bool // DOCA 3.0: rae and atomic_mode only with the ATOMIC_MODE mask bit
 	setAccess        bool
 	rtr              bool
 	rqPSN, destQPN   uint32
@@ -223,10 +224,10 @@ func prmModifyQP(p modifyParams) ([]byte, int, error) {
 		if p.setAccess {
 			c.RWE = p.rwe
 			c.RRE = p.rre
-			if p.atomic != AtomicNone {
-				c.RAE = true
-				c.AtomicMode = mlx5.AtomicMode(p.atomic)
-			}
+		}
+		if p.setAtomic && p.atomic != AtomicNone {
+			c.RAE = true
+			c.AtomicMode = mlx5.AtomicMode(p.atomic)
 		}
 		if p.setMinRNR {
 			c.MinRNRNak = p.minRNR

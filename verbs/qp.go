@@ -4,13 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 // QPConfig describes a queue pair (doca_verbs_qp_init_attr). Zero values are
 // DOCA's defaults.
 type QPConfig struct {
+	// PD is the protection domain. Dev.NewQP takes it from the Dev
+	// (doca_verbs_qp_init_attr_set_pd takes the device object in DOCA 3.0):
+	// leave it nil or set it to the Dev's PD.
 	PD     *PD
 	SendCQ *CQ // required when SQWR > 0
 	RecvCQ *CQ // required when RQWR > 0 or SRQ is set
@@ -45,14 +50,24 @@ type QPConfig struct {
 	CoreDirectMaster bool
 	SendDBRMode      SendDBRMode
 	// EmulateNoDBRExt marks a DBR_VALID QP that GPU code drives as if it had
-	// no DBR, with a CPU proxy writing the DBR (validated, then only reported).
+	// no DBR, with a CPU proxy writing the DBR (validated, then only
+	// reported). Open mode only: the SDK does not support it
+	// (ErrInvalidValue in SDK mode, as in DOCA 3.0).
 	EmulateNoDBRExt bool
+	// OrderingSemantic is the QP ordering semantic
+	// (doca_verbs_qp_init_attr_set/get_ordering_semantic, DOCA GPUNetIO
+	// 3.0). Only SDK mode supports anything but OrderingIBTA, and only with
+	// an SDK that provides the setter (ModeInfo.SetOrderingSemantic);
+	// otherwise creating the QP fails with ErrNotSupported.
+	OrderingSemantic OrderingSemantic
 }
 
 // QP is a queue pair (doca_verbs_qp).
 type QP struct {
 	node
 	ctx *Context
+	dev *Dev   // nil when made on a Context
+	sdk *sdkQP // SDK mode
 	cfg QPConfig
 	obj mlx5.Obj
 	qpn uint32
@@ -80,12 +95,119 @@ type QP struct {
 	post poster // host-side posting state
 }
 
-// NewQP creates a queue pair in the RST state (doca_verbs_qp_create). The
-// PD, CQs, SRQ, UMEMs and UAR of cfg must belong to device c
+// NewQP creates a queue pair in the RST state on the Dev's device
+// (doca_verbs_qp_create). The PD is the Dev's; the CQs, UMEMs and UAR of
+// cfg must be made on the same Dev (ErrInvalidValue otherwise), be open, and
+// stay open while the QP exists: the QP references each of them, and the
+// Dev. A nil Dev is ErrInvalidValue; an ordering semantic other than IBTA
+// in open mode is ErrNotSupported; any other failure is ErrInitialization
+// (DOCA 3.0) wrapping the cause (a bad configuration is ErrInvalidValue, a
+// capability the device lacks ErrNotSupported, a driver failure ErrDriver).
+//
+// In SDK mode the QP is the SDK's (doca_verbs_qp_create on the Dev's
+// imported context), with the Dev's PD imported into the SDK; its number,
+// rings, doorbell record and register come from the SDK's getters, which
+// package gpunetio's export reads. SRQs are open-mode objects and cannot be
+// used, nor the host data path (PostSend, PostRecv).
+func (d *Dev) NewQP(cfg QPConfig) (*QP, error) {
+	const op = "doca_verbs_qp_create"
+	if err := d.check(op); err != nil {
+		return nil, err
+	}
+	if cfg.PD == nil {
+		cfg.PD = d.pd
+	} else if cfg.PD != d.pd {
+		return nil, newErr(op, ErrInvalidValue, "QPConfig.PD is not the Dev's PD: Dev.NewQP uses the Dev's")
+	}
+	if cfg.OrderingSemantic != OrderingIBTA && d.mode == ModeOpen {
+		logPrint(logInfo, docasdk.MsgSetOrderingUnsupportedOpen)
+		return nil, sdkOnly(op, fmt.Sprintf("QP ordering semantic %v", cfg.OrderingSemantic))
+	}
+	logUse(docasdk.ObjQP, d.mode)
+	for _, x := range []struct {
+		n    *node
+		dev  *Dev
+		what string
+	}{
+		{nodeOf(cfg.SendCQ), devOfCQ(cfg.SendCQ), "send CQ"}, {nodeOf(cfg.RecvCQ), devOfCQ(cfg.RecvCQ), "receive CQ"},
+		{nodeOfUMem(cfg.UMem), devOfUMem(cfg.UMem), "WQ UMEM"}, {nodeOfUMem(cfg.DBRUMem), devOfUMem(cfg.DBRUMem), "DBR UMEM"},
+		{nodeOfUAR(cfg.UAR), devOfUAR(cfg.UAR), "UAR"},
+	} {
+		if x.n != nil && x.dev != d {
+			return nil, initFailed(op, docasdk.ObjQP, newErr(op, ErrInvalidValue, "%s %s was not made on this Dev", x.what, x.n.userName()))
+		}
+	}
+	if d.mode == ModeSDK {
+		switch {
+		case cfg.SRQ != nil:
+			return nil, initFailed(op, docasdk.ObjQP, mixed(op, "SRQ "+cfg.SRQ.userName(), ModeOpen))
+		case cfg.EmulateNoDBRExt:
+			logPrint(logErr, "Failed to set emulate_no_dbr_ext: not supported by DOCA SDK")
+			return nil, initFailed(op, docasdk.ObjQP, newErr(op, ErrInvalidValue, "EmulateNoDBRExt is not supported by the DOCA SDK"))
+		}
+	}
+	q, err := newQP(op, d.ctx, d, cfg)
+	if err != nil {
+		return nil, initFailed(op, docasdk.ObjQP, err)
+	}
+	if d.mode == ModeOpen {
+		logCreated(docasdk.ObjQP, unsafe.Pointer(q))
+	}
+	return q, nil
+}
+
+func devOfCQ(q *CQ) *Dev {
+	if q == nil {
+		return nil
+	}
+	return q.dev
+}
+
+func devOfUMem(u *UMem) *Dev {
+	if u == nil {
+		return nil
+	}
+	return u.dev
+}
+
+func devOfUAR(u *UAR) *Dev {
+	if u == nil {
+		return nil
+	}
+	return u.dev
+}
+
+// NewQP creates a queue pair in the RST state on device c
+// (doca_verbs_qp_create), as Dev.NewQP does in open mode, with the PD of
+// cfg. The PD, CQs, SRQ, UMEMs and UAR of cfg must belong to device c
 // (ErrInvalidValue otherwise), be open, and stay open while the QP exists:
 // the QP references each of them.
-func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
+//
+// Deprecated: DOCA GPUNetIO 3.0 makes QPs on a device object: use OpenDev
+// and Dev.NewQP. This form runs in open mode only; in SDK mode it fails
+// with ErrNotSupported.
+func NewQP(c *Context, cfg QPConfig) (*QP, error) {
 	const op = "doca_verbs_qp_create"
+	if currentMode() == ModeSDK {
+		return nil, openOnly(op, "NewQP on a Context (use Dev.NewQP)")
+	}
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	if cfg.OrderingSemantic != OrderingIBTA {
+		logPrint(logInfo, docasdk.MsgSetOrderingUnsupportedOpen)
+		return nil, sdkOnly(op, fmt.Sprintf("QP ordering semantic %v", cfg.OrderingSemantic))
+	}
+	q, err := newQP(op, c, nil, cfg)
+	if err != nil {
+		return nil, initFailed(op, docasdk.ObjQP, err)
+	}
+	return q, nil
+}
+
+// newQP checks cfg and builds the QP: the open implementation, or, for a
+// Dev in SDK mode, the SDK's. The QP references d when it is not nil.
+func newQP(op string, c *Context, d *Dev, cfg QPConfig) (qp *QP, err error) {
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
 	}
@@ -138,12 +260,19 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 		}
 	}
 
-	q := &QP{ctx: c, cfg: cfg}
+	q := &QP{ctx: c, dev: d, cfg: cfg}
 	// Reference the PD first: it keeps the device open while the QP is made.
 	if err := cfg.PD.acquire(op, "PD", &q.node); err != nil {
 		return nil, err
 	}
 	q.held = append(q.held, &cfg.PD.node)
+	if d != nil {
+		if err := d.acquire(op, "Dev", &q.node); err != nil {
+			q.releaseHeld()
+			return nil, err
+		}
+		q.held = append(q.held, &d.node)
+	}
 	defer func() {
 		if err != nil {
 			if terr := q.teardown(); terr != nil {
@@ -190,6 +319,35 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 	if cfg.CoreDirectMaster && !attr.CoreDirect {
 		return nil, newErr(op, ErrNotSupported, "core-direct master QPs need the cd capability")
 	}
+	if d != nil && d.mode == ModeSDK {
+		for _, u := range []*UMem{cfg.UMem, cfg.DBRUMem} {
+			if u == nil {
+				continue
+			}
+			if err := u.acquire(op, "UMem", &q.node); err != nil {
+				return nil, err
+			}
+			q.held = append(q.held, &u.node)
+		}
+		if cfg.UAR != nil {
+			if err := cfg.UAR.acquire(op, "UAR", &q.node); err != nil {
+				return nil, err
+			}
+			q.held = append(q.held, &cfg.UAR.node)
+			q.uar = cfg.UAR
+		}
+		if err := d.newQPSDK(op, q); err != nil {
+			return nil, err
+		}
+		q.state = QPStateRST
+		for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
+			if cq != nil {
+				cq.qps.add(q)
+			}
+		}
+		q.init("QP", fmt.Sprintf("QP 0x%x (SDK) on %s", q.qpn, c.name))
+		return q, nil
+	}
 
 	if cfg.RQWR > 0 && cfg.SRQ == nil {
 		if q.rq, err = sizeRQ(op, cfg.RQWR, cfg.RecvMaxSGE, attr.MaxQPWR, attr.MaxRQDescSize); err != nil {
@@ -231,7 +389,7 @@ func NewQP(c *Context, cfg QPConfig) (qp *QP, err error) {
 		if q.buf, err = allocHost(op, dbrOff+dbrArea); err != nil {
 			return nil, err
 		}
-		if q.umem, err = NewUMem(c, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
+		if q.umem, err = newUMem(op, c, nil, q.buf.addr(), uint64(len(q.buf.b)), 0, nil); err != nil {
 			return nil, err
 		}
 		if err := q.umem.acquire(op, "UMem", &q.node); err != nil {
@@ -344,6 +502,11 @@ func tsFormatFor(capTS uint8) uint8 {
 // be called again after a failure.
 func (q *QP) teardown() error {
 	const op = "doca_verbs_qp_destroy"
+	if q.sdk != nil {
+		err := q.closeSDK(op)
+		q.sdk = nil
+		return err
+	}
 	if q.obj != nil {
 		if err := q.obj.Destroy(); err != nil {
 			return driverErr(op, err, "qpn 0x%x", q.qpn)
@@ -382,22 +545,27 @@ func (q *QP) teardown() error {
 func (q *QP) Close() error {
 	const op = "doca_verbs_qp_destroy"
 	if q == nil {
+		logPrint(logErr, "Failed to destroy qp: parameter verbs_qp is NULL")
 		return newErr(op, ErrInvalidValue, "nil QP")
 	}
 	done, err := q.beginClose(op, "QP")
 	if done || err != nil {
 		return err
 	}
+	sdk := q.sdk != nil
 	err = q.teardown()
-	if err == nil {
-		for _, cq := range []*CQ{q.cfg.SendCQ, q.cfg.RecvCQ} {
-			if cq != nil {
-				cq.qps.remove(q)
-			}
-		}
-		q.releaseHeld()
+	if err != nil && !sdk {
+		q.endClose(err)
+		return err
 	}
-	q.endClose(err)
+	// Gone (an SDK QP is released even when the SDK fails, as in DOCA 3.0).
+	for _, cq := range []*CQ{q.cfg.SendCQ, q.cfg.RecvCQ} {
+		if cq != nil {
+			cq.qps.remove(q)
+		}
+	}
+	q.releaseHeld()
+	q.endClose(nil)
 	return err
 }
 
@@ -509,6 +677,9 @@ func (q *QP) Config() QPConfig {
 		return QPConfig{}
 	}
 	c := q.cfg
+	if q.sdk != nil {
+		return c // the SDK reports no derived sizes
+	}
 	if q.cfg.SQWR > 0 {
 		c.SQWR = q.sq.wrCap
 		if q.cfg.MaxInlineData > 0 {
@@ -541,7 +712,13 @@ func (q *QP) State() QPState {
 		return st
 	}
 	defer q.leave()
-	fw, err := q.queryState()
+	var fw QPState
+	var err error
+	if q.sdk != nil {
+		fw, err = q.sdk.state("QP.State")
+	} else {
+		fw, err = q.queryState()
+	}
 	if err == nil && fw == QPStateERR {
 		q.mu.Lock()
 		if q.state == st {

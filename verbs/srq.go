@@ -108,7 +108,7 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 		if s.buf, err = allocHost(op, g.dbrOff+dbrArea); err != nil {
 			return nil, err
 		}
-		if s.umem, err = NewUMem(c, s.buf.addr(), uint64(len(s.buf.b)), 0, nil); err != nil {
+		if s.umem, err = newUMem(op, c, nil, s.buf.addr(), uint64(len(s.buf.b)), 0, nil); err != nil {
 			return nil, err
 		}
 		if err := s.umem.acquire(op, "UMem", &s.node); err != nil {

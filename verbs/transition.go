@@ -1,6 +1,6 @@
 package verbs
 
-// The QP state machine as DOCA Verbs enforces it (see the package doc):
+// The QP state machine as DOCA Verbs 3.0 enforces it (see the package doc):
 // which transitions exist, which QPAttr fields each one requires and allows,
 // and the PRM optional-parameter bits each allowed field maps to.
 
@@ -18,17 +18,17 @@ var transitions = []transition{
 	{to: QPStateERR, any: true, allowed: stateMask},
 	{from: QPStateRST, to: QPStateINIT,
 		required: QPAttrPKeyIndex | QPAttrPortNum | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead,
-		allowed:  stateMask},
+		allowed:  stateMask | QPAttrAtomicMode},
 	{from: QPStateINIT, to: QPStateINIT,
-		allowed: stateMask | QPAttrPKeyIndex | QPAttrPortNum | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead},
+		allowed: stateMask | QPAttrPKeyIndex | QPAttrPortNum | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrAtomicMode},
 	{from: QPStateINIT, to: QPStateRTR,
 		required: QPAttrRQPSN | QPAttrDestQPNum | QPAttrPathMTU | QPAttrAHAttr | QPAttrMinRNRTimer,
-		allowed:  stateMask | QPAttrPKeyIndex | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrMaxDestRDAtomic},
+		allowed:  stateMask | QPAttrPKeyIndex | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrAtomicMode | QPAttrMaxDestRDAtomic},
 	{from: QPStateRTR, to: QPStateRTS,
 		required: QPAttrSQPSN | QPAttrAckTimeout | QPAttrRetryCnt | QPAttrRNRRetry,
-		allowed:  stateMask | QPAttrMinRNRTimer | QPAttrAllowRemoteWrite | QPAttrMaxQPRDAtomic},
+		allowed:  stateMask | QPAttrMinRNRTimer | QPAttrAllowRemoteWrite | QPAttrAtomicMode | QPAttrMaxQPRDAtomic},
 	{from: QPStateRTS, to: QPStateRTS,
-		allowed: stateMask | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrMinRNRTimer | QPAttrAHAttr},
+		allowed: stateMask | QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrAtomicMode | QPAttrMinRNRTimer | QPAttrAHAttr},
 }
 
 // findTransition returns the rule for cur -> next, or nil when the
@@ -56,6 +56,7 @@ func (t *transition) checkMask(mask QPAttrMask) (missing, extra QPAttrMask) {
 // attributes to.
 const (
 	optRRE       = 1 << 1
+	optRAE       = 1 << 2 // rae and atomic_mode (DOCA 3.0)
 	optRWE       = 1 << 3
 	optPKeyIndex = 1 << 4
 	optRNRTimer  = 1 << 6
@@ -66,18 +67,18 @@ const (
 
 // optParams computes the PRM optional-parameter mask of a transition from
 // the attribute mask, keeping only what the transition may change
-// optionally.
+// optionally. RST -> INIT writes none (every field it sets is required).
 func optParams(from, to QPState, mask QPAttrMask) uint32 {
 	var valid QPAttrMask
 	switch {
 	case from == QPStateINIT && to == QPStateINIT:
-		valid = QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex | QPAttrPortNum
+		valid = QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex | QPAttrPortNum | QPAttrAtomicMode
 	case from == QPStateINIT && to == QPStateRTR:
-		valid = QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex
+		valid = QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrPKeyIndex | QPAttrAtomicMode
 	case from == QPStateRTR && to == QPStateRTS:
-		valid = QPAttrAllowRemoteWrite | QPAttrMinRNRTimer
+		valid = QPAttrAllowRemoteWrite | QPAttrMinRNRTimer | QPAttrAtomicMode
 	case from == QPStateRTS && to == QPStateRTS:
-		valid = QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrAHAttr | QPAttrMinRNRTimer
+		valid = QPAttrAllowRemoteWrite | QPAttrAllowRemoteRead | QPAttrAHAttr | QPAttrMinRNRTimer | QPAttrAtomicMode
 	default:
 		return 0
 	}
@@ -88,6 +89,9 @@ func optParams(from, to QPState, mask QPAttrMask) uint32 {
 	}
 	if m&QPAttrAllowRemoteWrite != 0 {
 		opt |= optRWE
+	}
+	if m&QPAttrAtomicMode != 0 {
+		opt |= optRAE
 	}
 	if m&QPAttrPKeyIndex != 0 {
 		opt |= optPKeyIndex

@@ -2,7 +2,9 @@ package verbs
 
 import (
 	"fmt"
+	"unsafe"
 
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -10,13 +12,58 @@ import (
 type UAR struct {
 	node
 	ctx *Context
+	dev *Dev // nil when made on a Context
 	u   mlx5.UAR
+	sdk docasdk.UAR // SDK mode
+	id  uint32
+	reg uintptr // SDK mode: the doorbell register
 	t   UARAllocType
 }
 
-// NewUAR allocates a UAR page of the given type (doca_verbs_uar_create).
+// NewUAR allocates a doorbell page of the given type on the Dev's device
+// (doca_verbs_uar_create). A nil Dev is ErrInvalidValue; any other failure
+// is ErrInitialization (DOCA 3.0) wrapping the cause (an unknown type is
+// ErrInvalidValue, a driver failure ErrDriver).
+func (d *Dev) NewUAR(t UARAllocType) (*UAR, error) {
+	const op = "doca_verbs_uar_create"
+	if err := d.check(op); err != nil {
+		logPrint(logErr, "Failed to create uar: parameter net_dev is NULL")
+		return nil, err
+	}
+	logUse(docasdk.ObjUAR, d.mode)
+	if d.mode == ModeSDK {
+		u, err := d.newUARSDK(op, t)
+		return u, initFailed(op, docasdk.ObjUAR, err)
+	}
+	u, err := newUAR(op, d.ctx, d, t)
+	if err != nil {
+		return nil, initFailed(op, docasdk.ObjUAR, err)
+	}
+	logCreated(docasdk.ObjUAR, unsafe.Pointer(u))
+	return u, nil
+}
+
+// NewUAR allocates a UAR page of the given type on device c, as Dev.NewUAR
+// does in open mode.
+//
+// Deprecated: DOCA GPUNetIO 3.0 makes UARs on a device object: use OpenDev
+// and Dev.NewUAR. This form runs in open mode only; in SDK mode it fails
+// with ErrNotSupported.
 func NewUAR(c *Context, t UARAllocType) (*UAR, error) {
 	const op = "doca_verbs_uar_create"
+	if currentMode() == ModeSDK {
+		return nil, openOnly(op, "NewUAR on a Context (use Dev.NewUAR)")
+	}
+	if c == nil {
+		return nil, newErr(op, ErrInvalidValue, "nil context")
+	}
+	u, err := newUAR(op, c, nil, t)
+	return u, initFailed(op, docasdk.ObjUAR, err)
+}
+
+// newUAR is the open implementation; the UAR references d when it is not
+// nil.
+func newUAR(op string, c *Context, d *Dev, t UARAllocType) (*UAR, error) {
 	if c == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil context")
 	}
@@ -24,17 +71,60 @@ func NewUAR(c *Context, t UARAllocType) (*UAR, error) {
 	if !ok {
 		return nil, newErr(op, ErrInvalidValue, "unknown allocation type %v", t)
 	}
-	x := &UAR{ctx: c, t: t}
+	x := &UAR{ctx: c, dev: d, t: t}
 	if err := c.acquire(op, "Context", &x.node); err != nil {
 		return nil, err
+	}
+	if d != nil {
+		if err := d.acquire(op, "Dev", &x.node); err != nil {
+			c.release(&x.node)
+			return nil, err
+		}
 	}
 	u, err := c.dev.AllocUAR(dt)
 	if err != nil {
 		c.release(&x.node)
+		if d != nil {
+			d.release(&x.node)
+		}
 		return nil, driverErr(op, err, "type %v", t)
 	}
 	x.u = u
+	x.id = u.PageID()
 	x.init("UAR", fmt.Sprintf("UAR %d (%v) on %s", u.PageID(), t, c.name))
+	return x, nil
+}
+
+// newUARSDK allocates the page through the SDK (the type passes unchanged)
+// and reads its id and doorbell address back.
+func (d *Dev) newUARSDK(op string, t UARAllocType) (_ *UAR, err error) {
+	if _, ok := t.driverType(); !ok {
+		return nil, newErr(op, ErrInvalidValue, "unknown allocation type %v", t)
+	}
+	x := &UAR{ctx: d.ctx, dev: d, t: t}
+	if err := d.acquire(op, "Dev", &x.node); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			if !x.sdk.IsZero() {
+				if derr := x.sdk.Destroy(); derr != nil {
+					logPrint(logErr, "doca_uar_destroy after a failed create: "+derr.Error())
+				}
+			}
+			d.release(&x.node)
+		}
+	}()
+	if x.sdk, err = docasdk.UARCreate(d.sdk, uint32(t)); err != nil {
+		return nil, sdkErr(op, true, err, "type %v", t)
+	}
+	if x.id, err = x.sdk.ID(); err != nil {
+		return nil, sdkErr(op, true, err, "uar id")
+	}
+	if x.reg, err = x.sdk.RegAddr(); err != nil {
+		return nil, sdkErr(op, true, err, "uar register address")
+	}
+	x.init("UAR", fmt.Sprintf("UAR %d (SDK, %v) on %s", x.id, t, d.ctx.name))
 	return x, nil
 }
 
@@ -48,36 +138,60 @@ func (u *UAR) sameDevice(op string, c *Context) error {
 
 // The getters of a nil or zero UAR return zero values.
 
-// ID is the UAR page index for qpc.uar_page / cqc.uar_page.
+// ID is the UAR page index for qpc.uar_page / cqc.uar_page
+// (doca_verbs_uar_id_get).
 func (u *UAR) ID() uint32 {
-	if u == nil || u.u == nil {
+	if u == nil {
 		return 0
 	}
-	return u.u.PageID()
+	return u.id
 }
 
-// BaseAddr is the mapping of the whole 4 KiB page.
+// BaseAddr is the mapping of the whole 4 KiB page (in SDK mode, the page of
+// the doorbell register the SDK reports).
 func (u *UAR) BaseAddr() uintptr {
-	if u == nil || u.u == nil {
+	switch {
+	case u == nil:
+		return 0
+	case !u.sdk.IsZero():
+		return u.reg &^ (hostPage - 1)
+	case u.u == nil:
 		return 0
 	}
 	return u.u.BaseAddr()
 }
 
-// RegAddr is the doorbell / BlueFlame register (base + 0x800).
+// RegAddr is the doorbell / BlueFlame register, base + 0x800
+// (doca_verbs_uar_reg_addr_get).
 func (u *UAR) RegAddr() uintptr {
-	if u == nil || u.u == nil {
+	switch {
+	case u == nil:
+		return 0
+	case !u.sdk.IsZero():
+		return u.reg
+	case u.u == nil:
 		return 0
 	}
 	return u.u.RegAddr()
 }
 
-// DBRLessAddr is the doorbell of NO_DBR_EXT QPs (base + 0x600).
+// DBRLessAddr is the doorbell of NO_DBR_EXT QPs, base + 0x600
+// (doca_verbs_uar_dbr_less_addr_get). It is 0 in SDK mode: the SDK has no
+// getter for it (DOCA 3.0 returns the register address there, which is
+// wrong).
 func (u *UAR) DBRLessAddr() uintptr {
 	if u == nil || u.u == nil {
 		return 0
 	}
 	return u.u.BaseAddr() + mlx5.UAROffsetNoDBR
+}
+
+// Mode is the implementation behind the UAR.
+func (u *UAR) Mode() Mode {
+	if u == nil || u.sdk.IsZero() {
+		return ModeOpen
+	}
+	return ModeSDK
 }
 
 // AllocType is the type the page was allocated with.
@@ -91,7 +205,13 @@ func (u *UAR) AllocType() UARAllocType {
 // IsMMIO reports whether the page is device MMIO (a real NIC's BAR) rather
 // than host memory (an emulated device), which decides how a GPU maps it.
 func (u *UAR) IsMMIO() bool {
-	if u == nil || u.u == nil {
+	if u == nil {
+		return false
+	}
+	if !u.sdk.IsZero() {
+		return true // the SDK drives real NICs only
+	}
+	if u.u == nil {
 		return false
 	}
 	return u.u.IOMemory()
@@ -109,14 +229,23 @@ func (u *UAR) Hold(holder string) (*Hold, error) {
 }
 
 // Close frees the page (doca_verbs_uar_destroy); ErrInUse while CQs or QPs
-// use it.
+// use it. In SDK mode an SDK failure (ErrUnexpected) still closes the UAR.
 func (u *UAR) Close() error {
 	const op = "doca_verbs_uar_destroy"
 	if u == nil {
+		logPrint(logInfo, "Failed to destroy uar: parameter uar is NULL")
 		return newErr(op, ErrInvalidValue, "nil UAR")
 	}
 	done, err := u.beginClose(op, "UAR")
 	if done || err != nil {
+		return err
+	}
+	if !u.sdk.IsZero() {
+		if derr := u.sdk.Destroy(); derr != nil {
+			err = sdkErr(op, false, derr, "uar %d", u.id)
+		}
+		u.dev.release(&u.node)
+		u.endClose(nil)
 		return err
 	}
 	err = u.u.Free()
@@ -124,6 +253,9 @@ func (u *UAR) Close() error {
 		err = driverErr(op, err, "uar %d", u.u.PageID())
 	} else {
 		u.ctx.release(&u.node)
+		if u.dev != nil {
+			u.dev.release(&u.node)
+		}
 	}
 	u.endClose(err)
 	return err

@@ -114,7 +114,7 @@ __global__ void k_ll_block(struct doca_gpu_dev_verbs_qp *qps, int iters)
 
 /* ---- Plain references (not library code) ---------------------------------------------------- */
 
-/* The anchor's definitions: raw.shared = one atomicAdd on a shared counter + three 16-byte stores
+/* What the plain references do: raw.shared = one atomicAdd on a shared counter + three 16-byte stores
  * of a 64-byte WQE into one ring; +db.gpu / +db.sys = the same plus a GPU- / system-scope release
  * fence and an 8-byte store to the doorbell page per op; raw.thread = the same with a counter and
  * a ring (and doorbell page) per thread. The doorbell store is the one the library uses

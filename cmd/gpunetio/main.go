@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/gdaki/gpunetio/doctor"
+	"github.com/gdaki/gpunetio/gpunetio"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -29,6 +30,8 @@ type deps struct {
 	gpus doctor.GPUSource
 	// newEnv builds the doctor's environment for a filesystem root.
 	newEnv func(root string) doctor.Env
+	// sdkMode reports the DOCA SDK mode (gpunetio.SDKMode).
+	sdkMode func() gpunetio.ModeInfo
 }
 
 func hostDeps() deps {
@@ -37,6 +40,7 @@ func hostDeps() deps {
 		openRDMA: openVerbs,
 		gpus:     doctor.NVML{},
 		newEnv:   doctor.NewHostEnv,
+		sdkMode:  gpunetio.SDKMode,
 	}
 }
 
@@ -63,7 +67,7 @@ func run(args []string, d deps, stdout, stderr io.Writer) int {
 	case "doctor":
 		return runDoctor(args[1:], d, stdout, stderr)
 	case "version":
-		return runVersion(args[1:], stdout, stderr)
+		return runVersion(args[1:], d, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

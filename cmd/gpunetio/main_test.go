@@ -14,6 +14,7 @@ import (
 
 	"github.com/gdaki/gpunetio/doctor"
 	"github.com/gdaki/gpunetio/doctor/doctortest"
+	"github.com/gdaki/gpunetio/gpunetio"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -144,5 +145,47 @@ func TestUsage(t *testing.T) {
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
 	assert.Equal(t, exitOK, run([]string{"version"}, deps{}, &out, &out))
-	assert.Regexp(t, `^gpunetio \S+ go\S+ \w+/\w+\n$`, out.String())
+	assert.Regexp(t, `^gpunetio \S+ go\S+ \w+/\w+\n`+
+		`DOCA GPUNetIO API 3\.0\.0 \(0x030000\); device code 2\.0\.0\.\.3\.0\.0, host code 0\.2\.0\.\.3\.0\.0\n`+
+		`mode: open \(DOCA_SDK_LIB_PATH is not set\)\n$`, out.String())
+
+	// The mode line says what the decision was.
+	for _, tc := range []struct {
+		info gpunetio.ModeInfo
+		want string
+	}{
+		{gpunetio.ModeInfo{Mode: gpunetio.ModeSDK, EnvSet: true, Env: "/opt/doca", Dir: "/opt/doca", SetOrderingSemantic: true, GetOrderingSemantic: true},
+			"mode: SDK (libraries from /opt/doca)\n"},
+		{gpunetio.ModeInfo{Mode: gpunetio.ModeOpen, EnvSet: true, Env: "/x", Reason: "dlopen /x/libdoca_common.so: no such file"},
+			"mode: open (dlopen /x/libdoca_common.so: no such file)\n"},
+	} {
+		out.Reset()
+		info := tc.info
+		assert.Equal(t, exitOK, run([]string{"version"}, deps{sdkMode: func() gpunetio.ModeInfo { return info }}, &out, &out))
+		assert.True(t, strings.HasSuffix(out.String(), tc.want), out.String())
+	}
+}
+
+type fixedMode gpunetio.ModeInfo
+
+func (f fixedMode) SDKMode() verbs.ModeInfo { return verbs.ModeInfo(f) }
+
+// The doctor shows the SDK mode as its first line; a DOCA_SDK_LIB_PATH that
+// does not hold an SDK is a WARN with a fix.
+func TestDoctorSDKModeLine(t *testing.T) {
+	root := doctortest.Tree(t, treeDir+"good.tree")
+	facts, err := doctortest.LoadFacts(root)
+	require.NoError(t, err)
+	d := fakeDeps(t, facts)
+	newEnv := d.newEnv
+	d.newEnv = func(r string) doctor.Env {
+		env := newEnv(r)
+		env.SDK = fixedMode{Mode: gpunetio.ModeOpen, EnvSet: true, Env: "/opt/wrong", Reason: "dlopen /opt/wrong/libdoca_common.so: not found"}
+		return env
+	}
+	var out, errOut bytes.Buffer
+	assert.Equal(t, exitOK, run([]string{"doctor", "--root", root}, d, &out, &errOut), errOut.String())
+	text := out.String()
+	assert.Regexp(t, `(?m)^CHECK .*\nsdk-mode +- +WARN +open \(dlopen /opt/wrong/libdoca_common.so: not found\)`, text)
+	assert.Contains(t, text, "WARN sdk-mode: DOCA_SDK_LIB_PATH=/opt/wrong does not hold a usable DOCA SDK")
 }

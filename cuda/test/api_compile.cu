@@ -57,7 +57,7 @@ static_assert(sizeof(__be64) == 8, "linux/types.h");
 static_assert(sizeof(struct doca_gpu_dev_verbs_qp) == 296, "QP layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_cq) == 64, "CQ layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_wqe) == 64, "WQE layout");
-static_assert(DOCA_GPUNETIO_VERSION == 0x20000, "version");
+static_assert(DOCA_GPUNETIO_VERSION == 0x30000, "version"); // DOCA GPUNetIO 3.0.0
 #if !defined(CUDA_VERSION) && !defined(__CUDACC_RTC__)
 #error "CUDA_VERSION must be visible through the headers"
 #endif

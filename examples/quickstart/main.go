@@ -40,25 +40,29 @@ func check(err error, what string) {
 	}
 }
 
-// side is one RDMA device with a PD and a high-level QP: a CQ and an RC QP
-// with their rings in GPU memory, exported to the GPU.
+// side is one RDMA device with a PD, its device object (DOCA GPUNetIO 3.0)
+// and a high-level QP: a CQ and an RC QP with their rings in GPU memory,
+// exported to the GPU.
 type side struct {
 	pd    *verbs.PD
+	dev   *verbs.Dev
 	qp    *gpunetio.QPHL
 	local verbs.LocalEndpoint // what the peer needs to reach this QP
 }
 
 func open(g *gpunetio.GPU, name string) (*side, func()) {
-	dev, err := verbs.OpenDevice(name)
+	ctx, err := verbs.OpenDevice(name)
 	check(err, "open "+name)
 	s := &side{}
-	s.pd, err = dev.AllocPD()
+	s.pd, err = ctx.AllocPD()
 	check(err, "allocate a PD on "+name)
-	s.qp, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: g, PD: s.pd, SQWQEs: 2 * threads})
+	s.dev, err = verbs.OpenDev(s.pd)
+	check(err, "open the device object of "+name)
+	s.qp, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: g, NetDev: s.dev, SQWQEs: 2 * threads})
 	check(err, "create a GPU QP on "+name)
 	s.local, err = s.qp.LocalEndpoint(1, 0) // port 1, GID index 0
 	check(err, "describe the QP on "+name)
-	return s, func() { s.qp.Close(); s.pd.Close(); dev.Close() }
+	return s, func() { s.qp.Close(); s.dev.Close(); s.pd.Close(); ctx.Close() }
 }
 
 func main() {

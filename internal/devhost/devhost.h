@@ -140,14 +140,6 @@ void devhost_set_poll_timeout(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticks);
 int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm);
 int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci);
 
-/* Layout table (computed by the C compiler). */
-struct devhost_field {
-	const char *name;
-	size_t offset;
-	size_t size;
-};
-size_t devhost_layout(const struct devhost_field **out);
-
 #ifdef __cplusplus
 }
 #endif

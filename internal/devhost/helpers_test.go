@@ -113,5 +113,5 @@ func (h *HostQP) cqRsvd() uint64 { return *h.u64(offCQRsvd) }
 // clearCQFlags clears cq_sq.gdaki_flags, as in a QP image a host filled
 // without the extension.
 func (h *HostQP) clearCQFlags() {
-	*(*byte)(unsafe.Add(unsafe.Pointer(h.p), offCQ+37)) = 0
+	*(*byte)(unsafe.Add(unsafe.Pointer(h.p), offCQFlags)) = 0
 }

@@ -11,10 +11,13 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-// UARDoorbellOffset is where the doorbell register sits in the 4 KiB UAR page.
-const UARDoorbellOffset = 0x800
+// UARDoorbellOffset is where the doorbell register sits in the 4 KiB UAR page (the first
+// BlueFlame register).
+const UARDoorbellOffset = mlx5.UAROffsetBF
 
 // HostConfig describes a QP built entirely in host C memory.
 type HostConfig struct {
@@ -64,7 +67,7 @@ func NewHostQP(cfg HostConfig) (*HostQP, error) {
 	}
 	var err error
 	var qp unsafe.Pointer
-	if qp, err = alloc(QPSize, 64); err != nil {
+	if qp, err = alloc(uintptr(QPSize), 64); err != nil {
 		return nil, h.fail(err)
 	}
 	if h.sq, err = alloc(uintptr(cfg.SQWQEs)*64, 4096); err != nil {
@@ -171,7 +174,7 @@ func (h *HostQP) ResetTracking() {
 	atomic.StoreUint64(h.u64(offRsvdIndex), 0)
 	atomic.StoreUint64(h.u64(offReadyIndex), 0)
 	atomic.StoreUint64(h.u64(offWQEPI), 0)
-	*(*int32)(unsafe.Add(unsafe.Pointer(h.p), 56)) = 0
+	*(*int32)(unsafe.Add(unsafe.Pointer(h.p), offSQLock)) = 0
 	atomic.StoreUint64(h.u64(offCQCI), 0)
 	atomic.StoreUint64(h.u64(offCQRsvd), rsvd)
 	atomic.StoreUint32((*uint32)(unsafe.Add(h.dbr, 4)), 0)

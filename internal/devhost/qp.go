@@ -12,18 +12,23 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/devstruct"
 )
 
-// Offsets of the fields of struct doca_gpu_dev_verbs_qp that Go reads (checked by the layout test).
+// Offsets of the fields of struct doca_gpu_dev_verbs_qp that Go reads, from the one layout
+// table (internal/devstruct, computed by the C compiler).
 const (
-	offRsvdIndex  = 0
-	offReadyIndex = 8
-	offWQEPI      = 16
-	offCQ         = 160
-	offCQCI       = offCQ + 24
-	offCQRsvd     = offCQ + 40
+	offRsvdIndex  = uintptr(devstruct.OffsetSQRsvdIndex)
+	offReadyIndex = uintptr(devstruct.OffsetSQReadyIndex)
+	offWQEPI      = uintptr(devstruct.OffsetSQWQEPI)
+	offSQLock     = uintptr(devstruct.OffsetSQLock)
+	offCQ         = uintptr(devstruct.OffsetCQSQ)
+	offCQCI       = offCQ + uintptr(devstruct.OffsetCQECI)
+	offCQRsvd     = offCQ + uintptr(devstruct.OffsetCQERsvd)
+	offCQFlags    = offCQ + uintptr(devstruct.OffsetCQFlags)
 	// QPSize is sizeof(struct doca_gpu_dev_verbs_qp).
-	QPSize = 296
+	QPSize = devstruct.QPSize
 )
 
 // Mode selects the template arguments of an operation: sharing mode, NIC handler, code options

@@ -9,14 +9,17 @@ import (
 	"syscall"
 )
 
+// The enumerations below take their values from the device header through cgo: the header is
+// their one definition.
+
 // Sharing is enum doca_gpu_dev_verbs_resource_sharing_mode.
 type Sharing int
 
 // Sharing modes.
 const (
-	SharingExclusive Sharing = 0
-	SharingCTA       Sharing = 1
-	SharingGPU       Sharing = 2
+	SharingExclusive = Sharing(C.DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE)
+	SharingCTA       = Sharing(C.DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA)
+	SharingGPU       = Sharing(C.DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU)
 )
 
 // Handler is enum doca_gpu_dev_verbs_nic_handler.
@@ -24,11 +27,11 @@ type Handler int
 
 // NIC handlers.
 const (
-	HandlerAuto       Handler = 0
-	HandlerCPUProxy   Handler = 1
-	HandlerGPUSMDB    Handler = 2
-	HandlerGPUSMBF    Handler = 6
-	HandlerGPUSMNoDBR Handler = 10
+	HandlerAuto       = Handler(C.DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO)
+	HandlerCPUProxy   = Handler(C.DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY)
+	HandlerGPUSMDB    = Handler(C.DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB)
+	HandlerGPUSMBF    = Handler(C.DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF)
+	HandlerGPUSMNoDBR = Handler(C.DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR)
 )
 
 // CodeOpt is a set of enum doca_gpu_dev_verbs_gpu_code_opt flags.
@@ -36,11 +39,11 @@ type CodeOpt uint32
 
 // Code options.
 const (
-	CodeOptDefault               CodeOpt = 0
-	CodeOptAsyncStoreRelease     CodeOpt = 1 << 0
-	CodeOptSkipAvailabilityCheck CodeOpt = 1 << 1
-	CodeOptSkipDBRinging         CodeOpt = 1 << 2
-	CodeOptCPUProxyUpdatePI      CodeOpt = 1 << 3
+	CodeOptDefault               = CodeOpt(C.DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+	CodeOptAsyncStoreRelease     = CodeOpt(C.DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE)
+	CodeOptSkipAvailabilityCheck = CodeOpt(C.DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK)
+	CodeOptSkipDBRinging         = CodeOpt(C.DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
+	CodeOptCPUProxyUpdatePI      = CodeOpt(C.DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_CPU_PROXY_UPDATE_PI)
 )
 
 // SignalOp is enum doca_gpu_dev_verbs_signal_op: ADD, or the SET extension.
@@ -48,8 +51,8 @@ type SignalOp int
 
 // Signal operations.
 const (
-	SignalAdd SignalOp = SignalOp(C.DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD)
-	SignalSet SignalOp = SignalOp(C.GDAKI_VERBS_SIGNAL_OP_SET)
+	SignalAdd = SignalOp(C.DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD)
+	SignalSet = SignalOp(C.GDAKI_VERBS_SIGNAL_OP_SET)
 )
 
 // ReadyMode is enum doca_gpu_dev_verbs_qp_ready_mode.
@@ -57,9 +60,9 @@ type ReadyMode int
 
 // Ready modes.
 const (
-	ReadyDefault   ReadyMode = 0
-	ReadyAtomicCAS ReadyMode = 1
-	ReadyLdSt      ReadyMode = 2
+	ReadyDefault   = ReadyMode(C.DOCA_GPUNETIO_VERBS_READY_MODE_DEFAULT)
+	ReadyAtomicCAS = ReadyMode(C.DOCA_GPUNETIO_VERBS_READY_MODE_ATOMIC_CAS)
+	ReadyLdSt      = ReadyMode(C.DOCA_GPUNETIO_VERBS_READY_MODE_LD_ST)
 )
 
 // Ctrl-segment flag values (enum doca_gpu_dev_verbs_wqe_ctrl_flags) and opcodes used by the builders.

@@ -9,6 +9,14 @@
 // header moves the Go encoder with it; the tests pin the layout to
 // DOCA 2.0's sizes and offsets so such a change cannot go unnoticed.
 //
+// This package is the one owner of the device-struct layout on the Go side.
+// Besides the QP and CQ it encodes, Layout returns the compiler's offsets,
+// sizes and alignments of every struct of the shared header that kernels,
+// the NIC or Go code rely on (the extension area, the 64-byte WQE view, the
+// mlx5 WQE segments, the masked-atomic operands, the CQE and error CQE).
+// internal/devhost takes its in-place offsets from here, and the tests of
+// internal/hdrcheck hold mlx5's WQE and CQE codecs to this table.
+//
 // QP and CQ are plain Go values mirroring the fields. Encode/Put produce the
 // exact byte image (reserved bytes zero) to copy into GPU memory; DecodeQP
 // reads an image back (for example after a kernel ran) and refuses short or

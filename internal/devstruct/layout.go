@@ -5,6 +5,140 @@ package devstruct
 #include <stddef.h>
 #include "common/doca_gpunetio_verbs_dev.h"
 
+// The layout table: every struct of the shared header that kernels, the NIC
+// or Go code rely on, as "struct.field" (offset, size), "struct" (0, sizeof)
+// and "struct.align" (0, _Alignof).
+struct ds_field {
+	const char *name;
+	size_t offset;
+	size_t size;
+};
+#define DS_FIELD(T, f) {#T "." #f, offsetof(struct T, f), sizeof(((struct T *)0)->f)}
+#define DS_SIZE(T) {#T, 0, sizeof(struct T)}
+#define DS_ALIGN(T) {#T ".align", 0, _Alignof(struct T)}
+#define DS_TFIELD(T, f) {#T "." #f, offsetof(T, f), sizeof(((T *)0)->f)}
+#define DS_TSIZE(T) {#T, 0, sizeof(T)}
+
+static const struct ds_field ds_fields[] = {
+	DS_SIZE(doca_gpu_dev_verbs_qp), DS_ALIGN(doca_gpu_dev_verbs_qp),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_rsvd_index), DS_FIELD(doca_gpu_dev_verbs_qp, sq_ready_index),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_pi), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_1ds), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_2ds),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_3ds), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_4ds),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_5ds), DS_FIELD(doca_gpu_dev_verbs_qp, sq_lock),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_num), DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_mask),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_daddr), DS_FIELD(doca_gpu_dev_verbs_qp, sq_dbrec),
+	DS_FIELD(doca_gpu_dev_verbs_qp, sq_db), DS_FIELD(doca_gpu_dev_verbs_qp, reserved1),
+	DS_FIELD(doca_gpu_dev_verbs_qp, reserved2), DS_FIELD(doca_gpu_dev_verbs_qp, gdaki),
+	DS_FIELD(doca_gpu_dev_verbs_qp, cq_sq), DS_FIELD(doca_gpu_dev_verbs_qp, reserved3),
+	DS_FIELD(doca_gpu_dev_verbs_qp, nic_handler), DS_FIELD(doca_gpu_dev_verbs_qp, mem_type),
+
+	DS_SIZE(doca_gpu_dev_verbs_cq), DS_ALIGN(doca_gpu_dev_verbs_cq),
+	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_daddr), DS_FIELD(doca_gpu_dev_verbs_cq, cq_num),
+	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_num), DS_FIELD(doca_gpu_dev_verbs_cq, dbrec),
+	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_ci), DS_FIELD(doca_gpu_dev_verbs_cq, cqe_mask),
+	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_size), DS_FIELD(doca_gpu_dev_verbs_cq, reserved1),
+	DS_FIELD(doca_gpu_dev_verbs_cq, gdaki_flags), DS_FIELD(doca_gpu_dev_verbs_cq, cqe_rsvd),
+	DS_FIELD(doca_gpu_dev_verbs_cq, mem_type), DS_FIELD(doca_gpu_dev_verbs_cq, reserved2),
+
+	DS_SIZE(gdaki_dev_qp_ext), DS_ALIGN(gdaki_dev_qp_ext),
+	DS_FIELD(gdaki_dev_qp_ext, error), DS_FIELD(gdaki_dev_qp_ext, poll_timeout),
+	DS_FIELD(gdaki_dev_qp_ext, reserved),
+
+	DS_SIZE(gdaki_dev_qp_error), DS_ALIGN(gdaki_dev_qp_error),
+	DS_FIELD(gdaki_dev_qp_error, status), DS_FIELD(gdaki_dev_qp_error, syndrome),
+	DS_FIELD(gdaki_dev_qp_error, vendor_syndrome), DS_FIELD(gdaki_dev_qp_error, hw_syndrome),
+	DS_FIELD(gdaki_dev_qp_error, hw_syndrome_type), DS_FIELD(gdaki_dev_qp_error, cqe_opcode),
+	DS_FIELD(gdaki_dev_qp_error, wqe_opcode), DS_FIELD(gdaki_dev_qp_error, wqe_counter),
+	DS_FIELD(gdaki_dev_qp_error, reserved), DS_FIELD(gdaki_dev_qp_error, wqe_index),
+
+	DS_SIZE(doca_gpu_dev_verbs_wqe), DS_ALIGN(doca_gpu_dev_verbs_wqe),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, inl_data), DS_FIELD(doca_gpu_dev_verbs_wqe, dseg0),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, dseg1), DS_FIELD(doca_gpu_dev_verbs_wqe, dseg2),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, dseg3), DS_FIELD(doca_gpu_dev_verbs_wqe, rw_cseg),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, rw_rseg), DS_FIELD(doca_gpu_dev_verbs_wqe, rw_dseg0),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, rw_dseg1), DS_FIELD(doca_gpu_dev_verbs_wqe, at_cseg),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, at_rseg), DS_FIELD(doca_gpu_dev_verbs_wqe, at_seg),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, at_dseg), DS_FIELD(doca_gpu_dev_verbs_wqe, snd_cseg),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, snd_dseg0), DS_FIELD(doca_gpu_dev_verbs_wqe, snd_dseg1),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, snd_dseg2), DS_FIELD(doca_gpu_dev_verbs_wqe, wait_cseg),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, wait_dseg), DS_FIELD(doca_gpu_dev_verbs_wqe, padding0),
+	DS_FIELD(doca_gpu_dev_verbs_wqe, padding1),
+
+	DS_SIZE(doca_gpu_dev_verbs_addr), DS_ALIGN(doca_gpu_dev_verbs_addr),
+	DS_FIELD(doca_gpu_dev_verbs_addr, addr), DS_FIELD(doca_gpu_dev_verbs_addr, key),
+
+	DS_TSIZE(doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t, add_data),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t, field_boundary),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t, reserved),
+	DS_TSIZE(doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t, add_data),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t, field_boundary),
+	DS_TSIZE(doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t, swap_data),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t, compare_data),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t, swap_mask),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t, compare_mask),
+	DS_TSIZE(doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t, swap),
+	DS_TFIELD(doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t, compare),
+
+	DS_SIZE(doca_gpunetio_ib_mlx5_wqe_ctrl_seg), DS_ALIGN(doca_gpunetio_ib_mlx5_wqe_ctrl_seg),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, opmod_idx_opcode),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, qpn_ds),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, signature),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, dci_stream_channel_id),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, fm_ce_se),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, signature_fm_ce_se),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_ctrl_seg, imm),
+	DS_SIZE(doca_gpunetio_ib_mlx5_wqe_data_seg), DS_ALIGN(doca_gpunetio_ib_mlx5_wqe_data_seg),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_data_seg, byte_count), DS_FIELD(doca_gpunetio_ib_mlx5_wqe_data_seg, lkey),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_data_seg, addr),
+	DS_SIZE(doca_gpunetio_ib_mlx5_wqe_raddr_seg), DS_FIELD(doca_gpunetio_ib_mlx5_wqe_raddr_seg, raddr),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_raddr_seg, rkey), DS_FIELD(doca_gpunetio_ib_mlx5_wqe_raddr_seg, reserved),
+	DS_SIZE(doca_gpunetio_ib_mlx5_wqe_atomic_seg), DS_FIELD(doca_gpunetio_ib_mlx5_wqe_atomic_seg, swap_add),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_atomic_seg, compare),
+	DS_SIZE(doca_gpunetio_ib_mlx5_wqe_inl_data_seg),
+	DS_SIZE(doca_gpunetio_ib_mlx5_wqe_wait_seg), DS_FIELD(doca_gpunetio_ib_mlx5_wqe_wait_seg, resv),
+	DS_FIELD(doca_gpunetio_ib_mlx5_wqe_wait_seg, max_index), DS_FIELD(doca_gpunetio_ib_mlx5_wqe_wait_seg, qpn_cqn),
+
+	DS_SIZE(doca_gpunetio_ib_mlx5_tm_cqe), DS_ALIGN(doca_gpunetio_ib_mlx5_tm_cqe),
+	DS_FIELD(doca_gpunetio_ib_mlx5_tm_cqe, success), DS_FIELD(doca_gpunetio_ib_mlx5_tm_cqe, hw_phase_cnt),
+	DS_FIELD(doca_gpunetio_ib_mlx5_tm_cqe, rsvd0),
+	DS_SIZE(doca_gpunetio_ib_ibv_tmh), DS_ALIGN(doca_gpunetio_ib_ibv_tmh),
+	DS_FIELD(doca_gpunetio_ib_ibv_tmh, opcode), DS_FIELD(doca_gpunetio_ib_ibv_tmh, reserved),
+	DS_FIELD(doca_gpunetio_ib_ibv_tmh, app_ctx), DS_FIELD(doca_gpunetio_ib_ibv_tmh, tag),
+
+	DS_SIZE(doca_gpunetio_ib_mlx5_cqe64), DS_ALIGN(doca_gpunetio_ib_mlx5_cqe64),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, wqe_id), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, ml_path),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, slid), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, flags_rqpn),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, hds_ip_ext), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, l4_hdr_type_etc),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, vlan_info), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, tm_cqe),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, tmh), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, srqn_uidx),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, imm_inval_pkey), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, app),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, app_op), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, app_info),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, byte_cnt), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, timestamp),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, sop_drop_qpn), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, wqe_counter),
+	DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, signature), DS_FIELD(doca_gpunetio_ib_mlx5_cqe64, op_own),
+
+	DS_SIZE(doca_gpunetio_ib_mlx5_err_cqe_ex), DS_ALIGN(doca_gpunetio_ib_mlx5_err_cqe_ex),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, rsvd0), DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, srqn),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, rsvd1), DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, hw_err_synd),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, hw_synd_type),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, vendor_err_synd),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, syndrome), DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, s_wqe_opcode_qpn),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, wqe_counter), DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, signature),
+	DS_FIELD(doca_gpunetio_ib_mlx5_err_cqe_ex, op_own),
+};
+
+static size_t ds_layout(const struct ds_field **out)
+{
+	*out = ds_fields;
+	return sizeof(ds_fields) / sizeof(ds_fields[0]);
+}
+
 typedef struct doca_gpu_dev_verbs_qp ds_qp;
 typedef struct doca_gpu_dev_verbs_cq ds_cq;
 typedef struct gdaki_dev_qp_ext ds_ext;
@@ -79,6 +213,8 @@ enum {
 };
 */
 import "C"
+
+import "unsafe"
 
 // Sizes and alignments of the device structs, as the C compiler lays out the
 // shared header.
@@ -186,3 +322,54 @@ const (
 	OffsetQPError     = offExt + offExtError
 	OffsetPollTimeout = offExt + offExtPollTimeout
 )
+
+// Offsets of the fields device code and the host's in-place accessors
+// touch besides those above: the reservation and readiness indexes, the SQ
+// lock word, and, inside struct doca_gpu_dev_verbs_cq, the consumer index,
+// the reserved-CQE count and the extension flag byte.
+const (
+	OffsetSQRsvdIndex  = offSQRsvdIndex
+	OffsetSQReadyIndex = offSQReadyIndex
+	OffsetSQLock       = offSQLock
+	OffsetCQECI        = offCQECI   // relative to the CQ
+	OffsetCQERsvd      = offCQERsvd // relative to the CQ
+	OffsetCQFlags      = offCQFlags // relative to the CQ
+)
+
+// Field is one entry of the layout table: Name is "struct.field" with its
+// offset and size, "struct" with offset 0 and sizeof, or "struct.align" with
+// offset 0 and _Alignof as the size. Structs declared with typedef appear
+// under the typedef name.
+type Field struct {
+	Name   string
+	Offset uintptr
+	Size   uintptr
+}
+
+// Layout returns the offsets, sizes and alignments of every struct of the
+// shared device header that kernels, the NIC or Go code rely on (the device
+// QP and CQ, the extension area and error record, the 64-byte WQE view, the
+// mlx5 WQE segments, the masked-atomic operands, the CQE and error CQE), as
+// the C compiler lays them out. This table and the constants of this
+// package are the only place the Go side learns the layout.
+func Layout() []Field {
+	var p *C.struct_ds_field
+	n := int(C.ds_layout(&p))
+	fields := unsafe.Slice(p, n)
+	out := make([]Field, n)
+	for i, f := range fields {
+		out[i] = Field{Name: C.GoString(f.name), Offset: uintptr(f.offset), Size: uintptr(f.size)}
+	}
+	return out
+}
+
+// LayoutOf returns the table entry called name ("doca_gpu_dev_verbs_qp.cq_sq",
+// "doca_gpu_dev_verbs_cq", ...).
+func LayoutOf(name string) (Field, bool) {
+	for _, f := range Layout() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}

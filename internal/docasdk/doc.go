@@ -5,7 +5,8 @@
 // libraries instead of the open implementation. This package decides the
 // mode, loads the libraries, and wraps every SDK entry point that the
 // reference's SDK wrappers call; routing verbs and gpunetio objects through
-// it is their business. "The reference", here and in this package's
+// it is their business (see package verbs, "SDK mode"). "The reference",
+// here and in this package's
 // comments, is NVIDIA's DOCA GPUNetIO 3.0 host library, whose SDK mode this
 // package mirrors: library names, load order, symbols and log lines.
 //
@@ -122,9 +123,17 @@
 // devx does; without cgo the package builds, the mode is always open, and
 // DOCA_SDK_LIB_PATH set prints the "libraries not found" lines.
 //
-// The tests run against a stand-in, not the SDK: testdata/fakesdk holds C
-// sources, written for these tests, of three libraries with the SDK's file
-// names and every entry point this package resolves. They record each call
+// Two things verbs and gpunetio share through this package besides the
+// calls: SetStandInPDs, which only this module's tests turn on, lets verbs
+// open an SDK device on an emulated device (a stand-in struct ibv_pd that
+// only the stand-in SDK accepts); VerbsGPURef, which verbs sets, lets
+// gpunetio hand its SDK GPU handle to verbs' UMEM creation without either
+// exposing it.
+//
+// The tests run against a stand-in, not the SDK: package fakesdk embeds C
+// sources (fakesdk/csrc), written for these tests, of three libraries with
+// the SDK's file names and every entry point this package resolves, and
+// builds them; the tests of verbs and gpunetio use it too. They record each call
 // with its arguments, hand out distinct handles, keep what setters store
 // for the getters, and fail any function with any doca_error_t on request.
 // The tests build them with the system C compiler, in variants that lack a

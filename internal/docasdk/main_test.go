@@ -10,7 +10,7 @@ import (
 )
 
 // The test binary plays two roles. Run by `go test`, it builds the fake SDK
-// (testdata/fakesdk) with the system C compiler and runs the tests in SDK
+// (package fakesdk) with the system C compiler and runs the tests in SDK
 // mode on it: DOCA_SDK_LIB_PATH points at the fake before anything decides
 // the mode. The mode is latched per process, so the tests of the other
 // decisions re-execute the binary as a child (childEnv names a scenario,

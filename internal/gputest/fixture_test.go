@@ -238,7 +238,7 @@ func (e *env) connectBoth(loc, rem *gpunetio.QPHL) error {
 // connect moves qp through INIT and RTR to RTS towards peer (RoCE, GID peerGID).
 func connect(qp, peer *verbs.QP, peerGID verbs.GID) error {
 	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: verbs.AtomicUpTo8Bytes},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead); err != nil {
+		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead|verbs.QPAttrAtomicMode); err != nil {
 		return fmt.Errorf("RST->INIT: %w", err)
 	}
 	if err := qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, DestQPNum: peer.QPN(),

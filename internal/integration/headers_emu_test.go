@@ -19,6 +19,7 @@ import (
 	"github.com/gdaki/gpunetio/gpunetio"
 	"github.com/gdaki/gpunetio/internal/devhost"
 	"github.com/gdaki/gpunetio/internal/devstruct"
+	"github.com/gdaki/gpunetio/internal/leakcheck"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -32,9 +33,11 @@ func TestMain(m *testing.M) {
 		os.Setenv(emuModelEnv, "cx8")
 	}
 	code := m.Run()
-	if code == 0 {
-		if r := verbs.LeakReport(); r != "" {
-			fmt.Fprintln(os.Stderr, r)
+	// Every verbs, gpunetio and CUDA object left open, with the stack that
+	// made it (stacks_test.go turns recording on).
+	for _, r := range leakcheck.Reports() {
+		fmt.Fprintln(os.Stderr, r)
+		if code == 0 {
 			code = 1
 		}
 	}
@@ -104,7 +107,7 @@ func connect(t *testing.T, s, peer *side) {
 func connectQP(t *testing.T, qp *verbs.QP, peerQPN uint32, peerGID verbs.GID, ackTimeout, retry uint8) {
 	t.Helper()
 	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateINIT, PortNum: 1, AllowRemoteWrite: true, AllowRemoteRead: true, RemoteAtomic: verbs.AtomicUpTo8Bytes},
-		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead))
+		verbs.QPAttrNextState|verbs.QPAttrPKeyIndex|verbs.QPAttrPortNum|verbs.QPAttrAllowRemoteWrite|verbs.QPAttrAllowRemoteRead|verbs.QPAttrAtomicMode))
 	require.NoError(t, qp.Modify(&verbs.QPAttr{NextState: verbs.QPStateRTR, PathMTU: verbs.MTU4096, DestQPNum: peerQPN,
 		AH: &verbs.AHAttr{GID: peerGID, AddrType: verbs.AddrTypeIPv4, HopLimit: 255}, MinRNRTimer: 1, MaxDestRDAtomic: 16},
 		verbs.QPAttrNextState|verbs.QPAttrPathMTU|verbs.QPAttrRQPSN|verbs.QPAttrDestQPNum|verbs.QPAttrAHAttr|verbs.QPAttrMinRNRTimer|verbs.QPAttrMaxDestRDAtomic))

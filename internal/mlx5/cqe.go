@@ -16,44 +16,6 @@ const CQESize = 64
 // opcode INVALID (rdma-core's).
 const CQEInitOpOwn byte = 0xf1
 
-// CQEOpcode is the CQE opcode in op_own bits [7:4].
-type CQEOpcode uint8
-
-const (
-	CQEReq         CQEOpcode = 0  // a send-side WQE completed
-	CQERespWrImm   CQEOpcode = 1  // responder: RDMA WRITE with immediate consumed a receive WQE
-	CQERespSend    CQEOpcode = 2  // responder: SEND received
-	CQERespSendImm CQEOpcode = 3  // responder: SEND with immediate
-	CQERespSendInv CQEOpcode = 4  // responder: SEND with invalidate
-	CQEResizeCQ    CQEOpcode = 5  // CQ resize marker
-	CQENoPacket    CQEOpcode = 6  // striding RQ filler
-	CQESigErr      CQEOpcode = 12 // signature error
-	CQEReqErr      CQEOpcode = 13 // requester error, flushes included
-	CQERespErr     CQEOpcode = 14 // responder error, flushes of posted receives included
-	CQEInvalid     CQEOpcode = 15 // never written by hardware: an empty entry
-)
-
-var cqeOpcodeNames = map[CQEOpcode]string{
-	CQEReq:         "REQ",
-	CQERespWrImm:   "RESP_WR_IMM",
-	CQERespSend:    "RESP_SEND",
-	CQERespSendImm: "RESP_SEND_IMM",
-	CQERespSendInv: "RESP_SEND_INV",
-	CQEResizeCQ:    "RESIZE_CQ",
-	CQENoPacket:    "NO_PACKET",
-	CQESigErr:      "SIG_ERR",
-	CQEReqErr:      "REQ_ERR",
-	CQERespErr:     "RESP_ERR",
-	CQEInvalid:     "INVALID",
-}
-
-func (o CQEOpcode) String() string {
-	if n, ok := cqeOpcodeNames[o]; ok {
-		return n
-	}
-	return fmt.Sprintf("CQE_OPCODE_%d", uint8(o))
-}
-
 // IsError reports whether a CQE with this opcode uses the error layout
 // (REQ_ERR, RESP_ERR).
 func (o CQEOpcode) IsError() bool { return o == CQEReqErr || o == CQERespErr }

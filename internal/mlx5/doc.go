@@ -61,25 +61,35 @@
 // them; that is all an emulator needs to model a modify. AckTimeout and
 // MinRNRNak (and their inverses) convert the IBA timer codes.
 //
+// # Generated code
+//
+// The layouts and enumerations are tables, one per structure and per enum,
+// in prm/*.prm; go generate (prmgen, internal/prmgen) writes the Field
+// tables, the structs, their bindings, Encode/Decode, the simple command
+// inputs' Marshal/Unmarshal, the fixed WQE segments and every enum's
+// constants and String into *_gen.go. Adding a field is one line of a table.
+// prm/README.md describes the format; a test fails when a generated file is
+// stale.
+//
 // # Files
 //
+//   - prm/*.prm, *_gen.go: the tables and what is generated from them.
 //   - bits.go: Field and the big-endian bit accessors.
-//   - status.go: command Status, CmdError and errno mapping.
-//   - opcode.go: command opcodes and their names.
+//   - status.go: CmdError and the errno of a failed command.
 //   - driver.go: the driver boundary (Provider, Device, PD, MR, UMEM, UAR).
-//   - misc_cmd.go: CmdHeader, OutHeader, LayoutError, the field-binding
-//     machinery every typed structure uses, ObjCmdIn, CreateOut, NOP and
-//     QUERY_HCA_VPORT_CONTEXT.
-//   - caps.go: QUERY_HCA_CAP and the general, atomic and general-2 caps.
-//   - roce.go: RoCE caps and QUERY_ROCE_ADDRESS.
-//   - cq.go: the CQ context and CREATE_CQ / QUERY_CQ.
-//   - qpc.go: the QP context, the address path and the QPC value enums.
-//   - qp.go: CREATE_QP and QUERY_QP.
-//   - transition.go: ModifyQPIn, opt_param_mask, the transition rules and
-//     the timer encodings.
-//   - rmp.go: the RMP and WQ contexts (SRQs) and CREATE_RMP / QUERY_RMP.
+//   - misc_cmd.go: LayoutError, the field-binding machinery every typed
+//     structure uses, the output header, ObjCmdIn, CreateOut and the
+//     QUERY_HCA_VPORT_CONTEXT output.
+//   - caps.go: op_mod, the QUERY_HCA_CAP output and DecodeCapability.
+//   - roce.go: the RoCE cap bits and the QUERY_ROCE_ADDRESS output.
+//   - cq.go: QUERY_CQ out.
+//   - qpc.go: MTU conversions, QPCFieldNames and CopyFields.
+//   - qp.go: CREATE_QP Marshal/Unmarshal (two sizes) and QUERY_QP.
+//   - transition.go: opt_param_mask, the transition rules, the modify-QP
+//     Marshal/Unmarshal and the timer encodings.
+//   - rmp.go: QUERY_RMP out.
 //   - wqe.go, wqe_segments.go: send and receive WQE formats.
-//   - cqe.go, syndrome.go: the CQE format and completion error syndromes.
+//   - cqe.go, syndrome.go: the CQE format and completion errors.
 //   - doorbell.go: doorbell records and UAR doorbell values.
 //
 // # Lifetime and threading
@@ -90,3 +100,5 @@
 // command path is not a hot path; the codecs favour one definition per layout
 // over speed.
 package mlx5
+
+//go:generate go run ./internal/prmgen -spec prm -out .

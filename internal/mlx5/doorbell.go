@@ -77,24 +77,6 @@ func CQDBRArm(dbr []byte) uint32 {
 	return binary.BigEndian.Uint32(dbr[CQDBRArmOffset : CQDBRArmOffset+4])
 }
 
-// CQArmCmd is the request type of a CQ arm word, bits [27:24].
-type CQArmCmd uint8
-
-const (
-	CQArmNext      CQArmCmd = 0 // MLX5_CQ_DB_REQ_NOT: event on the next completion
-	CQArmSolicited CQArmCmd = 1 // MLX5_CQ_DB_REQ_NOT_SOL: event on the next solicited completion
-)
-
-func (c CQArmCmd) String() string {
-	switch c {
-	case CQArmNext:
-		return "REQ_NOT"
-	case CQArmSolicited:
-		return "REQ_NOT_SOL"
-	}
-	return fmt.Sprintf("CQArmCmd(%d)", uint8(c))
-}
-
 // CQArmWord builds the arm word (sn << 28) | (cmd << 24) | (ci & 0xFFFFFF):
 // sn is the 2-bit arm sequence number, incremented per event received.
 func CQArmWord(sn uint8, cmd CQArmCmd, ci uint32) uint32 {

@@ -45,7 +45,7 @@ func TestSQDoorbellDecode(t *testing.T) {
 		{"2-WQEBB masked CS at 0xffff wraps to 1", SQDoorbell(CtrlSeg{OpMod: 0x09, WQEIndex: 0xffff, Opcode: WQEOpAtomicMaskedCS, QPN: 0xabcdef, DS: 5}), 0xabcdef, 1},
 		{"ds 63 spans 16 WQEBBs", SQDoorbell(CtrlSeg{WQEIndex: 100, Opcode: WQEOpSend, QPN: 1, DS: 63}), 1, 116},
 		{"ds 4 is one WQEBB", SQDoorbell(CtrlSeg{WQEIndex: 7, Opcode: WQEOpAtomicFA, QPN: 2, DS: 4}), 2, 8},
-		{"gpunetio, pi not masked (D5)", SQDoorbellPI(0x1a2b, 0x12fffe), 0x1a2b, 0xfffe},
+		{"gpunetio, pi not masked (gpunetio stores 24 bits)", SQDoorbellPI(0x1a2b, 0x12fffe), 0x1a2b, 0xfffe},
 		{"gpunetio, QPN masked to 24 bits", SQDoorbellPI(0xff000001, 3), 1, 3},
 	}
 	for _, c := range cases {
@@ -55,7 +55,7 @@ func TestSQDoorbellDecode(t *testing.T) {
 			assert.Equal(t, c.pi, pi)
 		})
 	}
-	// D5: bits 16..23 of the PI land in the opmod byte, exactly as gpunetio stores them.
+	// gpunetio stores the PI unmasked: its bits 16..23 land in the opmod byte.
 	assert.Equal(t, "12fffe0000000100", SQDoorbellPI(1, 0x12fffe).String())
 	// The masked-atomic opmod travels in an rdma-core doorbell, as rdma-core copies the ctrl.
 	assert.Equal(t, "09ffff1400abcdef"[:8], SQDoorbell(CtrlSeg{OpMod: 0x09, WQEIndex: 0xffff, Opcode: 0x14}).String()[:8])

@@ -36,27 +36,6 @@ const (
 	accessOptionalRange   Access = 0x3ff << 20 // bits 20..29 may be dropped by old kernels
 )
 
-// UARType is the mlx5dv_devx_alloc_uar allocation type.
-type UARType uint32
-
-const (
-	UARTypeBF          UARType = 0       // MLX5DV_UAR_ALLOC_TYPE_BF: write-combining, BlueFlame capable
-	UARTypeNC          UARType = 1       // MLX5DV_UAR_ALLOC_TYPE_NC: the context's shared non-cached UAR
-	UARTypeNCDedicated UARType = 1 << 31 // MLX5DV_UAR_ALLOC_TYPE_NC_DEDICATED: a private non-cached UAR
-)
-
-func (t UARType) String() string {
-	switch t {
-	case UARTypeBF:
-		return "BF"
-	case UARTypeNC:
-		return "NC"
-	case UARTypeNCDedicated:
-		return "NC_DEDICATED"
-	}
-	return fmt.Sprintf("UARType(0x%x)", uint32(t))
-}
-
 // UAR page offsets.
 const (
 	UARPageSize       = 4096
@@ -66,71 +45,6 @@ const (
 	UARBFHalf         = 0x100 // BlueFlame buffer half (bf_reg_size / 2)
 	UAROffsetSecondBF = 0xa00 // second bfreg (static UARs only)
 )
-
-// LinkLayer is ibv_port_attr.link_layer.
-type LinkLayer uint8
-
-const (
-	LinkLayerUnspecified LinkLayer = 0
-	LinkLayerInfiniBand  LinkLayer = 1
-	LinkLayerEthernet    LinkLayer = 2
-)
-
-func (l LinkLayer) String() string {
-	switch l {
-	case LinkLayerInfiniBand:
-		return "InfiniBand"
-	case LinkLayerEthernet:
-		return "Ethernet"
-	}
-	return "unspecified"
-}
-
-// PortState is ibv_port_attr.state.
-type PortState uint8
-
-const (
-	PortNop    PortState = 0
-	PortDown   PortState = 1
-	PortInit   PortState = 2
-	PortArmed  PortState = 3
-	PortActive PortState = 4
-)
-
-func (s PortState) String() string {
-	switch s {
-	case PortDown:
-		return "DOWN"
-	case PortInit:
-		return "INIT"
-	case PortArmed:
-		return "ARMED"
-	case PortActive:
-		return "ACTIVE"
-	}
-	return "NOP"
-}
-
-// GIDType is ibv_gid_entry.gid_type.
-type GIDType uint32
-
-const (
-	GIDTypeIB     GIDType = 0
-	GIDTypeRoCEv1 GIDType = 1
-	GIDTypeRoCEv2 GIDType = 2
-)
-
-func (t GIDType) String() string {
-	switch t {
-	case GIDTypeIB:
-		return "IB"
-	case GIDTypeRoCEv1:
-		return "RoCE v1"
-	case GIDTypeRoCEv2:
-		return "RoCE v2"
-	}
-	return fmt.Sprintf("GIDType(%d)", uint32(t))
-}
 
 // GID is a 16-byte global identifier in network order.
 type GID [16]byte

@@ -1,27 +1,16 @@
 package mlx5
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"syscall"
 )
 
-// This file holds what every command layout shares: the mailbox headers, the
-// layout errors, the field-binding machinery the typed structs use to encode
-// and decode themselves, and the small commands that fit nowhere else (NOP,
-// QUERY_HCA_VPORT_CONTEXT, the 16-byte "object id" commands).
-
-// Mailbox sizes in bytes.
-const (
-	// CmdHeaderLen is the size of the common input header and of the
-	// common output (status) header.
-	CmdHeaderLen = 8
-	// CmdShortLen is the size of every 16-byte mailbox (header plus one
-	// dword of arguments): DESTROY_*, QUERY_* inputs, 2ERR/2RST, NOP and
-	// most outputs.
-	CmdShortLen = 16
-)
+// This file holds what every command layout shares: the layout errors, the
+// field-binding machinery the typed structs use to encode and decode
+// themselves, the output header's codec, the 16-byte "object id" commands
+// and the outputs of the small commands. The mailbox headers, NOP and
+// QUERY_HCA_VPORT_CONTEXT in are generated from prm/misc.prm (misc_gen.go).
 
 // Sentinel causes of a LayoutError; test them with errors.Is.
 var (
@@ -188,90 +177,27 @@ func findBinding(bs []binding, name string) (binding, bool) {
 	return binding{}, false
 }
 
-// CmdHeaderFields is the layout of the common input header,
-// the same in every input mailbox.
-var CmdHeaderFields = struct {
-	Opcode       Field // opcode
-	UID          Field // uid (overwritten by the kernel)
-	VHCATunnelID Field // vhca_tunnel_id (must be 0)
-	OpMod        Field // op_mod
-}{
-	Opcode:       F(0x00, 16),
-	UID:          F(0x10, 16),
-	VHCATunnelID: F(0x20, 16),
-	OpMod:        F(0x30, 16),
-}
-
-// OutHeaderFields is the layout of the common output header.
-var OutHeaderFields = struct {
-	Status   Field // status
-	Syndrome Field // syndrome
-}{
-	Status:   F(0x00, 8),
-	Syndrome: F(0x20, 32),
-}
-
 // ObjIDField is the 24-bit object number at bit 0x48 shared by every
 // command that names one object (cqn, qpn, rmpn in DESTROY_*, QUERY_*,
 // the QP transitions) and by every CREATE_* output.
 var ObjIDField = F(0x48, 24)
 
-// CmdHeader is the first 8 bytes of every input mailbox.
-type CmdHeader struct {
-	Opcode       Opcode
-	UID          uint16
-	VHCATunnelID uint16
-	OpMod        uint16
-}
-
-// Encode writes the header into the first 8 bytes of b.
-func (h CmdHeader) Encode(b []byte) error {
-	if err := needLen("encode command header", b, CmdHeaderLen); err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint16(b[0:], h.Opcode)
-	binary.BigEndian.PutUint16(b[2:], h.UID)
-	binary.BigEndian.PutUint16(b[4:], h.VHCATunnelID)
-	binary.BigEndian.PutUint16(b[6:], h.OpMod)
-	return nil
-}
-
-// DecodeCmdHeader reads the header of any input mailbox.
-func DecodeCmdHeader(b []byte) (CmdHeader, error) {
-	if err := needLen("decode command header", b, CmdHeaderLen); err != nil {
-		return CmdHeader{}, err
-	}
-	return CmdHeader{
-		Opcode:       binary.BigEndian.Uint16(b[0:]),
-		UID:          binary.BigEndian.Uint16(b[2:]),
-		VHCATunnelID: binary.BigEndian.Uint16(b[4:]),
-		OpMod:        binary.BigEndian.Uint16(b[6:]),
-	}, nil
-}
-
-// OutHeader is the first 8 bytes of every output mailbox.
-type OutHeader struct {
-	Status   Status
-	Syndrome uint32
-}
-
 // Encode writes status and syndrome into b, clearing the reserved bytes
 // between them.
 func (h OutHeader) Encode(b []byte) error {
-	if err := needLen("encode output header", b, CmdHeaderLen); err != nil {
+	const op = "encode output header"
+	if err := needLen(op, b, CmdHeaderLen); err != nil {
 		return err
 	}
-	b[0], b[1], b[2], b[3] = byte(h.Status), 0, 0, 0
-	binary.BigEndian.PutUint32(b[4:], h.Syndrome)
-	return nil
+	clear(b[:CmdHeaderLen])
+	return encodeFields(op, b, CmdHeaderLen, h.bindings())
 }
 
 // DecodeOutHeader reads the status header of any output mailbox.
 func DecodeOutHeader(b []byte) (OutHeader, error) {
-	if err := needLen("decode output header", b, CmdHeaderLen); err != nil {
-		return OutHeader{}, err
-	}
-	return OutHeader{Status: Status(b[0]), Syndrome: binary.BigEndian.Uint32(b[4:])}, nil
+	var h OutHeader
+	err := decodeFields("decode output header", b, CmdHeaderLen, h.bindings())
+	return h, err
 }
 
 // Err returns nil for status OK and otherwise a *CmdError for command op
@@ -450,140 +376,8 @@ func UnmarshalCreateOut(b []byte) (CreateOut, error) {
 	return CreateOut{OutHeader: h, ID: Get32(b, ObjIDField)}, nil
 }
 
-// NOPIn is NOP (0x80d): a 16-byte input that only carries the header; its
-// output is a bare 16-byte status (CreateOut with ID 0).
-type NOPIn struct {
-	CmdHeader
-}
-
-// Marshal builds the 16-byte mailbox.
-func (in NOPIn) Marshal() ([]byte, error) {
-	return marshalIn("NOP in", in.CmdHeader, OpNOP, CmdShortLen)
-}
-
-// UnmarshalNOPIn parses a NOP input.
-func UnmarshalNOPIn(b []byte) (NOPIn, error) {
-	h, err := unmarshalIn("NOP in", b, OpNOP, CmdShortLen)
-	return NOPIn{CmdHeader: h}, err
-}
-
-// QUERY_HCA_VPORT_CONTEXT (0x762): 16-byte input, 528-byte
-// output with the 512-byte hca_vport_context at byte 16.
-const (
-	QueryHCAVportContextOutLen = 528
-	HCAVportContextLen         = 512
-	hcaVportContextOff         = 16
-)
-
-// QueryHCAVportContextInFields is the input layout beyond the header.
-var QueryHCAVportContextInFields = struct {
-	OtherVport  Field // other_vport
-	PortNum     Field // port_num
-	VportNumber Field // vport_number
-}{
-	OtherVport:  F(0x40, 1),
-	PortNum:     F(0x4c, 4),
-	VportNumber: F(0x50, 16),
-}
-
-// QueryHCAVportContextIn asks for the vport context of port PortNum.
-type QueryHCAVportContextIn struct {
-	CmdHeader
-	OtherVport  bool
-	PortNum     uint8
-	VportNumber uint16
-}
-
-func (in *QueryHCAVportContextIn) bindings() []binding {
-	f := QueryHCAVportContextInFields
-	return []binding{
-		bindBool("other_vport", f.OtherVport, &in.OtherVport),
-		bindUint("port_num", f.PortNum, &in.PortNum),
-		bindUint("vport_number", f.VportNumber, &in.VportNumber),
-	}
-}
-
-// Marshal builds the 16-byte mailbox.
-func (in QueryHCAVportContextIn) Marshal() ([]byte, error) {
-	const name = "QUERY_HCA_VPORT_CONTEXT in"
-	b, err := marshalIn(name, in.CmdHeader, OpQueryHCAVportContext, CmdShortLen)
-	if err != nil {
-		return nil, err
-	}
-	if err := encodeFields("marshal "+name, b, CmdShortLen, in.bindings()); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// UnmarshalQueryHCAVportContextIn parses the input.
-func UnmarshalQueryHCAVportContextIn(b []byte) (QueryHCAVportContextIn, error) {
-	const name = "QUERY_HCA_VPORT_CONTEXT in"
-	var in QueryHCAVportContextIn
-	h, err := unmarshalIn(name, b, OpQueryHCAVportContext, CmdShortLen)
-	if err != nil {
-		return in, err
-	}
-	in.CmdHeader = h
-	err = decodeFields("unmarshal "+name, b, CmdShortLen, in.bindings())
-	return in, err
-}
-
-// HCAVportContextFields is the part of hca_vport_context the library uses,
-// relative to the context (byte offsets times 8).
-var HCAVportContextFields = struct {
-	PortPhysicalState Field // port_physical_state
-	PortState         Field // port_state (4 = ACTIVE)
-	PortGUID          Field // port_guid
-	NodeGUID          Field // node_guid
-	LID               Field // lid
-	LMC               Field // lmc
-	SMLID             Field // sm_lid
-}{
-	PortPhysicalState: F(34*8, 4),
-	PortState:         F(35*8, 4),
-	PortGUID:          F(48*8, 64),
-	NodeGUID:          F(56*8, 64),
-	LID:               F(96*8, 16),
-	LMC:               F(99*8, 3),
-	SMLID:             F(100*8, 16),
-}
-
-// HCAVportContext is the decoded hca_vport_context (InfiniBand: own LID).
-type HCAVportContext struct {
-	PortPhysicalState uint8
-	PortState         uint8
-	PortGUID          uint64
-	NodeGUID          uint64
-	LID               uint16
-	LMC               uint8
-	SMLID             uint16
-}
-
-func (c *HCAVportContext) bindings() []binding {
-	f := HCAVportContextFields
-	return []binding{
-		bindUint("port_physical_state", f.PortPhysicalState, &c.PortPhysicalState),
-		bindUint("port_state", f.PortState, &c.PortState),
-		bindUint("port_guid", f.PortGUID, &c.PortGUID),
-		bindUint("node_guid", f.NodeGUID, &c.NodeGUID),
-		bindUint("lid", f.LID, &c.LID),
-		bindUint("lmc", f.LMC, &c.LMC),
-		bindUint("sm_lid", f.SMLID, &c.SMLID),
-	}
-}
-
-// Encode writes the context into b (at least 512 bytes).
-func (c HCAVportContext) Encode(b []byte) error {
-	return encodeFields("encode hca_vport_context", b, HCAVportContextLen, c.bindings())
-}
-
-// DecodeHCAVportContext reads a context from b (at least 512 bytes).
-func DecodeHCAVportContext(b []byte) (HCAVportContext, error) {
-	var c HCAVportContext
-	err := decodeFields("decode hca_vport_context", b, HCAVportContextLen, c.bindings())
-	return c, err
-}
+// hcaVportContextOff is where the context starts in the output.
+const hcaVportContextOff = 16
 
 // QueryHCAVportContextOut is the 528-byte output.
 type QueryHCAVportContextOut struct {

@@ -1,62 +1,12 @@
 package mlx5
 
-// CREATE_QP (0x500) and QUERY_QP (0x50b).
-// DESTROY_QP and QUERY_QP inputs are ObjCmdIn (misc_cmd.go); CREATE_QP's
-// output is CreateOut. The transitions are in transition.go.
+// CREATE_QP (0x500) and QUERY_QP (0x50b). CreateQPIn, its layout and the
+// sizes are generated from prm/qp.prm (qp_gen.go); Marshal and Unmarshal are
+// written here because CREATE_QP has two sizes. DESTROY_QP and QUERY_QP
+// inputs are ObjCmdIn (misc_cmd.go); CREATE_QP's output is CreateOut. The
+// transitions are in transition.go.
 
-// Sizes and positions of the QP command layouts.
-const (
-	CreateQPInLen    = 272 // GN/RC-ifc layout; Marshal produces this
-	CreateQPInExtLen = 464 // DPDK/kernel layout with qpc_ext; accepted by Unmarshal
-	QueryQPOutLen    = 272
-	// QPCMailboxBit is the qpc position in CREATE_QP in, the transition
-	// inputs and QUERY_QP out.
-	QPCMailboxBit  = 0x0c0
-	qpcMailboxByte = QPCMailboxBit / 8
-)
-
-// CreateQPInFields is the CREATE_QP input layout outside the qpc (absolute
-// bit addresses in the mailbox).
-var CreateQPInFields = struct {
-	QPCExt       Field // qpc_ext (464-byte layout only)
-	OptParamMask Field // opt_param_mask (0 for CREATE)
-	WQUMEMOffset Field // wq_umem_offset
-	WQUMEMID     Field // wq_umem_id
-	WQUMEMValid  Field // wq_umem_valid
-}{
-	QPCExt:       F(0x040, 1),
-	OptParamMask: F(0x080, 32),
-	WQUMEMOffset: F(0x800, 64),
-	WQUMEMID:     F(0x840, 32),
-	WQUMEMValid:  F(0x860, 1),
-}
-
-// CreateQPIn is the CREATE_QP input: the qpc (state RST implied) and the
-// umem holding the WQ buffer (RQ first, then SQ). WQUMEMOffset is reserved
-// in the GN/RC-ifc layouts: keep it 0 unless verified on the firmware.
-type CreateQPIn struct {
-	CmdHeader
-	QPCExt       bool
-	OptParamMask uint32
-	QPC          QPContext
-	WQUMEMOffset uint64
-	WQUMEMID     uint32
-	WQUMEMValid  bool
-}
-
-func (in *CreateQPIn) bindings() []binding {
-	f := CreateQPInFields
-	bs := []binding{
-		bindBool("qpc_ext", f.QPCExt, &in.QPCExt),
-		bindUint("opt_param_mask", f.OptParamMask, &in.OptParamMask),
-	}
-	bs = append(bs, nest("qpc", QPCMailboxBit, in.QPC.bindings())...)
-	return append(bs,
-		bindUint("wq_umem_offset", f.WQUMEMOffset, &in.WQUMEMOffset),
-		bindUint("wq_umem_id", f.WQUMEMID, &in.WQUMEMID),
-		bindBool("wq_umem_valid", f.WQUMEMValid, &in.WQUMEMValid),
-	)
-}
+const qpcMailboxByte = QPCMailboxBit / 8
 
 // Marshal builds the 272-byte mailbox. qpc_ext needs the 464-byte layout
 // and its data, which this library never sends: it is an ErrInvalid error.

@@ -1,79 +1,22 @@
 package mlx5
 
+// The command Status, its names and errno mapping are generated from
+// prm/status.prm (status_gen.go); this file holds the command error.
+
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"syscall"
 )
 
-// Status is the command status in byte 0 of every PRM output mailbox.
-type Status uint8
-
-const (
-	StatusOK              Status = 0x00
-	StatusIntErr          Status = 0x01
-	StatusBadOp           Status = 0x02
-	StatusBadParam        Status = 0x03
-	StatusBadSysState     Status = 0x04
-	StatusBadRes          Status = 0x05
-	StatusResBusy         Status = 0x06
-	StatusLimErr          Status = 0x08
-	StatusBadResState     Status = 0x09
-	StatusIxErr           Status = 0x0a
-	StatusNoRes           Status = 0x0f
-	StatusBadQPState      Status = 0x10
-	StatusBadPkt          Status = 0x30
-	StatusBadSizeOutsCQEs Status = 0x40
-	StatusBadInpLen       Status = 0x50
-	StatusBadOutpLen      Status = 0x51
-)
-
-var statusInfo = map[Status]struct {
-	name  string
-	errno syscall.Errno
-}{
-	StatusOK:              {"OK", 0},
-	StatusIntErr:          {"INT_ERR", syscall.EIO},
-	StatusBadOp:           {"BAD_OP", syscall.EINVAL},
-	StatusBadParam:        {"BAD_PARAM", syscall.EINVAL},
-	StatusBadSysState:     {"BAD_SYS_STATE", syscall.EIO},
-	StatusBadRes:          {"BAD_RES", syscall.EINVAL},
-	StatusResBusy:         {"RES_BUSY", syscall.EBUSY},
-	StatusLimErr:          {"LIM_ERR", syscall.ENOMEM},
-	StatusBadResState:     {"BAD_RES_STATE", syscall.EINVAL},
-	StatusIxErr:           {"IX_ERR", syscall.EINVAL},
-	StatusNoRes:           {"NO_RES", syscall.EAGAIN},
-	StatusBadQPState:      {"BAD_QP_STATE", syscall.EINVAL},
-	StatusBadPkt:          {"BAD_PKT", syscall.EINVAL},
-	StatusBadSizeOutsCQEs: {"BAD_SIZE_OUTS_CQES", syscall.EINVAL},
-	StatusBadInpLen:       {"BAD_INP_LEN", syscall.EIO},
-	StatusBadOutpLen:      {"BAD_OUTP_LEN", syscall.EIO},
-}
-
-func (s Status) String() string {
-	if i, ok := statusInfo[s]; ok {
-		return i.name
-	}
-	return fmt.Sprintf("STATUS_0x%02x", uint8(s))
-}
-
-// Errno is the errno libmlx5's mlx5_cmd_status_to_err maps the status to
-// (EINVAL for unknown codes).
-func (s Status) Errno() syscall.Errno {
-	if i, ok := statusInfo[s]; ok {
-		return i.errno
-	}
-	return syscall.EINVAL
-}
-
 // OutStatus reads the status and syndrome of an output mailbox. A mailbox
 // shorter than the 8-byte header reads as (INT_ERR, 0).
 func OutStatus(out []byte) (Status, uint32) {
-	if len(out) < 8 {
+	h, err := DecodeOutHeader(out)
+	if err != nil {
 		return StatusIntErr, 0
 	}
-	return Status(out[0]), binary.BigEndian.Uint32(out[4:8])
+	return h.Status, h.Syndrome
 }
 
 // CmdError is a PRM command that failed. Either the kernel rejected it before
@@ -117,9 +60,8 @@ func (e *CmdError) Is(target error) bool {
 // reads opcode and op_mod from in and status and syndrome from out.
 func NewCmdError(op string, in, out []byte, errno syscall.Errno) *CmdError {
 	e := &CmdError{Op: op, Errno: errno}
-	if len(in) >= 8 {
-		e.Opcode = binary.BigEndian.Uint16(in[0:2])
-		e.OpMod = binary.BigEndian.Uint16(in[6:8])
+	if h, err := DecodeCmdHeader(in); err == nil {
+		e.Opcode, e.OpMod = h.Opcode, h.OpMod
 	}
 	if errno == syscall.EREMOTEIO || errno == 0 {
 		e.Status, e.Syndrome = OutStatus(out)

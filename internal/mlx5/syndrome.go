@@ -1,74 +1,14 @@
 package mlx5
 
+// Syndrome, its names, Known and WCStatus are generated from
+// prm/syndrome.prm (syndrome_gen.go).
+
 import "fmt"
 
-// Syndrome is the completion error syndrome in byte 55 of an error CQE. It is also what the WQE parser reports for a
-// malformed WQE, so the emulator can put it into the error CQE unchanged.
-//
-// Syndrome implements error, so errors.Is(err, SyndromeLocalQPOpErr) matches
-// any error (a *WQEError, a *CQEError) that carries that syndrome.
-type Syndrome uint8
-
-const (
-	SyndromeLocalLengthErr       Syndrome = 0x01 // IBV_WC_LOC_LEN_ERR
-	SyndromeLocalQPOpErr         Syndrome = 0x02 // IBV_WC_LOC_QP_OP_ERR
-	SyndromeLocalProtErr         Syndrome = 0x04 // IBV_WC_LOC_PROT_ERR
-	SyndromeWRFlushErr           Syndrome = 0x05 // IBV_WC_WR_FLUSH_ERR
-	SyndromeMWBindErr            Syndrome = 0x06 // IBV_WC_MW_BIND_ERR
-	SyndromeBadRespErr           Syndrome = 0x10 // IBV_WC_BAD_RESP_ERR
-	SyndromeLocalAccessErr       Syndrome = 0x11 // IBV_WC_LOC_ACCESS_ERR
-	SyndromeRemoteInvalReqErr    Syndrome = 0x12 // IBV_WC_REM_INV_REQ_ERR
-	SyndromeRemoteAccessErr      Syndrome = 0x13 // IBV_WC_REM_ACCESS_ERR
-	SyndromeRemoteOpErr          Syndrome = 0x14 // IBV_WC_REM_OP_ERR
-	SyndromeTransportRetryExcErr Syndrome = 0x15 // IBV_WC_RETRY_EXC_ERR
-	SyndromeRNRRetryExcErr       Syndrome = 0x16 // IBV_WC_RNR_RETRY_EXC_ERR
-	SyndromeRemoteAbortedErr     Syndrome = 0x22 // IBV_WC_REM_ABORT_ERR
-)
-
 // VendorSyndromeODPPageFault is vendor_err_synd 0x93
-// (MLX5_CQE_VENDOR_SYNDROME_ODP_PFAULT), the one vendor syndrome the fact
-// sheet names.
+// (MLX5_CQE_VENDOR_SYNDROME_ODP_PFAULT), the one vendor syndrome this
+// package names.
 const VendorSyndromeODPPageFault uint8 = 0x93
-
-var syndromeInfo = map[Syndrome]struct{ name, wc string }{
-	SyndromeLocalLengthErr:       {"LOCAL_LENGTH_ERR", "IBV_WC_LOC_LEN_ERR"},
-	SyndromeLocalQPOpErr:         {"LOCAL_QP_OP_ERR", "IBV_WC_LOC_QP_OP_ERR"},
-	SyndromeLocalProtErr:         {"LOCAL_PROT_ERR", "IBV_WC_LOC_PROT_ERR"},
-	SyndromeWRFlushErr:           {"WR_FLUSH_ERR", "IBV_WC_WR_FLUSH_ERR"},
-	SyndromeMWBindErr:            {"MW_BIND_ERR", "IBV_WC_MW_BIND_ERR"},
-	SyndromeBadRespErr:           {"BAD_RESP_ERR", "IBV_WC_BAD_RESP_ERR"},
-	SyndromeLocalAccessErr:       {"LOCAL_ACCESS_ERR", "IBV_WC_LOC_ACCESS_ERR"},
-	SyndromeRemoteInvalReqErr:    {"REMOTE_INVAL_REQ_ERR", "IBV_WC_REM_INV_REQ_ERR"},
-	SyndromeRemoteAccessErr:      {"REMOTE_ACCESS_ERR", "IBV_WC_REM_ACCESS_ERR"},
-	SyndromeRemoteOpErr:          {"REMOTE_OP_ERR", "IBV_WC_REM_OP_ERR"},
-	SyndromeTransportRetryExcErr: {"TRANSPORT_RETRY_EXC_ERR", "IBV_WC_RETRY_EXC_ERR"},
-	SyndromeRNRRetryExcErr:       {"RNR_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR"},
-	SyndromeRemoteAbortedErr:     {"REMOTE_ABORTED_ERR", "IBV_WC_REM_ABORT_ERR"},
-}
-
-// String returns the PRM name (LOCAL_QP_OP_ERR, ...), or SYNDROME_0xNN for a
-// value the PRM does not name.
-func (s Syndrome) String() string {
-	if i, ok := syndromeInfo[s]; ok {
-		return i.name
-	}
-	return fmt.Sprintf("SYNDROME_0x%02x", uint8(s))
-}
-
-// WCStatus returns the name of the ibv_wc_status rdma-core maps the syndrome
-// to; every syndrome the table does not list maps to IBV_WC_GENERAL_ERR.
-func (s Syndrome) WCStatus() string {
-	if i, ok := syndromeInfo[s]; ok {
-		return i.wc
-	}
-	return "IBV_WC_GENERAL_ERR"
-}
-
-// Known reports whether the syndrome is one of the documented values.
-func (s Syndrome) Known() bool {
-	_, ok := syndromeInfo[s]
-	return ok
-}
 
 // Error makes a Syndrome usable as an errors.Is target.
 func (s Syndrome) Error() string {

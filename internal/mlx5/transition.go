@@ -7,39 +7,11 @@ import (
 	"time"
 )
 
-// QP state transitions: the modify-QP mailboxes, the
-// opt_param_mask bits, the per-transition rules shared by the verbs layer
-// (what to fill in) and the emulator (what to accept and apply), and the IBA
-// timer encodings.
-
-// Sizes of the transition mailboxes.
-const (
-	ModifyQPInLen     = 272 // RST2INIT, INIT2RTR, RTR2RTS, SQERR2RTS (and the short INIT2INIT/RTS2RTS)
-	ModifyQPInExtLen  = 464 // INIT2INIT and RTS2RTS with opt_param_mask_95_32 and qpc_data_ext
-	ModifyQPInDropLen = 16  // 2ERR and 2RST
-)
-
-// ModifyQPInFields is the transition input layout outside the qpc
-// (absolute bit addresses in the mailbox). QPN is ObjIDField.
-var ModifyQPInFields = struct {
-	QPCExt                   Field // qpc_ext
-	QPN                      Field // qpn
-	OptParamMask             Field // opt_param_mask
-	OptParamMask95_32        Field // opt_param_mask_95_32
-	MMO                      Field // qpc_data_ext.mmo
-	DCIStreamChannelID       Field // qpc_data_ext.dci_stream_channel_id
-	QoSQueueGroupIDRequester Field // qpc_data_ext.qos_queue_group_id_requester
-	QoSQueueGroupIDResponder Field // qpc_data_ext.qos_queue_group_id_responder
-}{
-	QPCExt:                   F(0x040, 1),
-	QPN:                      ObjIDField,
-	OptParamMask:             F(0x080, 32),
-	OptParamMask95_32:        F(0x840, 64),
-	MMO:                      F(0x882, 1),
-	DCIStreamChannelID:       F(0x890, 16),
-	QoSQueueGroupIDRequester: F(0x8a0, 32),
-	QoSQueueGroupIDResponder: F(0x8c0, 32),
-}
+// QP state transitions: the opt_param_mask bits, the per-transition rules
+// shared by the verbs layer (what to fill in) and the emulator (what to
+// accept and apply), the modify-QP Marshal and Unmarshal (the mailbox size
+// follows the opcode), and the IBA timer encodings. ModifyQPIn, its layout
+// and the sizes are generated from prm/transition.prm (transition_gen.go).
 
 // OptParam is the opt_param_mask of a transition: which
 // optional qpc fields the transition applies.
@@ -362,49 +334,6 @@ func AppliedFields(op Opcode, st ServiceType, mask OptParam, ext OptParamExt) ([
 	out := append([]string(nil), t.Required...)
 	out = append(out, mask.Fields()...)
 	return append(out, ext.Fields()...), nil
-}
-
-// QPCDataExt is the qpc_data_ext tail of the 464-byte INIT2INIT/RTS2RTS.
-type QPCDataExt struct {
-	MMO                      bool
-	DCIStreamChannelID       uint16
-	QoSQueueGroupIDRequester uint32
-	QoSQueueGroupIDResponder uint32
-}
-
-// ModifyQPIn is every QP transition input; Opcode (in the header) selects
-// the transition and with it the mailbox size: 16 bytes for 2ERR/2RST (only
-// QPN), 272 for the others, 464 for INIT2INIT and RTS2RTS (whose tail holds
-// OptParamMask95_32 and Ext).
-type ModifyQPIn struct {
-	CmdHeader
-	QPN               uint32
-	QPCExt            bool
-	OptParamMask      OptParam
-	QPC               QPContext
-	OptParamMask95_32 OptParamExt
-	Ext               QPCDataExt
-}
-
-func (in *ModifyQPIn) bindings(n int) []binding {
-	f := ModifyQPInFields
-	bs := []binding{bindUint("qpn", f.QPN, &in.QPN)}
-	if n < ModifyQPInLen {
-		return bs
-	}
-	bs = append(bs, bindUint("opt_param_mask", f.OptParamMask, &in.OptParamMask))
-	bs = append(bs, nest("qpc", QPCMailboxBit, in.QPC.bindings())...)
-	if n < ModifyQPInExtLen {
-		return bs
-	}
-	return append(bs,
-		bindBool("qpc_ext", f.QPCExt, &in.QPCExt),
-		bindUint("opt_param_mask_95_32", f.OptParamMask95_32, &in.OptParamMask95_32),
-		bindBool("qpc_data_ext.mmo", f.MMO, &in.Ext.MMO),
-		bindUint("qpc_data_ext.dci_stream_channel_id", f.DCIStreamChannelID, &in.Ext.DCIStreamChannelID),
-		bindUint("qpc_data_ext.qos_queue_group_id_requester", f.QoSQueueGroupIDRequester, &in.Ext.QoSQueueGroupIDRequester),
-		bindUint("qpc_data_ext.qos_queue_group_id_responder", f.QoSQueueGroupIDResponder, &in.Ext.QoSQueueGroupIDResponder),
-	)
 }
 
 // Marshal builds the transition mailbox in the size Transition.Len gives.

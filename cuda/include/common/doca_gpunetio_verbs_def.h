@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* ---- Versions ---------------------------------------------------------------------------- */
-#define DOCA_GPUNETIO_VERSION_MAJOR 2
+#define DOCA_GPUNETIO_VERSION_MAJOR 3
 #define DOCA_GPUNETIO_VERSION_MINOR 0
 #define DOCA_GPUNETIO_VERSION_PATCH 0
 #define DOCA_GPUNETIO_VERSION_MAJOR_SHIFT 16

@@ -219,3 +219,53 @@ func TestExchangeFailures(t *testing.T) {
 	assert.ErrorIs(t, err, verbs.ErrInvalidValue)
 	assert.False(t, errors.Is(err, os.ErrDeadlineExceeded))
 }
+
+// TestWireFormatDOCA30 checks the records the examples send against golden
+// bytes of DOCA GPUNetIO 3.0's verbs examples, whose out-of-band format is
+// that of 2.0.1: put_bw's server (its 16 buffers, one per message size,
+// 216 bytes), a bandwidth client (no buffers, 24 bytes) and a write_lat
+// side (its 10 poll buffers, 144 bytes). The golden file was written by an
+// encoder of its own, from the examples' field list.
+func TestWireFormatDOCA30(t *testing.T) {
+	b, err := os.ReadFile("testdata/doca30_records.txt")
+	require.NoError(t, err)
+	golden := map[string][]byte{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, h, ok := strings.Cut(line, " ")
+		require.True(t, ok, line)
+		golden[name], err = hex.DecodeString(h)
+		require.NoError(t, err)
+	}
+	regions := func(n int, base uint64, rkey uint32) []verbs.Region {
+		r := make([]verbs.Region, n)
+		for i := range r {
+			r[i] = verbs.Region{Addr: base + uint64(i)*0x100000, RKey: rkey + uint32(i)}
+		}
+		return r
+	}
+	roce := verbs.GID{10: 0xff, 11: 0xff, 12: 10, 15: 7}
+	for _, tc := range []struct {
+		name string
+		ep   verbs.Endpoint
+		size int
+	}{
+		{"put_bw_server", verbs.Endpoint{Regions: regions(len(BWSizes), 0x7f3a00000000, 0x2000), QPN: 0xbd01, GID: roce}, 216},
+		{"bw_client", verbs.Endpoint{QPN: 0xbd02, GID: clientEndpoint.GID, LID: 0x17}, 24},
+		{"write_lat", verbs.Endpoint{Regions: regions(len(LatSizes), 0x7f3b00000000, 0x3000), QPN: 0xbd03, GID: roce}, 144},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.ep.MarshalDOCA()
+			require.NoError(t, err)
+			require.Len(t, golden[tc.name], tc.size)
+			assert.Equal(t, golden[tc.name], got, "the bytes DOCA 3.0's examples exchange")
+			back, err := verbs.UnmarshalEndpointDOCA(golden[tc.name], len(tc.ep.Regions))
+			require.NoError(t, err)
+			want := tc.ep
+			want.MTU = verbs.EndpointDOCAMTU
+			assert.Equal(t, want, back)
+		})
+	}
+}

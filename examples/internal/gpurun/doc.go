@@ -12,11 +12,13 @@
 //
 // # Lifetime
 //
-// Env.Close releases everything in the reverse order of creation, after
-// waiting for the kernels: CPU-proxy service, counters, buffers (MRs, then
-// memory), the kernel module, the high-level QP, the PD, the RDMA device,
-// the CUDA context and the GPU. It is safe to call on a partly opened Env
-// and twice.
+// Open creates, in the order of DOCA GPUNetIO 3.0's examples, the GPU, the
+// RDMA device, the PD, the device object (verbs.OpenDev) and the high-level
+// QP on it. Env.Close releases everything after waiting for the kernels:
+// CPU-proxy service, counters, buffers (MRs, then memory), the kernel
+// module, then in 3.0's order the high-level QP, the GPU (after its CUDA
+// context), the device object, the PD and the RDMA device. It is safe to
+// call on a partly opened Env and twice.
 //
 // # Threading
 //

@@ -31,7 +31,10 @@ type Env struct {
 	Ctx   *cuda.Context
 	Dev   *verbs.Context
 	PD    *verbs.PD
-	QP    *gpunetio.QPHL
+	// NetDev is the device object of DOCA GPUNetIO 3.0 (verbs.OpenDev on
+	// PD), on which the high-level QP is made.
+	NetDev *verbs.Dev
+	QP     *gpunetio.QPHL
 	// Local is this side of the RC connection: what Endpoint sends to the
 	// peer (without the buffers) and what Connect needs besides.
 	Local  verbs.LocalEndpoint
@@ -41,16 +44,19 @@ type Env struct {
 	service  *gpunetio.Service
 	bufs     []*Buffer
 	counters []*cuda.Buffer[uint32]
-	closers  []func() error // in creation order
+	module   []func() error // the kernel module's unload
+	ownGPU   bool           // Open made GPU (Close closes it)
 	closed   bool
 	// abandoned is set when a wait for a kernel gave up: the kernel may
 	// still use the QP and the buffers, so nothing is released.
 	abandoned bool
 }
 
-// Open creates the resources of one role in the reference order: GPU and
-// its CUDA context, RDMA device, PD, high-level QP (left in RST) and its
-// local endpoint, kernel module. Progress messages go to log.
+// Open creates the resources of one role in the order of DOCA GPUNetIO
+// 3.0's examples: GPU (and its CUDA context), RDMA device, PD, the port's
+// GID and state (the local endpoint), the device object (verbs.OpenDev),
+// the high-level QP on it (left in RST), then the kernel module. Progress
+// messages go to log.
 func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) (env *Env, err error) {
 	if err := cuda.Init(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
@@ -74,17 +80,18 @@ func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) 
 			return nil, fmt.Errorf("PCIe address of CUDA device 0: %w", err)
 		}
 	}
-	if _, err := cuda.DeviceByPCIBusID(e.BusID); err != nil {
+	d, err := cuda.DeviceByPCIBusID(e.BusID)
+	if err != nil {
 		return nil, fmt.Errorf("invalid GPU bus id provided (-g %s): %w", e.BusID, err)
 	}
+	fmt.Fprintf(log, "Setting GPU device %d at %s\n", d.Ordinal(), e.BusID)
 	if e.GPU, err = gpunetio.NewGPU(e.BusID); err != nil {
 		return nil, fmt.Errorf("open GPU %s: %w", e.BusID, err)
 	}
-	e.closers = append(e.closers, e.GPU.Close)
+	e.ownGPU = true
 	if e.Ctx, err = e.GPU.CUDAContext(); err != nil {
 		return nil, fmt.Errorf("CUDA context of GPU %s: %w", e.BusID, err)
 	}
-	e.closers = append(e.closers, e.Ctx.Release)
 	if err := e.openQP(prog, cfg, opt, log); err != nil {
 		return nil, err
 	}
@@ -97,32 +104,43 @@ func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) 
 		if e.Module, err = e.Ctx.ModuleLoadFile(path); err != nil {
 			return nil, fmt.Errorf("load kernel image %s: %w", path, err)
 		}
-		e.closers = append(e.closers, e.Module.Unload)
+		e.module = append(e.module, e.Module.Unload)
 	}
 	return e, nil
 }
 
-// openQP opens the RDMA device (by prefix, as the reference does), the PD
-// and the high-level QP on e.GPU, and describes the local side. It needs no
-// CUDA context, so it also runs on a host-memory GPU (gpunetio.NewHostGPU).
+// openQP opens the RDMA device (by prefix, as the reference does), the PD,
+// the device object and the high-level QP on e.GPU, and describes the local
+// side. It needs no CUDA context, so it also runs on a host-memory GPU
+// (gpunetio.NewHostGPU).
 func (e *Env) openQP(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) (err error) {
 	if e.Dev, err = verbs.OpenDevicePrefix(cfg.Device); err != nil {
 		return fmt.Errorf("open RDMA device %q: %w", cfg.Device, err)
 	}
-	e.closers = append(e.closers, e.Dev.Close)
 	if e.PD, err = e.Dev.AllocPD(); err != nil {
 		return fmt.Errorf("allocate PD on %s: %w", e.Dev.Name(), err)
 	}
-	e.closers = append(e.closers, e.PD.Close)
+	// The port's GID and state, before the device object, as DOCA 3.0's
+	// examples query them.
+	if _, err := e.Dev.QueryGID(common.PortNum, cfg.GIDIndex); err != nil {
+		return fmt.Errorf("GID index %d of %s port %d: %w", cfg.GIDIndex, e.Dev.Name(), common.PortNum, err)
+	}
+	if _, err := e.Dev.QueryPort(common.PortNum); err != nil {
+		return fmt.Errorf("%s port %d: %w", e.Dev.Name(), common.PortNum, err)
+	}
+	if e.NetDev, err = verbs.OpenDev(e.PD); err != nil {
+		fmt.Fprintf(log, "Failed to create doca dev: %v\n", err)
+		return fmt.Errorf("open the device object of %s: %w", e.Dev.Name(), err)
+	}
 	e.QP, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{
-		GPU: e.GPU, PD: e.PD, SQWQEs: common.SQWQEs,
+		GPU: e.GPU, NetDev: e.NetDev, PD: e.PD, SQWQEs: common.SQWQEs,
 		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
 		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed,
+		OrderingSemantic: verbs.OrderingIBTA,
 	})
 	if err != nil {
 		return fmt.Errorf("create high-level QP (NIC handler %s, DBR mode %s): %w", opt.Handler, opt.DBRMode, err)
 	}
-	e.closers = append(e.closers, e.QP.Close)
 	if e.Local, err = e.QP.LocalEndpoint(common.PortNum, cfg.GIDIndex); err != nil {
 		return fmt.Errorf("local endpoint of %s port %d, GID index %d: %w", e.Dev.Name(), common.PortNum, cfg.GIDIndex, err)
 	}
@@ -191,8 +209,10 @@ func (e *Env) Function(name string) (*cuda.Function, error) {
 // ErrAbandoned is returned by Close when a kernel may still be running.
 var ErrAbandoned = errors.New("a kernel may still be running: GPU and NIC resources are left to the process exit")
 
-// Close releases everything (see the package doc). After a kernel wait gave
-// up it releases nothing and returns ErrAbandoned: the process should exit.
+// Close releases everything (see the package doc), the resources of the
+// connection in the order of DOCA GPUNetIO 3.0's examples: high-level QP,
+// GPU, device object, PD, RDMA device. After a kernel wait gave up it
+// releases nothing and returns ErrAbandoned: the process should exit.
 func (e *Env) Close() error {
 	if e == nil || e.closed {
 		return nil
@@ -211,8 +231,28 @@ func (e *Env) Close() error {
 	for i := len(e.bufs) - 1; i >= 0; i-- {
 		errs = append(errs, e.bufs[i].close())
 	}
-	for i := len(e.closers) - 1; i >= 0; i-- {
-		errs = append(errs, e.closers[i]())
+	for _, unload := range e.module {
+		errs = append(errs, unload())
+	}
+	if e.QP != nil {
+		errs = append(errs, e.QP.Close())
+	}
+	if e.Ctx != nil {
+		errs = append(errs, e.Ctx.Release())
+	}
+	if e.GPU != nil && e.ownGPU {
+		errs = append(errs, e.GPU.Close())
+	}
+	if e.NetDev != nil {
+		if err := e.NetDev.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the device object: %w", err))
+		}
+	}
+	if e.PD != nil {
+		errs = append(errs, e.PD.Close())
+	}
+	if e.Dev != nil {
+		errs = append(errs, e.Dev.Close())
 	}
 	return errors.Join(errs...)
 }

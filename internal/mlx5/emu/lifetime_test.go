@@ -246,3 +246,69 @@ func TestHugeRegistrationRefused(t *testing.T) {
 	must(t, p.Dealloc())
 	must(t, dev.Close())
 }
+
+// TestFatalNakAfterGoBack: the ACK timer fired and go-back-N rewound the
+// send index while the responder still had the first transmission's frames
+// to process; its NAK for a later packet of the message (here the last
+// one, after a deregistration) must end the WQE with REMOTE_ACCESS_ERR,
+// not be ignored until the retries run out (the CI flake of
+// TestDeregResponderMRDuringWrite over TCP). Manual NICs make the order
+// exact: transmit, timeout and rewind, then the NAK.
+func TestFatalNakAfterGoBack(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		code     wire.NakCode
+		syndrome mlx5.Syndrome
+	}{
+		{"remote access", wire.NakRemoteAccess, mlx5.SyndromeRemoteAccessErr},
+		{"invalid request", wire.NakInvalidRequest, mlx5.SyndromeRemoteInvalReqErr},
+		{"remote operation", wire.NakRemoteOperation, mlx5.SyndromeRemoteOpErr},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			na := newManualNIC(t, Config{Name: "emuNa"})
+			nb := newManualNIC(t, Config{Name: "emuNb"})
+			o := qpOpts{mtu: mlx5.MTU256, ackTO: 1, retry: 7}
+			x, y := pair(t, na, nb, o, o)
+			// The responder drops what it gets: the NAK below stands for
+			// its answer to the first transmission.
+			must(t, y.modify(mlx5.NewModifyQPIn(mlx5.Op2ERR, y.qpn)))
+			const n = 4 * 256
+			before := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 256)))
+			idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, n)))
+			now := time.Now()
+			na.round(now) // PSN 0x100 (the first WRITE), 0x101..0x104 (the second)
+			qx := x.qpObj()
+			qx.mu.Lock()
+			hp, ackTO := qx.req.hpsn, qx.ackTimeout
+			qx.mu.Unlock()
+			if hp != 0x105 {
+				t.Fatalf("after the first transmission hpsn %#x, want 0x105", hp)
+			}
+			now = now.Add(2 * ackTO)
+			na.round(now) // the ACK timer: go-back-N to the first WRITE
+			qx.mu.Lock()
+			rewound := qx.req.send == qx.req.ci
+			qx.mu.Unlock()
+			if !rewound {
+				t.Fatal("the ACK timeout did not rewind the send index")
+			}
+			na.deliver(&wire.Frame{Opcode: wire.OpAck, SrcGID: wire.GID(nb.GID()), DstGID: wire.GID(na.GID()),
+				SrcQPN: y.qpn, DstQPN: x.qpn, PSN: 0x104, AETH: wire.AETH{Syndrome: wire.NakSyndrome(c.code)}})
+			na.round(now)
+			first, ok := x.tryPoll()
+			if !ok || first.Opcode != mlx5.CQEReq || first.WQECounter != before {
+				t.Fatalf("first WRITE (implicitly acknowledged by the NAK): %+v %v; want a success CQE for %d", first, ok, before)
+			}
+			cqe, ok := x.tryPoll()
+			if !ok {
+				t.Fatal("the NAK was ignored: no completion for the NAKed WRITE")
+			}
+			if cqe.Opcode != mlx5.CQEReqErr || cqe.Syndrome != c.syndrome || cqe.WQECounter != idx {
+				t.Fatalf("NAKed WRITE: %v %v counter %d; want REQ_ERR %v counter %d", cqe.Opcode, cqe.Syndrome, cqe.WQECounter, c.syndrome, idx)
+			}
+			if s := x.queryQP().State; s != mlx5.QPStateERR {
+				t.Fatalf("requester state %v after a fatal NAK, want ERR", s)
+			}
+		})
+	}
+}

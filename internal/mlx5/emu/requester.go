@@ -38,7 +38,8 @@ type outEntry struct {
 	sentOff  uint64 // message bytes transmitted so far
 	syn      mlx5.Syndrome
 	first    uint32 // first PSN
-	last     uint32 // last PSN
+	last     uint32 // last PSN transmitted so far
+	end      uint32 // last PSN of the whole message (a NAK may name it after go-back-N rewound last)
 	byteCnt  uint32
 	got      uint64
 	sg       []target // READ scatter list
@@ -51,6 +52,7 @@ type outEntry struct {
 // NIC's engine goroutine.
 type requester struct {
 	pi, ci, send uint16 // producer, oldest uncompleted, next to transmit (WQEBB indexes)
+	hsend        uint16 // one past the furthest WQE ever started (go-back-N rewinds send, not this)
 	npsn         uint32 // PSN of the next packet to transmit
 	hpsn         uint32 // one past the highest PSN ever transmitted (go-back-N rewinds npsn, not this)
 	lastAcked    uint32
@@ -292,7 +294,7 @@ func (q *qp) flush() bool {
 	r := &q.req
 	r.partial = false
 	if r.ci == r.pi {
-		r.send = r.ci
+		r.send, r.hsend = r.ci, r.ci
 		return false
 	}
 	for r.ci != r.pi {
@@ -312,7 +314,7 @@ func (q *qp) flush() bool {
 		q.scq.push(cqe{opcode: cqeReqErr, wqeOp: op, qpn: q.qpn, wqeCount: r.ci, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeWRFlushErr)})
 		r.ci += uint16(bbs)
 	}
-	r.send = r.ci
+	r.send, r.hsend = r.ci, r.ci
 	r.nRA = 0
 	return true
 }
@@ -412,7 +414,15 @@ func (q *qp) failHead(syn mlx5.Syndrome) {
 	*e = outEntry{idx: r.send, bbs: uint16(bbs), op: r.w.opcode, kind: kLocal, first: r.npsn, last: (r.npsn - 1) & mask24}
 	q.fail(e, syn)
 	r.send += uint16(bbs)
+	r.started()
 	r.stalled = false
+}
+
+// started records the send index as the furthest transmission reached.
+func (r *requester) started() {
+	if dist(r.ci, r.send) > dist(r.ci, r.hsend) {
+		r.hsend = r.send
+	}
 }
 
 // transmit executes WQEs from the send index up to the producer index.
@@ -503,10 +513,12 @@ func (q *qp) transmit(now time.Time) bool {
 			e.kind = kLocal
 			q.fail(e, syn)
 			r.send += uint16(w.bbs)
+			r.started()
 			progress = true
 			break
 		}
 		r.send += uint16(w.bbs)
+		r.started()
 		progress = true
 	}
 	if progress {
@@ -568,6 +580,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		}
 		e.kind = kAcked
 		e.partial = true
+		e.end = (r.npsn + uint32(packets(w.length, q.mtu)) - 1) & mask24
 		syn, done := q.sendMessage(w, e)
 		switch {
 		case syn != 0:
@@ -598,6 +611,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		e.kind = kRead
 		e.sg = append([]target(nil), r.tg[:w.nsge]...)
 		e.last = (r.npsn + uint32(n) - 1) & mask24
+		e.end = e.last
 		r.advance(uint32(n))
 		r.nRA++
 		return 0, false
@@ -627,7 +641,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		e.masked = w.masked
 		e.size = w.size
 		e.byteCnt = uint32(w.size)
-		e.last = r.npsn
+		e.last, e.end = r.npsn, r.npsn
 		r.advance(1)
 		r.nRA++
 		return 0, false

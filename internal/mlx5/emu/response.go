@@ -81,6 +81,50 @@ func (q *qp) entryOf(psn uint32) *outEntry {
 	return nil
 }
 
+// nakEntry finds the message a fatal NAK (access, invalid request,
+// operational error) names. Go-back-N may have rewound the send index below
+// messages whose frames the responder still had to process: the responder
+// NAKs the first of those that fails, and that NAK ends the message, since
+// the requester keeps the PSN range of every message it started. So the
+// search runs over whole messages up to the furthest WQE ever started; a
+// message found beyond the send index is taken back into the outstanding
+// window together with those before it.
+func (q *qp) nakEntry(psn uint32) *outEntry {
+	r := &q.req
+	for i := r.ci; i != r.hsend; {
+		e := &r.ent[q.slot(i)]
+		if e.kind != kLocal && psnLE(e.first, psn) && psnLE(psn, e.end) {
+			if dist(r.ci, i) >= dist(r.ci, r.send) {
+				q.restore(i + e.bbs)
+			}
+			return e
+		}
+		i += e.bbs
+	}
+	return nil
+}
+
+// restore moves the send index forward to to over WQEs that go-back-N
+// rewound: their entries still describe what was transmitted the first
+// time.
+func (q *qp) restore(to uint16) {
+	r := &q.req
+	if r.partial { // the message being sent again: its first transmission went further
+		e := &r.ent[q.slot(r.cur)]
+		e.last, e.partial = e.end, false
+	}
+	for i := r.send; i != to; {
+		e := &r.ent[q.slot(i)]
+		e.last, e.partial = e.end, false
+		if !e.done && (e.kind == kRead || e.kind == kAtomic) {
+			r.nRA++
+		}
+		r.npsn = (e.end + 1) & mask24
+		i += e.bbs
+	}
+	r.send, r.partial = to, false
+}
+
 // ackUpTo marks WRITE/SEND (and local) entries whose last PSN is <= psn as
 // done. The acknowledged PSN (lastAcked, the bottom of the response window)
 // stops short of a READ or atomic still waiting for its response: an ACK
@@ -149,7 +193,12 @@ func (q *qp) onResponse(rsp *response, now time.Time) bool {
 			r.rnrUntil = now.Add(rnrDelay(rsp.syn.Value()))
 			q.goBack()
 		case wire.KindNak:
-			e := q.entryOf(rsp.psn)
+			var e *outEntry
+			if rsp.syn.Code() == wire.NakPSNSequenceError {
+				e = q.entryOf(rsp.psn)
+			} else {
+				e = q.nakEntry(rsp.psn)
+			}
 			if e == nil {
 				return false
 			}

@@ -368,6 +368,8 @@ int doca_verbs_qp_create(void *vctx, void *init_attr, void **qp)
 	if (a) {
 		o->u32a = a->u32a;
 		o->u32b = a->u32b;
+		o->send_dbr_mode = a->send_dbr_mode;
+		o->ordering = a->ordering;
 	}
 	*qp = o;
 	fk_log("doca_verbs_qp_create -> %s", FK_H(o));
@@ -383,7 +385,8 @@ int doca_verbs_qp_modify(void *qp, void *attr, int mask)
 	return 0;
 }
 
-// Query reports RTS (3) in the attributes and a canned mask.
+// Query reports RTS (3) in the attributes, the QP's send DBR mode and
+// ordering semantic in the init attributes, and a canned mask.
 int doca_verbs_qp_query(void *qp, void *attr, void *init_attr, int *mask)
 {
 	fk_log("doca_verbs_qp_query qp=%s attr=%s init_attr=%s mask=%s", FK_H(qp), FK_H(attr),
@@ -394,6 +397,11 @@ int doca_verbs_qp_query(void *qp, void *attr, void *init_attr, int *mask)
 	struct fk_obj *a = fk_find(attr);
 	if (a)
 		a->state = 3;
+	struct fk_obj *q = fk_find(qp), *i = fk_find(init_attr);
+	if (q && i) {
+		i->send_dbr_mode = q->send_dbr_mode;
+		i->ordering = q->ordering;
+	}
 	if (mask)
 		*mask = 0x1234;
 	return 0;

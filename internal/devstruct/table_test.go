@@ -1,4 +1,4 @@
-package devhost
+package devstruct
 
 import (
 	"testing"
@@ -7,9 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Expected layouts of the DOCA 2.0 device structs (offset, size); sizes of whole structs use
-// offset 0, alignments are in the ".align" entries.
-func TestLayoutMatchesSpec(t *testing.T) {
+// The layout table holds exactly the DOCA 2.0 layouts (offset, size) of the
+// device structs, plus our extension area; sizes of whole structs use offset
+// 0, alignments are in the ".align" entries. Every entry of the C table has
+// an expectation here and every expectation an entry.
+func TestLayoutTable(t *testing.T) {
 	want := map[string][2]uintptr{
 		"doca_gpu_dev_verbs_qp":                      {0, 296},
 		"doca_gpu_dev_verbs_qp.align":                {0, 8},
@@ -32,24 +34,61 @@ func TestLayoutMatchesSpec(t *testing.T) {
 		"doca_gpu_dev_verbs_qp.sq_db":                {80, 8},
 		"doca_gpu_dev_verbs_qp.reserved1":            {88, 8},
 		"doca_gpu_dev_verbs_qp.reserved2":            {96, 64},
+		"doca_gpu_dev_verbs_qp.gdaki":                {96, 64},
 		"doca_gpu_dev_verbs_qp.cq_sq":                {160, 64},
 		"doca_gpu_dev_verbs_qp.reserved3":            {224, 64},
 		"doca_gpu_dev_verbs_qp.nic_handler":          {288, 4},
 		"doca_gpu_dev_verbs_qp.mem_type":             {292, 4},
 
-		"doca_gpu_dev_verbs_cq":           {0, 64},
-		"doca_gpu_dev_verbs_cq.align":     {0, 8},
-		"doca_gpu_dev_verbs_cq.cqe_daddr": {0, 8},
-		"doca_gpu_dev_verbs_cq.cq_num":    {8, 4},
-		"doca_gpu_dev_verbs_cq.cqe_num":   {12, 4},
-		"doca_gpu_dev_verbs_cq.dbrec":     {16, 8},
-		"doca_gpu_dev_verbs_cq.cqe_ci":    {24, 8},
-		"doca_gpu_dev_verbs_cq.cqe_mask":  {32, 4},
-		"doca_gpu_dev_verbs_cq.cqe_size":  {36, 1},
-		"doca_gpu_dev_verbs_cq.reserved1": {37, 3},
-		"doca_gpu_dev_verbs_cq.cqe_rsvd":  {40, 8},
-		"doca_gpu_dev_verbs_cq.mem_type":  {48, 4},
-		"doca_gpu_dev_verbs_cq.reserved2": {52, 12},
+		"doca_gpu_dev_verbs_cq":             {0, 64},
+		"doca_gpu_dev_verbs_cq.align":       {0, 8},
+		"doca_gpu_dev_verbs_cq.cqe_daddr":   {0, 8},
+		"doca_gpu_dev_verbs_cq.cq_num":      {8, 4},
+		"doca_gpu_dev_verbs_cq.cqe_num":     {12, 4},
+		"doca_gpu_dev_verbs_cq.dbrec":       {16, 8},
+		"doca_gpu_dev_verbs_cq.cqe_ci":      {24, 8},
+		"doca_gpu_dev_verbs_cq.cqe_mask":    {32, 4},
+		"doca_gpu_dev_verbs_cq.cqe_size":    {36, 1},
+		"doca_gpu_dev_verbs_cq.reserved1":   {37, 3},
+		"doca_gpu_dev_verbs_cq.gdaki_flags": {37, 1},
+		"doca_gpu_dev_verbs_cq.cqe_rsvd":    {40, 8},
+		"doca_gpu_dev_verbs_cq.mem_type":    {48, 4},
+		"doca_gpu_dev_verbs_cq.reserved2":   {52, 12},
+
+		"gdaki_dev_qp_ext":              {0, 64},
+		"gdaki_dev_qp_ext.align":        {0, 8},
+		"gdaki_dev_qp_ext.error":        {0, 24},
+		"gdaki_dev_qp_ext.poll_timeout": {24, 8},
+		"gdaki_dev_qp_ext.reserved":     {32, 32},
+
+		"gdaki_dev_qp_error":                  {0, 24},
+		"gdaki_dev_qp_error.align":            {0, 8},
+		"gdaki_dev_qp_error.status":           {0, 4},
+		"gdaki_dev_qp_error.syndrome":         {4, 1},
+		"gdaki_dev_qp_error.vendor_syndrome":  {5, 1},
+		"gdaki_dev_qp_error.hw_syndrome":      {6, 1},
+		"gdaki_dev_qp_error.hw_syndrome_type": {7, 1},
+		"gdaki_dev_qp_error.cqe_opcode":       {8, 1},
+		"gdaki_dev_qp_error.wqe_opcode":       {9, 1},
+		"gdaki_dev_qp_error.wqe_counter":      {10, 2},
+		"gdaki_dev_qp_error.reserved":         {12, 4},
+		"gdaki_dev_qp_error.wqe_index":        {16, 8},
+
+		"doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t":                {0, 16},
+		"doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t.add_data":       {0, 4},
+		"doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t.field_boundary": {4, 4},
+		"doca_gpu_dev_verbs_atomic_32_masked_fa_seg_t.reserved":       {8, 8},
+		"doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t":                {0, 16},
+		"doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t.add_data":       {0, 8},
+		"doca_gpu_dev_verbs_atomic_64_masked_fa_seg_t.field_boundary": {8, 8},
+		"doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t":                {0, 16},
+		"doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t.swap_data":      {0, 4},
+		"doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t.compare_data":   {4, 4},
+		"doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t.swap_mask":      {8, 4},
+		"doca_gpu_dev_verbs_atomic_32_masked_cs_seg_t.compare_mask":   {12, 4},
+		"doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t":                {0, 16},
+		"doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t.swap":           {0, 8},
+		"doca_gpu_dev_verbs_atomic_64_masked_cs_seg_t.compare":        {8, 8},
 
 		"doca_gpu_dev_verbs_wqe":           {0, 64},
 		"doca_gpu_dev_verbs_wqe.align":     {0, 8},
@@ -158,6 +197,7 @@ func TestLayoutMatchesSpec(t *testing.T) {
 		"doca_gpunetio_ib_mlx5_err_cqe_ex.op_own":           {63, 1},
 	}
 	got := Layout()
+	require.NotEmpty(t, got)
 	seen := map[string]bool{}
 	for _, f := range got {
 		w, ok := want[f.Name]
@@ -172,4 +212,13 @@ func TestLayoutMatchesSpec(t *testing.T) {
 		assert.Truef(t, seen[name], "%s missing from the C layout table", name)
 	}
 	require.Equal(t, uintptr(QPSize), want["doca_gpu_dev_verbs_qp"][1])
+	require.Equal(t, uintptr(CQSize), want["doca_gpu_dev_verbs_cq"][1])
+
+	f, ok := LayoutOf("doca_gpu_dev_verbs_qp.cq_sq")
+	require.True(t, ok)
+	assert.Equal(t, uintptr(OffsetCQSQ), f.Offset)
+	assert.Equal(t, [6]int{0, 8, 56, 24, 40, 37},
+		[6]int{OffsetSQRsvdIndex, OffsetSQReadyIndex, OffsetSQLock, OffsetCQECI, OffsetCQERsvd, OffsetCQFlags})
+	_, ok = LayoutOf("doca_gpu_dev_verbs_qp.no_such_field")
+	assert.False(t, ok)
 }

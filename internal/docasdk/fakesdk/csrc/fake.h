@@ -1,7 +1,8 @@
 // fake.h: the recorder shared by the three fake DOCA SDK libraries.
 //
 // The fake stands in for libdoca_common.so, libdoca_verbs.so and
-// libdoca_gpunetio.so in package docasdk's tests. It implements every entry
+// libdoca_gpunetio.so in the tests of package docasdk and of the packages above it (built by
+// package fakesdk). It implements every entry
 // point the package resolves, with the parameter lists the package calls
 // them with, and:
 //   - records every call as one line "<function> <name>=<value> ..." (and
@@ -14,6 +15,8 @@
 //     (read at every call) makes `name` return doca_error_t `code` without
 //     acting, after filling its outputs with garbage; code "null" makes a
 //     creator return DOCA_SUCCESS with a NULL object.
+//   - with FAKE_DOCA_REAL_MEM=1, hands out real memory from the GPU handle
+//     (see gpunetio.c), for callers that write what they allocate.
 // The recorder lives in the common library; the other two link against it.
 
 #ifndef FAKE_DOCA_H
