@@ -26,11 +26,11 @@ import (
 // this process does not speculate: its responder copies the payload from
 // where it is (local.go).
 
-// specMax is the largest payload read speculatively; the last specMax
-// bytes of the read-ahead buffer hold it.
+// specMax is the largest payload read speculatively; it lands at specAt
+// of the read-ahead buffer, after the bytes read ahead.
 const (
 	specMax = 4 << 10
-	specAt  = prefetchMax - specMax
+	specAt  = prefetchMax
 )
 
 // noSpeculation turns speculation off (the cost model's benchmarks measure
