@@ -31,4 +31,5 @@ for d in examples/*/; do
 	go build -ldflags="-s -w" -o "build/bin/$(basename "$d")" "./$d"
 done
 go build -ldflags="-s -w" -o build/bin/gpunetio ./cmd/gpunetio
+go build -ldflags="-s -w" -o build/bin/emubench ./internal/emubench
 echo "gpu-build: $(ls build/tests | wc -l) test binaries (${pkgs[*]}), $(ls build/bin | wc -l) programs"

@@ -63,6 +63,9 @@ if [ -f scripts/examples-gpu-test.sh ]; then
   step "quickstart (kernel by nvcc, then by NVRTC)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^quickstart}" bash scripts/examples-gpu-test.sh
   step "examples (client/server on emulated NICs)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^(put_bw|write_bw|write_lat)}" bash scripts/examples-gpu-test.sh
 fi
+if [ -f scripts/emu-bench.sh ] && [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
+  step "emulator speed (emu-bench: one and two processes, cuMemcpy references)" env OUT="$ROOT/build" bash scripts/emu-bench.sh
+fi
 echo
 echo "GPU suite summary:"
 printf '  %s\n' "${summary[@]}"
@@ -70,6 +73,6 @@ echo "$pass passed, $fail failed"
 # One file with every log, for machines that return only a few files.
 if [ -n "${OUT:-}" ]; then
   { for f in "$LOG"/*.log; do echo "##### $f"; cat "$f"; done
-    for f in "$ROOT"/build/examples-logs/*/*; do echo "##### $f"; cat "$f"; done; } >"$OUT/gpu-test-all-logs.txt" 2>/dev/null
+    for f in "$ROOT"/build/examples-logs/*/* "$ROOT"/build/emu-bench/*.txt "$ROOT"/build/emu-bench/*/*; do echo "##### $f"; cat "$f"; done; } >"$OUT/gpu-test-all-logs.txt" 2>/dev/null
 fi
 [ "$fail" -eq 0 ]

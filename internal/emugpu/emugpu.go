@@ -1,34 +1,116 @@
 // Package emugpu plugs CUDA device memory into the emulated mlx5 device: it
-// implements emu.GPUMemory over the cuda package so that rings, doorbell
+// implements emu.GPUMemory over the cuda package, so that rings, doorbell
 // records and data buffers allocated with cuMemAlloc are read and written by
-// the emulator through device copies (cuMemcpyDtoH / cuMemcpyHtoD).
+// the emulator through device copies.
 //
 // Install registers a CUDA context with the process-wide adapter and
 // installs the adapter in the emulator (emu.SetGPUMemory) the first time;
 // the returned function removes the context again and, when no context is
 // left, uninstalls the adapter. Several contexts (GPUs) may be registered at
 // once: an address belongs to the first one that reports it as device
-// memory. The emulator classifies a range when it is registered (UMEM, MR),
-// so install before creating UMEMs or MRs over GPU memory.
+// memory. The emulator classifies a range once, when it is registered (UMEM,
+// MR), so install before creating UMEMs or MRs over GPU memory; Claim asks
+// the driver which allocation holds the range and keeps the answer, and no
+// later copy asks again.
 //
-// All functions are safe for concurrent use; Read and Write are called from
-// the emulator's engine goroutine and use the context methods, each of which
-// makes the context current for its own driver call.
+// # Copies
+//
+// Each installed context gets its own reference to the device's primary
+// context, made when the first batch runs, and lanes: a lane is a
+// non-blocking stream with its own pinned staging buffer. All of it is
+// the adapter's (it never keeps the installer's Context from being
+// released) and the uninstall function releases it. A batch
+// (emu.GPUMemory.Copy) takes a free lane (or makes one), queues every copy
+// on the lane's stream as an asynchronous copy, through the staging buffer
+// where the host side is not pinned (device to host into it, host to
+// device out of it; device to device and pinned host memory directly),
+// then waits for the stream once and copies what was read out of the
+// staging buffer: a batch costs one wait for the device, however many
+// copies it holds. A batch larger than the staging buffer (which grows up
+// to maxStage) is run in pieces, each waited for.
+//
+// Batches submitted concurrently (the engines of two emulated NICs of one
+// process, a responder's write beside a requester's CQEs) run on
+// different lanes, at the same time: one stream for all made each wait
+// for the others' copies. A batch is finished when Copy returns, so
+// batches that one goroutine submits, or that follow each other through
+// any synchronization, complete in that order.
+//
+// All functions are safe for concurrent use.
 package emugpu
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
+// Staging buffer sizes: the first one, and the largest it grows to.
+const (
+	minStage = 256 << 10
+	maxStage = 8 << 20
+)
+
+// errUninstalled is the error of a copy on a context that was removed.
+var errUninstalled = errors.New("emugpu: the CUDA context was uninstalled")
+
 // adapter is the emu.GPUMemory over the registered contexts.
 type adapter struct {
-	mu   sync.RWMutex
-	ctxs []*cuda.Context
+	mu     sync.RWMutex
+	devs   []*device
+	pinned []pinned // host ranges page-locked by PinHost; mu
 }
+
+// pinned is a host range PinHost registered (portable: for every context)
+// through the context of d.
+type pinned struct {
+	ptr       unsafe.Pointer
+	base, end uintptr
+	d         *device
+}
+
+// device is one installed context and what the adapter made for it.
+type device struct {
+	user *cuda.Context // as installed: classification
+
+	mu     sync.Mutex // guards everything below
+	idle   sync.Cond  // signalled when a lane comes back (close waits for them)
+	closed bool
+	own    *cuda.Context // the adapter's reference to the same primary context
+	free   []*lane       // lanes no batch is using
+	busy   int           // lanes out
+}
+
+// maxLanes bounds the lanes of one context: batches beyond wait for one.
+const maxLanes = 16
+
+// lane is a stream and its staging buffer; one batch at a time uses it.
+type lane struct {
+	d      *device
+	stream *cuda.Stream
+	stage  unsafe.Pointer
+	stCap  int
+	pend   []pendRead // device-to-host copies waiting for the stream
+	direct []bool     // per copy of the running batch: its host side is pinned
+}
+
+// pendRead is a device-to-host copy queued into the staging buffer.
+type pendRead struct {
+	dst []byte
+	off int
+}
+
+// devRange is the adapter's emu.DeviceRange.
+type devRange struct {
+	d    *device
+	base uintptr
+}
+
+func (r *devRange) Base() uintptr { return r.base }
 
 var (
 	instMu    sync.Mutex
@@ -36,7 +118,8 @@ var (
 )
 
 // Install adds ctx to the adapter the emulator uses for GPU memory and
-// returns the function that removes it (idempotent).
+// returns the function that removes it (idempotent). A nil ctx claims
+// nothing.
 func Install(ctx *cuda.Context) (uninstall func()) {
 	instMu.Lock()
 	defer instMu.Unlock()
@@ -45,8 +128,10 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 		emu.SetGPUMemory(installed)
 	}
 	a := installed
+	d := &device{user: ctx}
+	d.idle.L = &d.mu
 	a.mu.Lock()
-	a.ctxs = append(a.ctxs, ctx)
+	a.devs = append(a.devs, d)
 	a.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -54,14 +139,24 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 			instMu.Lock()
 			defer instMu.Unlock()
 			a.mu.Lock()
-			for i, c := range a.ctxs {
-				if c == ctx {
-					a.ctxs = append(a.ctxs[:i], a.ctxs[i+1:]...)
+			for i, x := range a.devs {
+				if x == d {
+					a.devs = append(a.devs[:i], a.devs[i+1:]...)
 					break
 				}
 			}
-			empty := len(a.ctxs) == 0
+			empty := len(a.devs) == 0
+			var mine []pinned
+			for i := 0; i < len(a.pinned); {
+				if a.pinned[i].d == d {
+					mine = append(mine, a.pinned[i])
+					a.pinned = append(a.pinned[:i], a.pinned[i+1:]...)
+					continue
+				}
+				i++
+			}
 			a.mu.Unlock()
+			d.close(mine)
 			if empty && installed == a {
 				emu.SetGPUMemory(nil)
 				installed = nil
@@ -79,19 +174,96 @@ func Installed() int {
 	}
 	installed.mu.RLock()
 	defer installed.mu.RUnlock()
-	return len(installed.ctxs)
+	return len(installed.devs)
 }
 
-// owner returns the context whose device allocation holds [addr, addr+n).
-func (a *adapter) owner(addr uintptr, n uint64) *cuda.Context {
+// PinHost page-locks b for every context (cuMemHostRegister, portable)
+// through the first installed context that works, so that copies to and
+// from it skip the staging buffer. b must not be Go heap memory.
+func (a *adapter) PinHost(b []byte) (func(), error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("emugpu: pin an empty range")
+	}
+	base := uintptr(unsafe.Pointer(&b[0]))
 	a.mu.RLock()
-	defer a.mu.RUnlock()
-	for _, c := range a.ctxs {
-		if inRange(c, addr, n) {
-			return c
+	devs := append([]*device(nil), a.devs...)
+	a.mu.RUnlock()
+	var errs []error
+	for _, d := range devs {
+		d.mu.Lock()
+		err := d.setup()
+		if err == nil {
+			err = d.own.MemHostRegister(unsafe.Pointer(&b[0]), uintptr(len(b)), cuda.HostRegisterPortable)
+		}
+		d.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p := pinned{ptr: unsafe.Pointer(&b[0]), base: base, end: base + uintptr(len(b)), d: d}
+		a.mu.Lock()
+		a.pinned = append(a.pinned, p)
+		a.mu.Unlock()
+		var once sync.Once
+		return func() { once.Do(func() { a.unpin(p) }) }, nil
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("emugpu: pin host memory: no CUDA context installed")
+	}
+	return nil, fmt.Errorf("emugpu: pin host memory: %w", errors.Join(errs...))
+}
+
+// unpin unregisters a range PinHost registered, unless its context went
+// (whose close unregistered it).
+func (a *adapter) unpin(p pinned) {
+	a.mu.Lock()
+	found := false
+	for i, q := range a.pinned {
+		if q == p {
+			a.pinned = append(a.pinned[:i], a.pinned[i+1:]...)
+			found = true
+			break
 		}
 	}
-	return nil
+	a.mu.Unlock()
+	if !found {
+		return
+	}
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	if p.d.own != nil {
+		p.d.own.MemHostUnregister(p.ptr)
+	}
+}
+
+// isPinned reports whether b lies in a range PinHost registered.
+func (a *adapter) isPinned(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(&b[0]))
+	hi := lo + uintptr(len(b))
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, p := range a.pinned {
+		if lo >= p.base && hi <= p.end {
+			return true
+		}
+	}
+	return false
+}
+
+// Claim returns the range of [addr, addr+n) in the first installed context
+// whose device allocation holds all of it.
+func (a *adapter) Claim(addr uintptr, n uint64) (emu.DeviceRange, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, d := range a.devs {
+		if d.user != nil && inRange(d.user, addr, n) {
+			return &devRange{d: d, base: addr}, true
+		}
+	}
+	return nil, false
 }
 
 func inRange(c *cuda.Context, addr uintptr, n uint64) bool {
@@ -110,20 +282,281 @@ func fits(start, size, addr, n uint64) bool {
 	return addr >= start && n <= size && addr-start <= size-n
 }
 
-func (a *adapter) Contains(addr uintptr, n uint64) bool { return a.owner(addr, n) != nil }
-
-func (a *adapter) Read(dst []byte, addr uintptr) error {
-	c := a.owner(addr, uint64(len(dst)))
-	if c == nil {
-		return fmt.Errorf("emugpu: read %d bytes at %#x: not in a registered GPU allocation", len(dst), addr)
+// Copy runs the copies in order: consecutive copies on one context as one
+// batch on its stream.
+func (a *adapter) Copy(ops []emu.DeviceCopy) error {
+	for i := 0; i < len(ops); {
+		d, err := deviceOf(&ops[i])
+		if err != nil {
+			return fmt.Errorf("emugpu: copy %d of %d (%v): %w", i+1, len(ops), ops[i].Kind, err)
+		}
+		j := i + 1
+		for ; j < len(ops); j++ {
+			if e, err := deviceOf(&ops[j]); err != nil || e != d {
+				break
+			}
+		}
+		if err := d.run(a, ops[i:j], i, len(ops)); err != nil {
+			return err
+		}
+		i = j
 	}
-	return c.MemcpyDtoH(dst, cuda.DevPtr(addr))
+	return nil
 }
 
-func (a *adapter) Write(addr uintptr, src []byte) error {
-	c := a.owner(addr, uint64(len(src)))
-	if c == nil {
-		return fmt.Errorf("emugpu: write %d bytes at %#x: not in a registered GPU allocation", len(src), addr)
+// deviceOf is the context that runs a copy: the destination's for copies
+// into device memory, the source's for copies out of it.
+func deviceOf(o *emu.DeviceCopy) (*device, error) {
+	r := o.Dst
+	if o.Kind == emu.CopyToHost {
+		r = o.Src
 	}
-	return c.MemcpyHtoD(cuda.DevPtr(addr), src)
+	dr, ok := r.(*devRange)
+	if !ok || dr == nil {
+		return nil, fmt.Errorf("a range this adapter did not claim")
+	}
+	if o.Kind == emu.CopyDeviceToDevice {
+		if sr, ok := o.Src.(*devRange); !ok || sr == nil {
+			return nil, fmt.Errorf("a source range this adapter did not claim")
+		}
+	}
+	return dr.d, nil
+}
+
+// setup makes the device's own context reference on first use; d.mu
+// held.
+func (d *device) setup() error {
+	if d.closed {
+		return errUninstalled
+	}
+	if d.own != nil {
+		return nil
+	}
+	if d.user == nil {
+		return fmt.Errorf("emugpu: no CUDA context")
+	}
+	own, err := d.user.Device().PrimaryContext()
+	if err != nil {
+		return fmt.Errorf("emugpu: retain the primary context: %w", err)
+	}
+	d.own = own
+	return nil
+}
+
+// take returns a lane for one batch: a free one, a new one, or, with
+// maxLanes out, the next one given back.
+func (d *device) take() (*lane, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		if err := d.setup(); err != nil {
+			return nil, err
+		}
+		if k := len(d.free); k > 0 {
+			l := d.free[k-1]
+			d.free[k-1] = nil
+			d.free = d.free[:k-1]
+			d.busy++
+			return l, nil
+		}
+		if d.busy < maxLanes {
+			break
+		}
+		d.idle.Wait()
+	}
+	s, err := d.own.NewStream(cuda.StreamNonBlocking)
+	if err != nil {
+		return nil, fmt.Errorf("emugpu: create a copy stream: %w", err)
+	}
+	l := &lane{d: d, stream: s}
+	if err := l.grow(minStage); err != nil {
+		s.Destroy()
+		return nil, err
+	}
+	d.busy++
+	return l, nil
+}
+
+// give puts a lane back (or frees it, when the context was removed
+// meanwhile).
+func (d *device) give(l *lane) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.busy--
+	if d.closed {
+		l.free()
+	} else {
+		d.free = append(d.free, l)
+	}
+	d.idle.Broadcast()
+}
+
+// grow makes the staging buffer at least n bytes (up to maxStage); no copy
+// may be in flight on the lane.
+func (l *lane) grow(n int) error {
+	if n <= l.stCap {
+		return nil
+	}
+	n = min(max(n, 2*l.stCap), maxStage)
+	p, err := l.d.own.MemAllocHost(uintptr(n), 0)
+	if err != nil {
+		return fmt.Errorf("emugpu: pinned staging buffer: %w", err)
+	}
+	if l.stage != nil {
+		l.d.own.MemFreeHost(l.stage)
+	}
+	l.stage, l.stCap = p, n
+	return nil
+}
+
+// free releases the lane's stream and buffer; the context is still held.
+func (l *lane) free() {
+	if l.stage != nil {
+		l.d.own.MemFreeHost(l.stage)
+	}
+	l.stream.Destroy()
+	l.stage, l.stCap = nil, 0
+}
+
+// close frees what the adapter made for the context, host ranges it
+// pinned included; batches in flight finish first, later ones fail.
+func (d *device) close(pins []pinned) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.own == nil {
+		return
+	}
+	for d.busy > 0 {
+		d.idle.Wait()
+	}
+	for _, p := range pins {
+		d.own.MemHostUnregister(p.ptr)
+	}
+	for _, l := range d.free {
+		l.free()
+	}
+	d.free = nil
+	d.own.Release()
+	d.own = nil
+}
+
+// stageBytes views n bytes of the staging buffer at off.
+func (l *lane) stageBytes(off, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(l.stage, off)), n)
+}
+
+// run runs ops (copies first+1.. of total) on a lane of the context.
+func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
+	l, err := d.take()
+	if err != nil {
+		return err
+	}
+	defer d.give(l)
+	return l.run(a, ops, first, total)
+}
+
+// run queues ops on the lane's stream and waits. A host side in pinned
+// memory is copied to or from directly; any other goes through the
+// staging buffer.
+func (l *lane) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
+	d := l.d
+	direct := l.direct[:0]
+	need := 0
+	for i := range ops {
+		pin := ops[i].Kind != emu.CopyDeviceToDevice && a.isPinned(ops[i].Host)
+		direct = append(direct, pin)
+		if ops[i].Kind != emu.CopyDeviceToDevice && !pin {
+			need += len(ops[i].Host)
+		}
+	}
+	l.direct = direct
+	if need > l.stCap {
+		if err := l.grow(need); err != nil {
+			return err
+		}
+	}
+	used := 0
+	fail := func(i int, err error) error {
+		l.pend = l.pend[:0]
+		l.stream.Synchronize() // nothing may still use the staging buffer
+		o := &ops[i]
+		return fmt.Errorf("emugpu: copy %d of %d (%v, %d bytes): %w", first+i+1, total, o.Kind, o.Bytes(), err)
+	}
+	for i := range ops {
+		o := &ops[i]
+		switch o.Kind {
+		case emu.CopyToHost:
+			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
+			if direct[i] {
+				if err := d.own.MemcpyDtoHAsync(unsafe.Pointer(&o.Host[0]), src, uintptr(len(o.Host)), l.stream); err != nil {
+					return fail(i, err)
+				}
+				continue
+			}
+			for done := 0; done < len(o.Host); {
+				if used == l.stCap {
+					if err := l.wait(); err != nil {
+						return fail(i, err)
+					}
+					used = 0
+				}
+				n := min(len(o.Host)-done, l.stCap-used)
+				if err := d.own.MemcpyDtoHAsync(unsafe.Add(l.stage, used), src+cuda.DevPtr(done), uintptr(n), l.stream); err != nil {
+					return fail(i, err)
+				}
+				l.pend = append(l.pend, pendRead{dst: o.Host[done : done+n], off: used})
+				used += n
+				done += n
+			}
+		case emu.CopyToDevice:
+			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
+			if direct[i] {
+				if err := d.own.MemcpyHtoDAsync(dst, unsafe.Pointer(&o.Host[0]), uintptr(len(o.Host)), l.stream); err != nil {
+					return fail(i, err)
+				}
+				continue
+			}
+			for done := 0; done < len(o.Host); {
+				if used == l.stCap {
+					if err := l.wait(); err != nil {
+						return fail(i, err)
+					}
+					used = 0
+				}
+				n := min(len(o.Host)-done, l.stCap-used)
+				copy(l.stageBytes(used, n), o.Host[done:done+n])
+				if err := d.own.MemcpyHtoDAsync(dst+cuda.DevPtr(done), unsafe.Add(l.stage, used), uintptr(n), l.stream); err != nil {
+					return fail(i, err)
+				}
+				used += n
+				done += n
+			}
+		case emu.CopyDeviceToDevice:
+			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
+			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
+			if err := d.own.MemcpyDtoDAsync(dst, src, uintptr(o.Len), l.stream); err != nil {
+				return fail(i, err)
+			}
+		default:
+			return fail(i, fmt.Errorf("unknown copy kind"))
+		}
+	}
+	if err := l.wait(); err != nil {
+		return fail(len(ops)-1, err)
+	}
+	return nil
+}
+
+// wait waits for the stream and copies the staged reads out.
+func (l *lane) wait() error {
+	err := l.stream.Synchronize()
+	if err == nil {
+		for _, p := range l.pend {
+			copy(p.dst, l.stageBytes(p.off, len(p.dst)))
+		}
+	}
+	clear(l.pend)
+	l.pend = l.pend[:0]
+	return err
 }

@@ -1,7 +1,11 @@
 package emugpu
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/gpuskip"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
 func TestFits(t *testing.T) {
@@ -38,10 +43,21 @@ func TestInstallWithoutDriver(t *testing.T) {
 	assert.Equal(t, before+2, Installed())
 	a := installed
 	require.NotNil(t, a)
-	assert.False(t, a.Contains(0x1000, 8))
-	err := a.Read(make([]byte, 8), 0x1000)
-	assert.ErrorContains(t, err, "not in a registered GPU allocation")
-	assert.ErrorContains(t, a.Write(0x1000, []byte{1}), "not in a registered GPU allocation")
+	_, ok := a.Claim(0x1000, 8)
+	assert.False(t, ok)
+	err := a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: foreign{}, Host: make([]byte, 8)}})
+	assert.ErrorContains(t, err, "a range this adapter did not claim")
+	// A range of a context that is gone fails its copies, naming the copy.
+	r := &devRange{d: &device{closed: true}, base: 0x1000}
+	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte{1}}})
+	assert.ErrorIs(t, err, errUninstalled)
+	r = &devRange{d: &device{}, base: 0x1000}
+	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyDeviceToDevice, Dst: r, Src: foreign{}, Len: 8}})
+	assert.ErrorContains(t, err, "copy 1 of 1 (device to device)")
+	_, err = a.PinHost(nil)
+	assert.Error(t, err, "an empty range")
+	_, err = a.PinHost(make([]byte, 4096))
+	assert.ErrorContains(t, err, "no CUDA context", "nil contexts cannot pin")
 	un1()
 	un1()
 	assert.Equal(t, before+1, Installed())
@@ -67,11 +83,99 @@ func TestGPUAdapter(t *testing.T) {
 	un := Install(c)
 	defer un()
 	a := installed
-	assert.True(t, a.Contains(uintptr(p), 4096))
-	assert.True(t, a.Contains(uintptr(p)+100, 8))
-	assert.False(t, a.Contains(uintptr(p)+4000, 200))
-	require.NoError(t, a.Write(uintptr(p)+16, []byte("gpu bytes")))
-	got := make([]byte, 9)
-	require.NoError(t, a.Read(got, uintptr(p)+16))
+	r, ok := a.Claim(uintptr(p), 4096)
+	require.True(t, ok)
+	_, ok = a.Claim(uintptr(p)+100, 8)
+	assert.True(t, ok)
+	_, ok = a.Claim(uintptr(p)+4000, 200)
+	assert.False(t, ok)
+	// One batch: write, copy within the allocation, read both back.
+	got, moved := make([]byte, 9), make([]byte, 9)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{
+		{Kind: emu.CopyToDevice, Dst: r, DstOff: 16, Host: []byte("gpu bytes")},
+		{Kind: emu.CopyDeviceToDevice, Dst: r, DstOff: 1024, Src: r, SrcOff: 16, Len: 9},
+		{Kind: emu.CopyToHost, Src: r, SrcOff: 16, Host: got},
+		{Kind: emu.CopyToHost, Src: r, SrcOff: 1024, Host: moved},
+	}))
 	assert.Equal(t, "gpu bytes", string(got))
+	assert.Equal(t, "gpu bytes", string(moved))
+	// A batch larger than the largest staging buffer runs in pieces.
+	const bigLen = maxStage + maxStage/2
+	q, err := c.MemAlloc(bigLen)
+	require.NoError(t, err)
+	defer c.MemFree(q)
+	rq, ok := a.Claim(uintptr(q), bigLen)
+	require.True(t, ok)
+	big := make([]byte, bigLen)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	back := make([]byte, bigLen)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, Host: big}, {Kind: emu.CopyToHost, Src: rq, Host: back}}))
+	assert.Equal(t, big, back)
+
+	// Concurrent batches run on lanes of their own, each seeing its bytes.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			const n = 64 << 10
+			src, dst := make([]byte, n), make([]byte, n)
+			for round := 0; round < 20; round++ {
+				for i := range src {
+					src[i] = byte(g*31 + round + i)
+				}
+				off := uint64(g * n)
+				if err := a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, DstOff: off, Host: src}, {Kind: emu.CopyToHost, Src: rq, SrcOff: off, Host: dst}}); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(src, dst) {
+					errs <- fmt.Errorf("goroutine %d round %d: other bytes came back", g, round)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	dev := rq.(*devRange).d
+	dev.mu.Lock()
+	lanes, busy := len(dev.free), dev.busy
+	dev.mu.Unlock()
+	assert.Equal(t, 0, busy, "lanes not given back")
+	assert.True(t, lanes >= 1 && lanes <= maxLanes, "%d lanes", lanes)
+
+	// Pinned host memory is copied to and from without the staging buffer.
+	hm, err := syscall.Mmap(-1, 0, 1<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer syscall.Munmap(hm)
+	unpin, err := a.PinHost(hm)
+	require.NoError(t, err)
+	assert.True(t, a.isPinned(hm[100:200]))
+	assert.False(t, a.isPinned(big[:10]))
+	copy(hm, big[:1<<19])
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, Host: hm[:1<<19]}, {Kind: emu.CopyToHost, Src: rq, Host: hm[1<<19:]}}))
+	assert.Equal(t, big[:1<<19], hm[1<<19:])
+	unpin()
+	unpin()
+	assert.False(t, a.isPinned(hm[100:200]))
+
+	// After the uninstall the lanes are gone and a batch fails.
+	un()
+	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: rq, Host: back[:8]}})
+	assert.ErrorIs(t, err, errUninstalled)
+	dev.mu.Lock()
+	assert.Empty(t, dev.free)
+	dev.mu.Unlock()
 }
+
+// foreign is a DeviceRange the adapter did not make.
+type foreign struct{}
+
+func (foreign) Base() uintptr { return 0x1000 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 var cqf = mlx5.CQCFields
@@ -39,6 +40,23 @@ type cq struct {
 	armed   mlx5.CQArmState // cqc.st
 	armSN   uint32
 	errored bool
+	ci      uint32    // consumer counter last read from a DBR in device memory
+	pend    []cqeSlot // produced CQEs not yet written to a ring in device memory
+	queued  bool      // the CQ is on its NIC's list of CQs to flush
+
+	fmu        sync.Mutex // serialises flushes, held across the copies
+	wbuf, wfin []byte     // the flush's staging: bodies first, then final
+	batch      batch
+}
+
+// cqeSlot is an encoded CQE waiting for a flush.
+type cqeSlot struct {
+	slot  uint32
+	owner uint8
+	req   bool // a requester CQE (of qpn, for WQE idx): followed by the stage timing
+	qpn   uint32
+	idx   uint16
+	b     [mlx5.CQESize]byte
 }
 
 // CQ status values (cqc.status).
@@ -163,6 +181,7 @@ func (c *devCtx) destroyCQ(q *cq) fwError {
 	if q.refs > 0 {
 		return fwError(SynCQBusy)
 	}
+	q.flush() // what its QPs produced before they went
 	n := c.nic
 	delete(n.cqs, q.cqn)
 	n.refreshCQs()
@@ -215,10 +234,14 @@ type cqe struct {
 	vendor   uint8
 }
 
-// push writes one CQE at the producer position with the pass's owner bit.
-// It returns false when the CQ is in error (overflow with oi = 0, or a
-// write to its ring failed): the CQE is lost, and every QP that uses the
-// CQ has been moved to ERR (see fault).
+// push produces one CQE at the producer position with the pass's owner
+// bit. A ring in host memory is written at once; one in device memory
+// takes the CQE into the CQ's pending list, which flush writes with the
+// other CQEs of the same round in one batch (the NIC flushes at the end of
+// every step of its engine and of every request it executes). It returns
+// false when the CQ is in error (overflow with oi = 0, or a write to its
+// ring failed): the CQE is lost, and every QP that uses the CQ has been
+// moved to ERR (see fault).
 func (q *cq) push(e cqe) bool {
 	c := mlx5.CQE{
 		Opcode: mlx5.CQEOpcode(e.opcode), Solicited: e.se, SRQNUIdx: e.uidx & mask24,
@@ -236,32 +259,131 @@ func (q *cq) push(e cqe) bool {
 		return false
 	}
 	n := uint32(1) << q.log
-	if !q.oi {
-		ci, err := q.dbr.mem.load32(q.doff)
-		if err != nil {
-			q.fault(cqStatusWriteErr)
-			return false
-		}
-		if (q.pc-ci)&0xffffff >= n {
-			q.fault(cqStatusOverflow)
-			return false
-		}
+	if !q.oi && !q.roomLocked(n) {
+		return false
 	}
 	slot := q.pc & (n - 1)
 	if q.cc {
 		slot = 0
 	}
 	c.Owner = mlx5.CQEOwnerBit(q.pc, uint(q.log))
+	if q.ring.mem.gpu != nil {
+		s := cqeSlot{slot: slot, owner: c.Owner, req: e.opcode == cqeReq, qpn: e.qpn, idx: e.wqeCount}
+		c.Encode(s.b[:])
+		q.pend = append(q.pend, s)
+		q.pc++
+		q.fired(e.se)
+		if !q.queued {
+			q.queued = true
+			q.ctx.nic.queueFlush(q)
+		}
+		return true
+	}
 	c.Encode(b[:])
 	if err := q.ring.mem.storeLast(q.roff+uint64(slot)*64, b[:]); err != nil {
 		q.fault(cqStatusWriteErr)
 		return false
 	}
+	if e.opcode == cqeReq {
+		traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: e.qpn}, stageCQE, e.wqeCount)
+	}
 	q.pc++
-	if q.armed == mlx5.CQArmed || (q.armed == mlx5.CQSolicitedArmed && e.se) {
-		q.armed = mlx5.CQFired
+	q.fired(e.se)
+	return true
+}
+
+// roomLocked reports whether the CQ (oi = 0) has room for one more CQE,
+// reading the consumer counter from the CQ DBR; it puts the CQ in error
+// when it has none or the DBR cannot be read. q.mu held. A DBR in device
+// memory is read only when the last value read leaves no room: the
+// consumer counter only grows, so a stale value errs on the full side.
+func (q *cq) roomLocked(n uint32) bool {
+	if q.dbr.mem.gpu == nil || (q.pc-q.ci)&0xffffff >= n {
+		ci, err := q.dbr.mem.load32(q.doff)
+		if err != nil {
+			q.fault(cqStatusWriteErr)
+			return false
+		}
+		q.ci = ci
+	}
+	if (q.pc-q.ci)&0xffffff >= n {
+		q.fault(cqStatusOverflow)
+		return false
 	}
 	return true
+}
+
+// fired moves an armed CQ to fired; q.mu held.
+func (q *cq) fired(se bool) {
+	if q.armed == mlx5.CQArmed || (q.armed == mlx5.CQSolicitedArmed && se) {
+		q.armed = mlx5.CQFired
+	}
+}
+
+// flush writes the pending CQEs of a ring in device memory with one batch
+// of copies: first every CQE with an op_own that no poller takes for a
+// completion of its pass (opcode INVALID, the previous pass's owner bit),
+// then every CQE again with its final op_own. The second copy rewrites
+// bytes 0..62 with the values they already have, so a poller that sees a
+// CQE's new owner bit sees all of its other bytes, whichever order the
+// bytes of one copy land in: the last dword is visible last, as a ConnectX
+// writes it. (CQEs of one batch may become visible in any order among
+// themselves; each one is complete when it is visible.) A collapsed CQ
+// writes only the newest. A failed write puts the CQ in error.
+func (q *cq) flush() {
+	q.fmu.Lock()
+	defer q.fmu.Unlock()
+	q.mu.Lock()
+	p := q.pend
+	q.pend = nil
+	q.queued = false
+	dead := q.errored && q.status == cqStatusWriteErr
+	q.mu.Unlock()
+	if len(p) == 0 || dead {
+		return
+	}
+	if q.cc {
+		p = p[len(p)-1:]
+	}
+	size := len(p) * mlx5.CQESize
+	if cap(q.wbuf) < size {
+		q.wbuf, q.wfin = make([]byte, size), make([]byte, size)
+	}
+	body, fin := q.wbuf[:size], q.wfin[:size]
+	for i := range p {
+		b := body[i*mlx5.CQESize : (i+1)*mlx5.CQESize]
+		copy(b, p[i].b[:])
+		b[mlx5.CQESize-1] = byte(mlx5.CQEInvalid)<<4 | (p[i].owner ^ 1)
+		copy(fin[i*mlx5.CQESize:], p[i].b[:])
+	}
+	// Runs of consecutive slots: one, or two where the batch wraps.
+	b := &q.batch
+	for _, src := range [][]byte{body, fin} {
+		for i := 0; i < len(p); {
+			j := i + 1
+			for j < len(p) && p[j].slot == p[j-1].slot+1 {
+				j++
+			}
+			b.write(q.ring.mem, q.roff+uint64(p[i].slot)*64, src[i*mlx5.CQESize:j*mlx5.CQESize])
+			i = j
+		}
+	}
+	if err := b.run(); err != nil {
+		q.mu.Lock()
+		q.fault(cqStatusWriteErr)
+		q.mu.Unlock()
+	} else if tracing.Load() != nil {
+		for i := range p {
+			if p[i].req {
+				traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: p[i].qpn}, stageCQE, p[i].idx)
+			}
+		}
+	}
+	q.mu.Lock()
+	if q.pend == nil {
+		q.pend = p[:0]
+	}
+	q.mu.Unlock()
 }
 
 // fault puts the CQ in error with a QUERY_CQ status (overflow 0x9, write

@@ -101,16 +101,41 @@
 // Rings, doorbell records and data buffers may be in host memory, pinned
 // host memory or GPU memory. Registration (MR, UMEM) classifies each range
 // once: if the process-wide GPUMemory installed with SetGPUMemory claims it
-// (Contains), every access goes through its Read and Write (the CUDA adapter
-// implements them with device copies); otherwise it is host memory, checked
-// to be mapped with mincore(2) (EFAULT if not), and accessed directly.
-// Registered host memory must stay mapped until it is deregistered (as with
-// hardware, whose DMA would fault). Memory the NIC touches is never Go heap.
+// (Claim), it is device memory, reached only through batches of copies
+// (Copy; the CUDA adapter, internal/emugpu, runs a batch as asynchronous
+// copies on a stream of its own and waits once; concurrent batches run on
+// different streams), and no access looks up the
+// memory's owner again; otherwise it is host memory, checked to be mapped
+// with mincore(2) (EFAULT if not), and accessed directly. Registered host
+// memory must stay mapped until it is deregistered (as with hardware, whose
+// DMA would fault). Memory the NIC touches is never Go heap.
+//
+// A copy to or from device memory costs microseconds whatever its size, so
+// the engine moves what it can at once: every WQE between the last index it
+// read and the producer index, with the DBR, in one batch (into a host copy
+// of the ring, which software rewrites only after a WQE completed); the
+// payloads of the WRITEs and SENDs that follow, up to 4 MiB, in one batch,
+// pieces adjacent in device memory as one copy (prefetch.go); and the CQEs
+// of one step of the engine, per CQ, in one batch. When the QP was idle and
+// its last message came from one small buffer in device memory, the
+// doorbell's batch also reads that buffer, after the WQEs: if the new WQE
+// sends from it, its payload costs no copy of its own (spec.go). When the
+// peer NIC is in this process, the payload of the last WQE published (or
+// of a message of 64 KiB or more) is not read at all: the frame carries
+// where it is, and the responder copies it device to device into its
+// buffer (device to host into host memory) before it answers (local.go). CQEs in device memory are
+// written twice in one batch: first with an op_own no poller takes for a
+// completion of their pass (opcode INVALID, the previous pass's owner bit),
+// then with their final op_own; a poller that sees a new owner bit sees the
+// CQE's other bytes, in whatever order the bytes of one copy land, as a
+// ConnectX makes the last dword visible last. CQEs of one batch may become
+// visible in any order among themselves. A CQ DBR in device memory is read
+// only when the consumer counter last read leaves no room.
 //
 // Deregistration fences the NIC off: every access to a registered range
-// (one copy of at most a frame, never held across a wait for the network)
-// is counted while it runs, and MR and UMEM dereg mark the range dead and
-// return only when no access is in progress. From then on the NIC never
+// (one copy or batch of copies of a few MiB at most, never held across a
+// wait for the network) is counted while it runs, and MR and UMEM dereg
+// mark the range dead and return only when no access is in progress. From then on the NIC never
 // touches the memory (the caller may unmap it at once), and what was in
 // flight fails as on a ConnectX whose mkey went away: a WRITE, READ or
 // atomic that reaches a deregistered MR is NAKed as a remote access error
@@ -127,15 +152,22 @@
 // (UAR.IOMemory is false). The NIC's engine goroutine polls every page's
 // doorbell slots (0x800/0x900/0xa00/0xb00 bfreg halves, 0x600 DBR-less, 0x020
 // CQ arm), taking each 8-byte value with a compare-and-swap to zero (0 is
-// never a doorbell: QPN 0 and CQN 0 are not allocated), and reads the SQ
-// DBR of every DBR-mode QP on every round. Pacing: it spins for a few
-// rounds, then sleeps from 5 µs doubling to 1 ms while idle, and a doorbell
-// or frame wakes it.
+// never a doorbell: QPN 0 and CQN 0 are not allocated). Pacing: it polls
+// without sleeping for 100 µs after the last work (2 ms on a NIC with a QP
+// whose rings are in device memory: a GPU kernel's doorbell cannot wake
+// it), then sleeps from 5 µs doubling to 1 ms (50 µs with such a QP) while
+// idle, and a frame or a host doorbell wakes it.
 //
-// No doorbell is lost. In DBR mode the DBR is the authority: the doorbell is
-// only a hint, and the DBRs are re-read every round, so a doorbell that was
-// overwritten on a shared page (or rung on no page at all, as a CPU proxy
-// might) still takes effect. In DBR-less mode the doorbell carries the new
+// No doorbell is lost. In DBR mode the DBR is the authority: the doorbell
+// says when to read it and how far to read ahead. A DBR in host memory costs
+// a load and is read every round, so a doorbell that was overwritten on a
+// shared page (or rung on no page at all, as a CPU proxy might) still takes
+// effect. A DBR in device memory is read, as a ConnectX reads it, when a
+// doorbell arrives on the QP's page (and after every state transition):
+// every doorbell on a page makes each DBR-mode QP of the page read its DBR,
+// so one overwritten by another QP's doorbell still takes effect; a DBR
+// updated with no doorbell at all is not seen until one comes, as on
+// hardware. In DBR-less mode the doorbell carries the new
 // producer index (wqe_index + ceil(ds/4), which covers both the rdma-core
 // and the gpunetio encoding) and another QP's doorbell on the same page can
 // overwrite it before the engine reads it. A QP's doorbells carry
@@ -268,8 +300,9 @@
 // request is executed). In-process delivery is synchronous: a request runs
 // the responder on the sender's goroutine; responses (ACK, NAK, READ
 // response, ATOMIC ACK) are queued for the requester NIC's engine, so no
-// lock is held across a Send that the receiving side takes. Over TCP a
-// request runs on its connection's reader goroutine and its responses go
+// lock is held across a Send that the receiving side takes. Between
+// processes (a shared-memory link on one host, TCP otherwise: package wire)
+// a request runs on its connection's reader goroutine and its responses go
 // back with wire.Port.Reply, which may wait (up to the write timeout) for
 // room on that connection only. Nothing on the engine goroutine waits for
 // the network. Everything here is safe for concurrent use. Objects must be

@@ -9,11 +9,16 @@ import (
 
 // Engine pacing: keep polling (yielding the processor between rounds) for
 // spinFor after the last work, then sleep, doubling from minSleep up to
-// maxSleep.
+// maxSleep. A NIC with a QP whose rings are in device memory polls for
+// gpuSpinFor and sleeps at most gpuMaxSleep: a GPU kernel's doorbell (a
+// store to the UAR page) cannot wake a sleeping engine, and kernels post
+// in bursts separated by host work (a launch, a wait).
 const (
-	spinFor  = 100 * time.Microsecond
-	minSleep = 5 * time.Microsecond
-	maxSleep = time.Millisecond
+	spinFor     = 100 * time.Microsecond
+	minSleep    = 5 * time.Microsecond
+	maxSleep    = time.Millisecond
+	gpuSpinFor  = 2 * time.Millisecond
+	gpuMaxSleep = 50 * time.Microsecond
 )
 
 // engine is the NIC's goroutine: it drains responses, watches the UAR pages
@@ -39,7 +44,11 @@ func (n *NIC) engine() {
 			lastWork, sleep = now, minSleep
 			continue
 		}
-		if now.Sub(lastWork) < spinFor {
+		spin, ceil := spinFor, maxSleep
+		if n.devQPs.Load() > 0 {
+			spin, ceil = gpuSpinFor, gpuMaxSleep
+		}
+		if now.Sub(lastWork) < spin {
 			runtime.Gosched()
 			continue
 		}
@@ -54,7 +63,7 @@ func (n *NIC) engine() {
 			n.sleeping.Store(false)
 			continue
 		}
-		d := sleep
+		d := min(sleep, ceil)
 		if !next.IsZero() {
 			d = min(d, max(time.Until(next), 0))
 		}
@@ -69,8 +78,8 @@ func (n *NIC) engine() {
 			}
 			lastWork, sleep = time.Now(), minSleep
 		case <-timer.C:
-			if sleep *= 2; sleep > maxSleep {
-				sleep = maxSleep
+			if sleep *= 2; sleep > ceil {
+				sleep = ceil
 			}
 		}
 		n.sleeping.Store(false)
@@ -81,6 +90,7 @@ func (n *NIC) engine() {
 // side. It reports whether anything happened and the earliest timer.
 func (n *NIC) round(now time.Time) (work bool, next time.Time) {
 	n.spare, work = n.drainInbox(now, n.spare)
+	n.flushCQs()
 	if n.scanUARs() {
 		work = true
 	}
@@ -89,6 +99,7 @@ func (n *NIC) round(now time.Time) (work bool, next time.Time) {
 		work = work || w
 		next = earliest(next, t)
 	}
+	n.flushCQs()
 	return work, next
 }
 
@@ -129,16 +140,26 @@ func (n *NIC) scanUARs() bool {
 // was overwritten before the engine read it.
 func (n *NIC) doorbell(u *uar, v uint64) {
 	qpn, pi := mlx5.DecodeSQDoorbell(mlx5.DoorbellFromUint64(v))
-	if q := n.qpByNum(qpn); q != nil && q.uar == u && q.noDBR {
-		q.mu.Lock()
-		q.advancePI(pi)
-		q.mu.Unlock()
+	if q := n.qpByNum(qpn); q != nil && q.uar == u {
+		q.traceStage(stageDoorbell, 0)
+		if q.noDBR {
+			q.mu.Lock()
+			q.advancePI(pi)
+			q.mu.Unlock()
+		} else {
+			q.dbHint.Store(uint32(pi) | hintValid)
+		}
 	}
 	now := int64(time.Since(epoch))
 	for _, q := range *n.qpSnap.Load() {
-		if q.uar == u && q.noDBR {
+		if q.uar != u {
+			continue
+		}
+		if q.noDBR {
 			q.pageDB.Store(now)
 			q.kick.Store(true)
+		} else {
+			q.dbrKick.Store(true)
 		}
 	}
 }

@@ -107,6 +107,24 @@ func FuzzWQE(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzWQE(t, na, nb, x, y, data) })
 }
 
+// FuzzWQEDevice is FuzzWQE with the requester's rings, DBRs, CQ and data in
+// (fake) device memory: the WQEs reach the engine through the ring mirror
+// and its batched reads, payloads through the read-ahead window, CQEs
+// through batched flushes.
+func FuzzWQEDevice(f *testing.F) {
+	g := newFakeGPU()
+	SetGPUMemory(g)
+	f.Cleanup(func() { SetGPUMemory(nil) })
+	na := newManualNIC(f, Config{Name: "emuFd"})
+	nb := newManualNIC(f, Config{Name: "emuGd"})
+	o := qpOpts{gpu: g, logSQ: 4, logCQ: 6, oi: true, iova: fuzzIOVA, retry: 1, ackTO: 1, rnrRetry: 1, minRNR: 1, dataLen: 1 << 16}
+	x, y := pair(f, na, nb, o, qpOpts{iova: fuzzIOVA, rq: true, logRQ: 2, oi: true, minRNR: 1, dataLen: 1 << 16})
+	for _, w := range fuzzSeeds() {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzWQE(t, na, nb, x, y, data) })
+}
+
 func fuzzWQE(t *testing.T, na, nb *NIC, x, y *endpoint, data []byte) {
 	if len(data) == 0 {
 		return

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -23,6 +24,17 @@ type fakeGPU struct {
 	writes atomic.Int64
 	// hook, if set, runs before every access (outside mu).
 	hook atomic.Pointer[func(write bool, addr uintptr, n int)]
+	// cost, if set, makes every batch cost what the model says (outside
+	// mu, after the copies).
+	cost *copyCost
+	// calls counts Copy calls.
+	calls atomic.Int64
+	// fail, if set, decides whether a copy fails (outside mu).
+	fail atomic.Pointer[func(o *DeviceCopy) error]
+	// tear, if set, makes every copy into device memory land in pieces of
+	// 8 bytes from the last to the first, calling tear (mu held) after
+	// each: the worst order a DMA engine may write one copy's bytes in.
+	tear func()
 }
 
 func newFakeGPU() *fakeGPU { return &fakeGPU{next: 0x7f0000000000 ^ 0x0a0000000000} }
@@ -62,40 +74,127 @@ func (g *fakeGPU) find(addr uintptr, n uint64) ([]byte, bool) {
 	return nil, false
 }
 
-func (g *fakeGPU) Contains(addr uintptr, n uint64) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	_, ok := g.find(addr, n)
-	return ok
+// fakeRange is the fake's DeviceRange.
+type fakeRange struct {
+	g    *fakeGPU
+	base uintptr
 }
 
-func (g *fakeGPU) Read(dst []byte, addr uintptr) error {
-	if h := g.hook.Load(); h != nil {
-		(*h)(false, addr, len(dst))
-	}
+func (r *fakeRange) Base() uintptr { return r.base }
+
+func (g *fakeGPU) Claim(addr uintptr, n uint64) (DeviceRange, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	src, ok := g.find(addr, uint64(len(dst)))
-	if !ok {
-		return fmt.Errorf("fake GPU: read 0x%x+%d outside any allocation", addr, len(dst))
+	if _, ok := g.find(addr, n); !ok {
+		return nil, false
 	}
-	g.reads.Add(1)
-	copy(dst, src)
+	return &fakeRange{g: g, base: addr}, true
+}
+
+// Copy runs the copies in order under the fake's lock (one at a time, as
+// one stream), then charges the model's cost of the whole batch.
+func (g *fakeGPU) Copy(ops []DeviceCopy) error {
+	if c := g.cost; c != nil && c.serial {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+	}
+	start := time.Now()
+	g.calls.Add(1)
+	var bytes, dtod int
+	for i := range ops {
+		o := &ops[i]
+		var err error
+		if f := g.fail.Load(); f != nil {
+			err = (*f)(o)
+		}
+		if err == nil {
+			err = g.copyOne(o)
+		}
+		if err != nil {
+			return fmt.Errorf("fake GPU: copy %d of %d (%v): %w", i+1, len(ops), o.Kind, err)
+		}
+		if o.Kind == CopyDeviceToDevice {
+			dtod += int(o.Len)
+		} else {
+			bytes += len(o.Host)
+		}
+	}
+	if c := g.cost; c != nil {
+		c.calls.Add(1)
+		c.ops.Add(int64(len(ops)))
+		c.bytes.Add(int64(bytes + dtod))
+		fixed := c.call + time.Duration(len(ops)-1)*c.op
+		c.charge(start, fixed+time.Duration(float64(dtod)/c.dtod*1e9), bytes, c.bw)
+	}
 	return nil
 }
 
-func (g *fakeGPU) Write(addr uintptr, src []byte) error {
-	if h := g.hook.Load(); h != nil {
-		(*h)(true, addr, len(src))
+func (g *fakeGPU) copyOne(o *DeviceCopy) error {
+	at := func(r DeviceRange, off uint64, n int) ([]byte, error) {
+		f, ok := r.(*fakeRange)
+		if !ok || f.g != g {
+			return nil, fmt.Errorf("a range this fake did not claim")
+		}
+		addr := f.base + uintptr(off)
+		b, ok := g.find(addr, uint64(n))
+		if !ok {
+			return nil, fmt.Errorf("0x%x+%d outside any allocation", addr, n)
+		}
+		return b, nil
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	dst, ok := g.find(addr, uint64(len(src)))
-	if !ok {
-		return fmt.Errorf("fake GPU: write 0x%x+%d outside any allocation", addr, len(src))
+	hook := func(write bool, r DeviceRange, off uint64, n int) {
+		if h := g.hook.Load(); h != nil {
+			(*h)(write, r.Base()+uintptr(off), n)
+		}
 	}
-	g.writes.Add(1)
-	copy(dst, src)
+	switch o.Kind {
+	case CopyToHost:
+		hook(false, o.Src, o.SrcOff, len(o.Host))
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		src, err := at(o.Src, o.SrcOff, len(o.Host))
+		if err != nil {
+			return err
+		}
+		g.reads.Add(1)
+		copy(o.Host, src)
+	case CopyToDevice:
+		hook(true, o.Dst, o.DstOff, len(o.Host))
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		dst, err := at(o.Dst, o.DstOff, len(o.Host))
+		if err != nil {
+			return err
+		}
+		g.writes.Add(1)
+		if g.tear == nil {
+			copy(dst, o.Host)
+			break
+		}
+		for end := len(dst); end > 0; end -= 8 {
+			from := max(end-8, 0)
+			copy(dst[from:end], o.Host[from:end])
+			g.tear()
+		}
+	case CopyDeviceToDevice:
+		hook(false, o.Src, o.SrcOff, int(o.Len))
+		hook(true, o.Dst, o.DstOff, int(o.Len))
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		src, err := at(o.Src, o.SrcOff, int(o.Len))
+		if err != nil {
+			return err
+		}
+		dst, err := at(o.Dst, o.DstOff, int(o.Len))
+		if err != nil {
+			return err
+		}
+		g.reads.Add(1)
+		g.writes.Add(1)
+		copy(dst, src)
+	default:
+		return fmt.Errorf("unknown kind %v", o.Kind)
+	}
 	return nil
 }
 

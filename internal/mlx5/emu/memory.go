@@ -10,17 +10,103 @@ import (
 	"unsafe"
 )
 
-// GPUMemory is the seam through which the emulator reaches GPU memory. Host
-// memory is read and written directly; a range the installed GPUMemory
-// claims (Contains) is only ever touched through Read and Write, which the
-// CUDA adapter implements with device copies.
+// GPUMemory is the seam through which the emulator reaches device memory
+// (GPU memory that the host cannot load from or store to). Host memory is
+// read and written directly; a range the installed GPUMemory claims is only
+// ever touched through Copy.
 //
-// Implementations must be safe for concurrent use. Read and Write move
-// exactly len(dst) / len(src) bytes or fail.
+// Claim classifies a range once, when a UMEM or MR is registered: it
+// reports whether [addr, addr+n) lies in one device allocation the
+// implementation reaches and returns the DeviceRange that stands for it in
+// every later copy, so that no copy has to find its memory's owner again.
+//
+// Copy runs a batch of copies in order, as one CUDA stream would: the effect
+// of each is visible in device memory (and to the GPU's own loads) before
+// the next one starts, and Copy returns once all of them are complete. The
+// emulator hands over everything it can move at once (every WQE between two
+// producer indexes, the payloads of several messages, the CQEs of a round),
+// so that a batch costs one wait for the device, not one per access. Host
+// slices may be any memory and are not kept after Copy returns.
+//
+// Implementations must be safe for concurrent use.
 type GPUMemory interface {
-	Contains(addr uintptr, n uint64) bool
-	Read(dst []byte, addr uintptr) error
-	Write(addr uintptr, src []byte) error
+	Claim(addr uintptr, n uint64) (DeviceRange, bool)
+	Copy(ops []DeviceCopy) error
+}
+
+// DeviceRange is a range of device memory classified by Claim: the
+// implementation's own handle (which device, which context); the emulator
+// only hands it back in copies.
+type DeviceRange interface {
+	// Base is the device address of the range's first byte.
+	Base() uintptr
+}
+
+// CopyKind is the direction of a DeviceCopy.
+type CopyKind uint8
+
+// Copy directions.
+const (
+	// CopyToHost copies len(Host) bytes at Src+SrcOff into Host.
+	CopyToHost CopyKind = iota + 1
+	// CopyToDevice copies Host to Dst+DstOff.
+	CopyToDevice
+	// CopyDeviceToDevice copies Len bytes from Src+SrcOff to Dst+DstOff.
+	CopyDeviceToDevice
+)
+
+func (k CopyKind) String() string {
+	switch k {
+	case CopyToHost:
+		return "device to host"
+	case CopyToDevice:
+		return "host to device"
+	case CopyDeviceToDevice:
+		return "device to device"
+	}
+	return fmt.Sprintf("CopyKind(%d)", uint8(k))
+}
+
+// DeviceCopy is one copy of a batch. Offsets are byte offsets from the
+// ranges' Base; the emulator keeps every copy inside its range.
+type DeviceCopy struct {
+	Kind   CopyKind
+	Dst    DeviceRange // CopyToDevice, CopyDeviceToDevice
+	DstOff uint64
+	Src    DeviceRange // CopyToHost, CopyDeviceToDevice
+	SrcOff uint64
+	Host   []byte // CopyToHost: the destination; CopyToDevice: the source
+	Len    uint64 // CopyDeviceToDevice: the length
+}
+
+// Bytes is the number of bytes the copy moves.
+func (c *DeviceCopy) Bytes() uint64 {
+	if c.Kind == CopyDeviceToDevice {
+		return c.Len
+	}
+	return uint64(len(c.Host))
+}
+
+// HostPinner is implemented by a GPUMemory that can page-lock host memory
+// for its copies: a copy whose host side lies in memory pinned this way
+// moves by DMA straight to or from it, without a staging buffer. The
+// emulator pins its own long-lived buffers (the read-ahead buffer of a QP,
+// the rings of a shared-memory link), always memory it mapped itself,
+// never Go heap. unpin undoes it; after the GPUMemory is gone, unpin does
+// nothing.
+type HostPinner interface {
+	PinHost(b []byte) (unpin func(), err error)
+}
+
+// pinHost pins b through the installed GPUMemory when it can; the returned
+// function (never nil) unpins it.
+func pinHost(b []byte) func() {
+	if p, ok := currentGPU().(HostPinner); ok && len(b) > 0 {
+		if unpin, err := p.PinHost(b); err == nil {
+			return unpin
+		}
+	}
+	return func() {}
 }
 
 var gpuMem atomic.Pointer[gpuHolder]
@@ -45,19 +131,21 @@ func currentGPU() GPUMemory {
 }
 
 // span is a registered range of memory, classified once at registration:
-// host memory (gpu == nil) is accessed through a slice over the range, GPU
-// memory through the seam.
+// host memory (gpu == nil) is accessed through a slice over the range,
+// device memory through the seam, by the DeviceRange Claim returned.
 //
 // Every access pins the span for its duration, and deregistration retires
 // it: it marks the span dead and waits until no access is in progress, so
 // that when MR or UMEM dereg returns the NIC is not touching the memory and
 // never will again (the caller may unmap it at once). A pin is held for one
-// copy of at most a frame (1 MiB), never across a wait for the network.
+// copy or one batch of copies (a few MiB at most), never across a wait for
+// the network.
 type span struct {
 	base uintptr
 	size uint64
-	gpu  GPUMemory
-	host []byte // the whole range, for host memory
+	gpu  GPUMemory   // the seam that claimed the range; nil for host memory
+	dev  DeviceRange // its handle for the range
+	host []byte      // the whole range, for host memory
 
 	pins atomic.Int64 // accesses in progress
 	dead atomic.Bool  // retired: every later access fails with errRetired
@@ -109,8 +197,10 @@ func newSpan(op string, addr uintptr, size uint64) (*span, error) {
 	if addr == 0 || uint64(addr)+size < uint64(addr) {
 		return nil, fmt.Errorf("emu: %s: range 0x%x+%d: %w", op, addr, size, syscall.EFAULT)
 	}
-	if g := currentGPU(); g != nil && g.Contains(addr, size) {
-		return &span{base: addr, size: size, gpu: g}, nil
+	if g := currentGPU(); g != nil {
+		if r, ok := g.Claim(addr, size); ok {
+			return &span{base: addr, size: size, gpu: g, dev: r}, nil
+		}
 	}
 	if err := checkMapped(addr, size); err != nil {
 		return nil, fmt.Errorf("emu: %s: range 0x%x+%d is not mapped host memory: %w", op, addr, size, err)
@@ -161,7 +251,7 @@ func (s *span) read(dst []byte, off uint64) error {
 		copy(dst, s.host[off:off+uint64(len(dst))])
 		return nil
 	}
-	return s.gpu.Read(dst, s.base+uintptr(off))
+	return s.gpu.Copy([]DeviceCopy{{Kind: CopyToHost, Src: s.dev, SrcOff: off, Host: dst}})
 }
 
 // write copies src to offset off of the span.
@@ -174,7 +264,7 @@ func (s *span) write(off uint64, src []byte) error {
 		copy(s.host[off:off+uint64(len(src))], src)
 		return nil
 	}
-	return s.gpu.Write(s.base+uintptr(off), src)
+	return s.gpu.Copy([]DeviceCopy{{Kind: CopyToDevice, Dst: s.dev, DstOff: off, Host: src}})
 }
 
 // view pins a host span and returns n bytes at off; the caller unpins it
@@ -189,40 +279,109 @@ func (s *span) view(off, n uint64) (b []byte, ok bool) {
 
 // load32 reads a big-endian 32-bit word at off (8-byte DBR halves).
 func (s *span) load32(off uint64) (uint32, error) {
-	if !s.pin() {
-		return 0, errRetired
-	}
-	defer s.unpin()
 	if s.gpu == nil {
+		if !s.pin() {
+			return 0, errRetired
+		}
 		p := (*uint32)(unsafe.Pointer(&s.host[off]))
 		v := atomic.LoadUint32(p)
+		s.unpin()
 		return bswap32(v), nil
 	}
 	var b [4]byte
-	if err := s.gpu.Read(b[:], s.base+uintptr(off)); err != nil {
+	if err := s.read(b[:], off); err != nil {
 		return 0, err
 	}
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]), nil
 }
 
-// storeLast writes a CQE so that its last dword (wqe_counter, signature,
-// op_own) becomes visible after the rest: bytes 0..59 first, then bytes
-// 60..63 in one atomic store (host) or a second copy (GPU).
+// storeLast writes a CQE to host memory so that its last dword
+// (wqe_counter, signature, op_own) becomes visible after the rest: bytes
+// 0..59 first, then bytes 60..63 in one atomic store. (CQEs in device
+// memory go through cq.flush, in batches.)
 func (s *span) storeLast(off uint64, cqe []byte) error {
 	if !s.pin() {
 		return errRetired
 	}
 	defer s.unpin()
-	if s.gpu == nil {
-		copy(s.host[off:off+60], cqe[:60])
-		p := (*uint32)(unsafe.Pointer(&s.host[off+60]))
-		atomic.StoreUint32(p, *(*uint32)(unsafe.Pointer(&cqe[60])))
+	copy(s.host[off:off+60], cqe[:60])
+	p := (*uint32)(unsafe.Pointer(&s.host[off+60]))
+	atomic.StoreUint32(p, *(*uint32)(unsafe.Pointer(&cqe[60])))
+	return nil
+}
+
+// batch gathers copies to and from device memory, to run them with one
+// Copy call. Each span it touches is pinned while the batch runs (never
+// across a wait for the network), so deregistration waits for it; a span
+// retired before the batch runs fails it with errRetired.
+type batch struct {
+	ops   []DeviceCopy
+	spans []*span
+}
+
+// reset empties the batch, keeping its memory.
+func (b *batch) reset() {
+	clear(b.ops)
+	b.ops = b.ops[:0]
+	clear(b.spans)
+	b.spans = b.spans[:0]
+}
+
+func (b *batch) empty() bool { return len(b.ops) == 0 }
+
+func (b *batch) use(s *span) {
+	for _, t := range b.spans {
+		if t == s {
+			return
+		}
+	}
+	b.spans = append(b.spans, s)
+}
+
+// read adds a copy of len(dst) bytes at offset off of device span s.
+func (b *batch) read(s *span, off uint64, dst []byte) {
+	b.use(s)
+	b.ops = append(b.ops, DeviceCopy{Kind: CopyToHost, Src: s.dev, SrcOff: off, Host: dst})
+}
+
+// write adds a copy of src to offset off of device span s.
+func (b *batch) write(s *span, off uint64, src []byte) {
+	b.use(s)
+	b.ops = append(b.ops, DeviceCopy{Kind: CopyToDevice, Dst: s.dev, DstOff: off, Host: src})
+}
+
+// copyDev adds a device-to-device copy of n bytes.
+func (b *batch) copyDev(dst *span, dstOff uint64, src *span, srcOff, n uint64) {
+	b.use(dst)
+	b.use(src)
+	b.ops = append(b.ops, DeviceCopy{Kind: CopyDeviceToDevice, Dst: dst.dev, DstOff: dstOff, Src: src.dev, SrcOff: srcOff, Len: n})
+}
+
+// run pins the batch's spans (host spans whose bytes a copy uses too),
+// runs its copies and unpins them; the batch is empty afterwards. Every
+// device span of a batch belongs to one GPUMemory.
+func (b *batch) run() error {
+	if len(b.ops) == 0 {
 		return nil
 	}
-	if err := s.gpu.Write(s.base+uintptr(off), cqe[:60]); err != nil {
-		return err
+	defer b.reset()
+	var g GPUMemory
+	for i, s := range b.spans {
+		if !s.pin() {
+			for _, t := range b.spans[:i] {
+				t.unpin()
+			}
+			return errRetired
+		}
+		if s.gpu != nil {
+			g = s.gpu
+		}
 	}
-	return s.gpu.Write(s.base+uintptr(off)+60, cqe[60:64])
+	err := g.Copy(b.ops)
+	for _, s := range b.spans {
+		s.unpin()
+	}
+	return err
 }
 
 func bswap32(v uint32) uint32 {

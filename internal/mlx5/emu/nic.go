@@ -52,6 +52,11 @@ type NIC struct {
 
 	uarPollMu sync.Mutex // held by the engine while it reads UAR pages
 
+	devQPs atomic.Int32 // QPs whose SQ ring or DBR is in device memory (engine pacing)
+
+	flushMu sync.Mutex
+	toFlush []*cq // CQs in device memory with CQEs waiting for their batch
+
 	inboxMu  sync.Mutex
 	inbox    []response
 	spare    []response // the engine's drained batch, reused
@@ -115,6 +120,9 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	}
 	wc := cfg.Wire
 	wc.Handler = n.deliver
+	if wc.MapHook == nil {
+		wc.MapHook = pinHost // shared-memory rings: GPU payloads land in them by DMA
+	}
 	p, err := wire.Listen(wc)
 	if err != nil {
 		return nil, fmt.Errorf("emu: %s: open wire port: %w", cfg.Name, err)
@@ -215,6 +223,37 @@ func (n *NIC) refreshUARs() {
 
 func (n *NIC) qpByNum(qpn uint32) *qp { return (*n.qpMap.Load())[qpn] }
 func (n *NIC) cqByNum(cqn uint32) *cq { return (*n.cqMap.Load())[cqn] }
+
+// queueFlush puts a CQ with pending CQEs on the list flushCQs writes; the
+// CQ's mu is held (so flushMu is never held while taking a CQ's mu).
+func (n *NIC) queueFlush(c *cq) {
+	n.flushMu.Lock()
+	n.toFlush = append(n.toFlush, c)
+	n.flushMu.Unlock()
+}
+
+// flushCQs writes the pending CQEs of every queued CQ, each CQ's with one
+// batch of copies. The engine calls it after every step of a round, the
+// responder after every request it executes.
+func (n *NIC) flushCQs() {
+	n.flushMu.Lock()
+	if len(n.toFlush) == 0 {
+		n.flushMu.Unlock()
+		return
+	}
+	l := n.toFlush
+	n.toFlush = nil
+	n.flushMu.Unlock()
+	for i, c := range l {
+		c.flush()
+		l[i] = nil
+	}
+	n.flushMu.Lock()
+	if n.toFlush == nil {
+		n.toFlush = l[:0]
+	}
+	n.flushMu.Unlock()
+}
 
 // kick wakes the engine goroutine if it sleeps.
 func (n *NIC) kick() {

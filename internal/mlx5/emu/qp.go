@@ -68,6 +68,11 @@ type qp struct {
 	state  atomic.Uint32 // QP state, written under mu and rmu together
 	kick   atomic.Bool   // DBR-less: a doorbell on the QP's page asks for a recovery scan
 	pageDB atomic.Int64  // DBR-less: when a doorbell was last seen on the page (ns since epoch)
+	// DBR mode with the DBR in device memory: a doorbell on the QP's page
+	// (or a state change) asks for the DBR to be read; dbHint is the
+	// producer index of the QP's newest doorbell | hintValid.
+	dbrKick atomic.Bool
+	dbHint  atomic.Uint32
 
 	// mu guards the context bytes and the requester.
 	mu   sync.Mutex
@@ -234,6 +239,9 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 		srq.refs++
 	}
 	c.live++
+	if q.onDevice() {
+		n.devQPs.Add(1)
+	}
 	n.refreshQPs()
 	mlx5.Set(out, mlx5.ObjIDField, uint64(q.qpn))
 	return 0
@@ -245,6 +253,7 @@ func (c *devCtx) destroyQP(q *qp) fwError {
 	q.lockBoth()
 	q.setState(stRST)
 	q.dead = true
+	q.req.pf.release()
 	q.unlockBoth()
 	delete(n.qps, q.qpn)
 	q.pd.refs--
@@ -261,9 +270,15 @@ func (c *devCtx) destroyQP(q *qp) fwError {
 		q.srq.refs--
 	}
 	c.live--
+	if q.onDevice() {
+		n.devQPs.Add(-1)
+	}
 	n.refreshQPs()
 	return 0
 }
+
+// onDevice reports whether the QP's send ring or DBR is in device memory.
+func (q *qp) onDevice() bool { return q.wq.mem.gpu != nil || q.dbr.mem.gpu != nil }
 
 func (q *qp) lockBoth()   { q.mu.Lock(); q.rmu.Lock() }
 func (q *qp) unlockBoth() { q.rmu.Unlock(); q.mu.Unlock() }
@@ -271,6 +286,7 @@ func (q *qp) unlockBoth() { q.rmu.Unlock(); q.mu.Unlock() }
 // setState changes the state; both locks held.
 func (q *qp) setState(s uint32) {
 	q.state.Store(s)
+	q.dbrKick.Store(true)
 	mlx5.Set(q.qpc[:], qf.State, uint64(s))
 	if s == stERR {
 		q.kick.Store(true)

@@ -34,6 +34,7 @@ type outEntry struct {
 	signaled bool
 	done     bool
 	partial  bool   // WRITE/SEND whose frames are not all transmitted yet
+	direct   bool   // its payload stays in device memory for an in-process responder
 	sentOff  uint64 // message bytes transmitted so far
 	syn      mlx5.Syndrome
 	first    uint32 // first PSN
@@ -70,12 +71,31 @@ type requester struct {
 	f       wire.Frame
 	tg      [maxSGEPerWQE]target
 	scratch []byte
+
+	// An SQ ring in device memory is read into mirror, a host copy of the
+	// whole ring, every WQE between the last index read (mirEnd) and the
+	// producer index with one batch of copies. Software rewrites a slot
+	// only after its WQE completed, and the engine reads a WQE before it
+	// completes, so mirror holds what software published from the
+	// consumer index up to mirEnd.
+	mirror []byte
+	mirEnd uint16
+	dbrBuf [4]byte
+	rb     batch
+	pf     prefetch
+	local  devPayload // the Local payload of the frame being sent (in-process)
+
+	lastPay target   // the buffer of the last small payload sent from device memory (spec.go)
+	spec    specRead // what the last doorbell batch read of it
 }
 
 func (r *requester) init(q *qp) {
-	*r = requester{scratch: r.scratch}
+	*r = requester{scratch: r.scratch, mirror: r.mirror, pf: prefetch{buf: r.pf.buf, unpin: r.pf.unpin}}
 	if !q.noSQ {
 		r.ent = make([]outEntry, 1<<q.sqLog)
+		if q.wq.mem.gpu != nil && len(r.mirror) != wqebb<<q.sqLog {
+			r.mirror = make([]byte, wqebb<<q.sqLog)
+		}
 	}
 }
 
@@ -122,10 +142,16 @@ func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 	r := &q.req
 	size := 1 << q.sqLog
 	if !q.noDBR {
-		if v, err := q.dbr.mem.load32(q.doff + 4); err == nil {
-			if pi := uint16(v); dist(r.ci, pi) <= size {
-				r.pi = pi
+		if q.dbr.mem.gpu == nil {
+			// A DBR in host memory costs a load: read it every round, so
+			// that no doorbell is needed at all (a CPU proxy).
+			if v, err := q.dbr.mem.load32(q.doff + 4); err == nil {
+				if pi := uint16(v); dist(r.ci, pi) <= size {
+					r.pi = pi
+				}
 			}
+		} else if q.dbrKick.Swap(false) {
+			q.readDBR()
 		}
 	} else if q.kick.Load() {
 		if quiet := epoch.Add(time.Duration(q.pageDB.Load())).Add(recoverQuiet); now.Before(quiet) {
@@ -158,6 +184,58 @@ func earliest(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// readDBR reads a send DBR in device memory, as a ConnectX does when a
+// doorbell arrives, and, in the same batch of copies, the WQEs the QP's
+// newest doorbell announced (from the last index read up to the doorbell's
+// producer index: software rings only once they are complete). The DBR
+// stays the authority for the producer index; the doorbell only tells how
+// far to read ahead. A failed read leaves the producer index as it was.
+func (q *qp) readDBR() {
+	r := &q.req
+	size := 1 << q.sqLog
+	b := &r.rb
+	b.read(q.dbr.mem, q.doff+4, r.dbrBuf[:])
+	end := r.mirEnd
+	if h := q.dbHint.Load(); h&hintValid != 0 && q.wq.mem.gpu != nil {
+		hint := uint16(h)
+		if d := dist(r.mirEnd, hint); d > 0 && dist(r.ci, r.mirEnd)+d <= size {
+			q.readRing(b, r.mirEnd, hint)
+			q.speculate(b, r.mirEnd)
+			end = hint
+		}
+	}
+	if b.run() != nil {
+		r.spec = specRead{}
+		// Perhaps only the read ahead failed: the DBR alone, and the WQEs
+		// again when they are executed (and fail there).
+		b.read(q.dbr.mem, q.doff+4, r.dbrBuf[:])
+		if b.run() != nil {
+			return
+		}
+		end = r.mirEnd
+	}
+	r.mirEnd = end
+	pi := uint16(binary.BigEndian.Uint32(r.dbrBuf[:]))
+	if dist(r.ci, pi) <= size {
+		r.pi = pi
+	}
+}
+
+// readRing adds to b the copies of SQ slots [from, to) into the mirror
+// (one copy, or two where the range wraps).
+func (q *qp) readRing(b *batch, from, to uint16) {
+	r := &q.req
+	for from != to {
+		s := q.slot(from)
+		n := min(dist(from, to), 1<<q.sqLog-s)
+		b.read(q.wq.mem, q.sqOff+uint64(s)*wqebb, r.mirror[s*wqebb:(s+n)*wqebb])
+		from += uint16(n)
+	}
+}
+
+// hintValid marks dbHint as holding a doorbell's producer index.
+const hintValid = 1 << 16
 
 // advancePI applies a DBR-less doorbell carrying a new producer index.
 func (q *qp) advancePI(pi uint16) {
@@ -397,6 +475,7 @@ func (q *qp) transmit(now time.Time) bool {
 		}
 		w := &r.w
 		syn := q.readWQE(r.send, &r.buf, w)
+		q.traceStage(stageWQE, r.send)
 		if dist(r.send, r.pi) < w.bbs {
 			// The producer index ends inside the WQE: software published
 			// a partial WQE (rdma-core and gpunetio publish whole ones).
@@ -498,6 +577,16 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm, mlx5.WQEOpSendInval:
 		if !w.isInl && !q.resolve(w, 0) {
 			return mlx5.SyndromeLocalProtErr, false
+		}
+		if !w.isInl {
+			q.notePayload(w)
+		}
+		if q.takeSpec(w) {
+			// read with the WQE (spec.go)
+		} else if r.pf.find(w.idx) == nil && q.wantLocal(w) {
+			e.direct = true // the responder copies it from where it is
+		} else if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil {
+			q.prefetchFrom(w.idx) // this payload and the next ones, in one batch
 		}
 		e.kind = kAcked
 		e.partial = true
@@ -664,16 +753,32 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 			f.SE = w.se && code.AllowsSE()
 		}
 		f.AckReq = !q.uc
-		payload, pinned, ok := q.gather(w, off, size)
+		var payload []byte
+		var pinned *span
+		ok := true
+		if e.direct && !q.nic.port.Local(wire.GID(q.rgid)) {
+			e.direct = false // the peer left the process (a retransmission): read the data
+		}
+		if e.direct && size > 0 {
+			var d *devPayload
+			if d, ok = q.localPayload(w, off, size); ok {
+				f.Local, pinned = d, d.mem
+			}
+		} else {
+			payload, pinned, ok = q.gather(w, off, size)
+		}
 		if !ok {
 			return mlx5.SyndromeLocalProtErr, false
+		}
+		if last {
+			q.traceStage(stagePayload, w.idx)
 		}
 		f.Payload = payload
 		err := q.nic.port.Send(f)
 		if pinned != nil {
 			pinned.unpin()
 		}
-		f.Payload = nil
+		f.Payload, f.Local = nil, nil
 		if congested(err) {
 			return 0, false
 		}
@@ -696,6 +801,9 @@ func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 	if w.isInl {
 		return w.inline[off : off+n], nil, true
 	}
+	if v, ok, hit := q.prefetched(w, off, n); hit {
+		return v, nil, ok
+	}
 	r := &q.req
 	i := 0
 	for ; i < w.nsge && off >= r.tg[i].len; i++ {
@@ -716,17 +824,28 @@ func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 	}
 	buf := r.scratch[:n]
 	done := uint64(0)
+	rb := &r.rb
 	for ; i < w.nsge && done < n; i++ {
 		t := r.tg[i]
 		k := t.len - off
 		if k > n-done {
 			k = n - done
 		}
-		if t.mem.read(buf[done:done+k], t.off+off) != nil {
-			return nil, nil, false
+		switch {
+		case k == 0:
+		case t.mem.gpu == nil || (!rb.empty() && rb.spans[0].gpu != t.mem.gpu):
+			if t.mem.read(buf[done:done+k], t.off+off) != nil {
+				rb.reset()
+				return nil, nil, false
+			}
+		default:
+			rb.read(t.mem, t.off+off, buf[done:done+k]) // the device pieces of this frame: one batch
 		}
 		done += k
 		off = 0
+	}
+	if rb.run() != nil {
+		return nil, nil, false
 	}
 	return buf, nil, true
 }

@@ -44,6 +44,7 @@ type responder struct {
 	haveAtomic bool
 
 	f wire.Frame
+	b batch // copies of a local payload
 }
 
 // deliver is the NIC's wire handler.
@@ -103,6 +104,7 @@ func (n *NIC) respond(f *wire.Frame) {
 		return
 	}
 	q.rmu.Lock()
+	defer n.flushCQs() // after rmu is released: the receive CQEs of this request
 	defer q.rmu.Unlock()
 	st := q.state.Load()
 	if q.dead || (st != stRTR && st != stRTS) || f.SrcQPN != q.remoteQPN || f.SrcGID != wire.GID(q.rgid) {
@@ -188,7 +190,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	p := uint64(len(f.Payload))
+	p := uint64(f.PayloadLen())
 	if p > r.wLeft || (!last && !wholePackets(p, q.mtu)) || (last && p != r.wLeft) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
@@ -202,7 +204,13 @@ func (q *qp) onWrite(f *wire.Frame) {
 		}
 	}
 	if p > 0 {
-		if err := r.wMem.write(r.wOff, f.Payload); err != nil {
+		var err error
+		if f.Local != nil {
+			err = q.copyLocal(r.wMem, r.wOff, f.Local)
+		} else {
+			err = r.wMem.write(r.wOff, f.Payload)
+		}
+		if err != nil {
 			q.nak(f, accessNak(err))
 			return
 		}
@@ -212,6 +220,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
 	if last {
+		traceLanded(f.SrcGID, f.SrcQPN)
 		r.wActive = false
 		r.msn++
 		if imm {
@@ -334,13 +343,19 @@ func (q *qp) onSend(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	p := uint64(len(f.Payload))
+	p := uint64(f.PayloadLen())
 	if r.sOff+p > r.sCap || (!last && !wholePackets(p, q.mtu)) {
 		q.respError(r.sIdx, mlx5.SyndromeLocalLengthErr)
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	if scatter(r.sSG[:r.sN], r.sOff, f.Payload) != nil {
+	var serr error
+	if f.Local != nil {
+		serr = q.scatterLocal(r.sSG[:r.sN], r.sOff, f.Local)
+	} else {
+		serr = scatter(r.sSG[:r.sN], r.sOff, f.Payload)
+	}
+	if serr != nil {
 		// A receive buffer deregistered under the SEND.
 		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
 		q.nak(f, wire.NakRemoteOperation)
@@ -371,6 +386,7 @@ func (q *qp) onSend(f *wire.Frame) {
 		c.opcode = cqeRespSendInv
 		binary.BigEndian.PutUint32(c.imm[:], f.InvRKey)
 	}
+	traceLanded(f.SrcGID, f.SrcQPN)
 	r.sActive = false
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})

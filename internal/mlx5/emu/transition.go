@@ -183,5 +183,6 @@ func (q *qp) apply(from, to uint32) {
 // reset forgets all queue state (2RST); both locks held.
 func (q *qp) reset() {
 	q.req.init(q)
+	q.dbHint.Store(0)
 	q.resp = responder{}
 }

@@ -59,8 +59,17 @@ type wqe struct {
 
 // readWQE copies the WQE that starts at SQ index idx out of the ring and
 // decodes it. A non-zero syndrome is the error the WQE completes with;
-// w.bbs is always at least 1 so the SQ can move past a bad WQE.
+// w.bbs is always at least 1 so the SQ can move past a bad WQE. A ring in
+// device memory is decoded from the requester's mirror (see requester),
+// which one batch fills up to the producer index.
 func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndrome {
+	w.idx, w.bbs = idx, 1
+	if q.wq.mem.gpu != nil {
+		if syn := q.mirrorWQE(idx, w); syn != 0 {
+			return syn
+		}
+		return q.decodeWQE(q.req.mirror, idx, w)
+	}
 	size := uint64(1) << q.sqLog
 	slot := uint64(idx) & (size - 1)
 	mem := q.wq.mem
@@ -72,17 +81,12 @@ func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndr
 		s := (int(idx) + i) & int(lbbs-1)
 		return buf[s*wqebb : (s+1)*wqebb]
 	}
-	w.idx, w.bbs = idx, 1
 	first := local(0)
 	if err := mem.read(first, q.sqOff+slot*wqebb); err != nil {
 		return mlx5.SyndromeLocalProtErr
 	}
 	w.opcode, w.opmod = first[3], first[0]
-	ds := int(first[7] & 0x3f)
-	bbs := (ds + 3) / 4
-	if bbs == 0 {
-		bbs = 1
-	}
+	bbs := ctrlBBs(first)
 	if uint64(bbs) > size {
 		return mlx5.SyndromeLocalQPOpErr
 	}
@@ -93,7 +97,76 @@ func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndr
 			return mlx5.SyndromeLocalProtErr
 		}
 	}
-	if err := w.p.Decode(buf[:lbbs*wqebb], idx); err != nil {
+	return q.decodeWQE(buf[:lbbs*wqebb], idx, w)
+}
+
+// ctrlBBs is the number of WQEBBs of the WQE whose first WQEBB is b (at
+// least 1).
+func ctrlBBs(b []byte) int {
+	return max((int(b[7]&0x3f)+3)/4, 1)
+}
+
+// mirrorWQE makes sure the mirror holds the WQE at idx: it reads every WQE
+// published since the last read (up to the producer index) in one batch,
+// and WQEBBs beyond the producer index (a WQE that software cut) one by
+// one, without counting them as read.
+func (q *qp) mirrorWQE(idx uint16, w *wqe) mlx5.Syndrome {
+	r := &q.req
+	size := 1 << q.sqLog
+	held := func(k int) bool { d := dist(idx, r.mirEnd); return d >= k && d <= size }
+	if !held(1) {
+		if syn := q.fetchPublished(); syn != 0 {
+			return syn
+		}
+	}
+	first := r.mirror[q.slot(idx)*wqebb:][:wqebb]
+	if !held(1) {
+		if q.wq.mem.read(first, q.sqOff+uint64(q.slot(idx))*wqebb) != nil {
+			return mlx5.SyndromeLocalProtErr
+		}
+	}
+	w.opcode, w.opmod = first[3], first[0]
+	bbs := ctrlBBs(first)
+	if bbs > size {
+		return mlx5.SyndromeLocalQPOpErr
+	}
+	w.bbs = bbs
+	for i := 1; i < bbs; i++ {
+		if held(i + 1) {
+			continue
+		}
+		s := q.slot(idx + uint16(i))
+		if q.wq.mem.read(r.mirror[s*wqebb:(s+1)*wqebb], q.sqOff+uint64(s)*wqebb) != nil {
+			return mlx5.SyndromeLocalProtErr
+		}
+	}
+	return 0
+}
+
+// fetchPublished reads the SQ slots from the last index read up to the
+// producer index into the mirror, in one batch.
+func (q *qp) fetchPublished() mlx5.Syndrome {
+	r := &q.req
+	if d := dist(r.mirEnd, r.pi); d == 0 || d > 1<<q.sqLog {
+		if d > 1<<q.sqLog {
+			r.mirEnd = r.ci // lost track (cannot happen): start again from the consumer index
+			return q.fetchPublished()
+		}
+		return 0
+	}
+	q.readRing(&r.rb, r.mirEnd, r.pi)
+	if r.rb.run() != nil {
+		return mlx5.SyndromeLocalProtErr
+	}
+	r.mirEnd = r.pi
+	return 0
+}
+
+// decodeWQE parses the WQE at idx of ring (the SQ ring's bytes, or a ring
+// of at least its WQEBBs at the same slots) into w and checks what needs
+// the QP.
+func (q *qp) decodeWQE(ring []byte, idx uint16, w *wqe) mlx5.Syndrome {
+	if err := w.p.Decode(ring, idx); err != nil {
 		var we *mlx5.WQEError
 		if errors.As(err, &we) {
 			return we.Syndrome

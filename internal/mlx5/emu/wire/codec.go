@@ -197,37 +197,75 @@ func DecodeInto(f *Frame, b []byte) error {
 	if n != len(b) {
 		return decodeErr("length", "frame length field %d, buffer %d bytes", n, len(b))
 	}
-	be := binary.BigEndian
-	op := Opcode(b[8])
-	if !op.Valid() {
-		return decodeErr("opcode", "unknown opcode 0x%02x", b[8])
+	return decodeFrom(f, b, b)
+}
+
+// maxHead is the longest base header plus extension headers of any opcode.
+const maxHead = HeaderLen + maskedLen + immLen + aethLen + atomicAckLen
+
+// decodeShared decodes the frame that fills b, which another process may
+// be writing while it is read (a shared-memory ring): every header field is
+// read from a private copy, taken once, so the checks and the values agree;
+// only the payload aliases b.
+func decodeShared(f *Frame, b []byte, scratch *[maxHead]byte) error {
+	n, err := FrameLen(b)
+	if err != nil {
+		return err
 	}
-	flags := b[9]
+	if n != len(b) {
+		return decodeErr("length", "frame length field %d, buffer %d bytes", n, len(b))
+	}
+	k := copy(scratch[:], b)
+	h := scratch[:k]
+	if m, _ := FrameLen(h); m != n {
+		return decodeErr("length", "frame length changed while it was read")
+	}
+	return decodeFrom(f, h, b)
+}
+
+// decodeFrom decodes the frame of length len(b) (checked by the caller)
+// whose headers are the first bytes of h (b itself, or a private copy of
+// at least its headers); the payload is taken from b.
+func decodeFrom(f *Frame, h, b []byte) error {
+	n := len(b)
+	be := binary.BigEndian
+	if len(h) < HeaderLen {
+		return decodeErr("length", "%d bytes, need %d for the base header", len(h), HeaderLen)
+	}
+	op := Opcode(h[8])
+	if !op.Valid() {
+		return decodeErr("opcode", "unknown opcode 0x%02x", h[8])
+	}
+	flags := h[9]
 	if flags&^(flagSE|flagAckReq) != 0 {
 		return decodeErr("flags", "unknown flag bits 0x%02x", flags&^(flagSE|flagAckReq))
 	}
-	if b[10] != 0 || b[11] != 0 {
-		return decodeErr("reserved", "non-zero reserved bytes %02x %02x", b[10], b[11])
+	if h[10] != 0 || h[11] != 0 {
+		return decodeErr("reserved", "non-zero reserved bytes %02x %02x", h[10], h[11])
 	}
-	if b[12] != 0 || b[16] != 0 || b[20] != 0 {
+	if h[12] != 0 || h[16] != 0 || h[20] != 0 {
 		return decodeErr("bth", "QPN or PSN wider than 24 bits")
 	}
-	payloadLen := be.Uint32(b[56:60])
+	payloadLen := be.Uint32(h[56:60])
 	ext := op.extLen()
 	if uint64(HeaderLen)+uint64(ext)+uint64(payloadLen) != uint64(n) {
 		return decodeErr("length", "%s needs %d header bytes plus payload length %d, frame length is %d", op, HeaderLen+ext, payloadLen, n)
+	}
+	if len(h) < HeaderLen+ext {
+		return decodeErr("length", "%d header bytes, %s needs %d", len(h), op, HeaderLen+ext)
 	}
 	*f = Frame{
 		Opcode: op,
 		SE:     flags&flagSE != 0,
 		AckReq: flags&flagAckReq != 0,
-		DstQPN: be.Uint32(b[12:16]),
-		PSN:    be.Uint32(b[16:20]),
-		SrcQPN: be.Uint32(b[20:24]),
+		DstQPN: be.Uint32(h[12:16]),
+		PSN:    be.Uint32(h[16:20]),
+		SrcQPN: be.Uint32(h[20:24]),
 	}
-	copy(f.SrcGID[:], b[24:40])
-	copy(f.DstGID[:], b[40:56])
-	p := b[HeaderLen:]
+	b, h = b[:n], h[:HeaderLen+ext]
+	copy(f.SrcGID[:], h[24:40])
+	copy(f.DstGID[:], h[40:56])
+	p := h[HeaderLen:]
 	if op.has(hRETH) {
 		f.RETH = RETH{VA: be.Uint64(p[0:8]), RKey: be.Uint32(p[8:12]), DMALength: be.Uint32(p[12:16])}
 		p = p[rethLen:]
@@ -269,10 +307,9 @@ func DecodeInto(f *Frame, b []byte) error {
 	}
 	if op.has(hAtomicAck) {
 		f.AtomicAck = be.Uint64(p[0:8])
-		p = p[atomicAckLen:]
 	}
-	if len(p) > 0 {
-		f.Payload = p
+	if HeaderLen+ext < n {
+		f.Payload = b[HeaderLen+ext : n]
 	}
 	if err := f.Validate(); err != nil {
 		fe := err.(*FrameError)

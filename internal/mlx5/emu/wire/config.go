@@ -73,6 +73,24 @@ type Config struct {
 	// DefaultMaxQueue); Send refuses a frame that does not fit
 	// (ErrCongested).
 	MaxQueue int
+	// NoShm keeps the port's connections on their sockets: no
+	// shared-memory link is offered or accepted (also for every port when
+	// $GDAKI_EMU_SHM is 0).
+	NoShm bool
+	// ShmRing is the size of each of a shared-memory link's two rings
+	// (default DefaultShmRing; a power of two, at least 2 x MaxFrameLen).
+	ShmRing int
+	// MapHook, if set, is called with the whole mapping of each
+	// shared-memory segment once its link is up, and the function it
+	// returns just before the segment is unmapped. The emulator pins the
+	// rings there for its GPU copies (a payload copied out of GPU memory
+	// then lands in the ring by DMA).
+	MapHook func(mem []byte) (release func())
+	// ForceShm makes this port send to ports of its own process as it does
+	// to other processes (for tests of the shared-memory path): no
+	// in-process delivery, a connection with a shared-memory link where
+	// the peer accepts one.
+	ForceShm bool
 }
 
 // resolve fills the defaults, reading the environment.
@@ -122,6 +140,12 @@ func (c Config) resolve() (Config, error) {
 	}
 	if c.MaxQueue <= 0 {
 		c.MaxQueue = DefaultMaxQueue
+	}
+	if c.ShmRing <= 0 {
+		c.ShmRing = DefaultShmRing
+	}
+	if !validRingSize(uint64(c.ShmRing)) || c.ShmRing < 2*c.MaxFrameLen || c.ShmRing < c.MaxQueue {
+		return c, fmt.Errorf("wire: listen: ShmRing %d: want a power of two in [%d, %d], at least twice MaxFrameLen and MaxQueue", c.ShmRing, minShmRing, maxShmRing)
 	}
 	return c, nil
 }

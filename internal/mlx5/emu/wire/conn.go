@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,9 @@ type conn struct {
 	spare   []byte // the buffer the writer has written, for reuse
 	err     error  // why the connection ended; nil while it works
 	dialErr bool   // err is the dial's
+	shm     *link  // the shared-memory link frames travel on, once it is up
 
+	dead     atomic.Bool   // err is set (read without mu by the link's reader)
 	lastRead atomic.Uint64 // the port's activity count when a frame last arrived; accepted connections
 }
 
@@ -63,8 +66,12 @@ func (c *conn) fail(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+	c.dead.Store(true)
 	nc := c.nc
 	c.pending, c.spare = nil, nil
+	if c.shm != nil {
+		c.shm.markClosed() // the peer's reader and ours stop; ours unmaps
+	}
 	c.mu.Unlock()
 	c.cond.Broadcast()
 	if nc != nil {
@@ -81,6 +88,9 @@ func (c *conn) enqueue(f *Frame, deadline time.Time) error {
 		return &FrameError{Op: "send", Field: "length", Reason: "encoded frame longer than the port's MaxFrameLen"}
 	}
 	c.mu.Lock()
+	if c.shm != nil {
+		return c.enqueueShm(f, deadline) // unlocks
+	}
 	var timer *time.Timer
 	for c.err == nil && len(c.pending) > 0 && len(c.pending)+n > c.p.cfg.MaxQueue {
 		if deadline.IsZero() || !time.Now().Before(deadline) {
@@ -112,6 +122,49 @@ func (c *conn) enqueue(f *Frame, deadline time.Time) error {
 	return nil
 }
 
+// enqueueShm puts f into the link's ring; c.mu held, released here.
+// Without a deadline it never waits (ErrCongested when the ring is full);
+// with one it polls for room until then.
+func (c *conn) enqueueShm(f *Frame, deadline time.Time) error {
+	for spin := 0; ; spin++ {
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return err
+		}
+		err := c.shm.put(f)
+		if err == errShmBroken {
+			c.mu.Unlock()
+			c.p.stats.decodeErrors.Add(1)
+			c.fail(err)
+			return err
+		}
+		if err != ErrCongested || deadline.IsZero() || !time.Now().Before(deadline) {
+			c.mu.Unlock()
+			return err
+		}
+		c.mu.Unlock()
+		if spin < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+		c.mu.Lock()
+	}
+}
+
+// enqueueRaw queues bytes that are not a frame (a control record) on the
+// socket.
+func (c *conn) enqueueRaw(b []byte) {
+	c.mu.Lock()
+	wake := len(c.pending) == 0
+	c.pending = append(c.pending, b...)
+	c.mu.Unlock()
+	if wake {
+		c.cond.Signal()
+	}
+}
+
 // run is a dialled connection's goroutine: it dials, starts the reader and
 // becomes the writer. A failed dial is remembered on the peer for one
 // DialTimeout (Sends in that window fail at once).
@@ -137,7 +190,25 @@ func (c *conn) run(pr *peer) {
 	c.nc = tc
 	dead := c.err != nil
 	c.mu.Unlock()
-	if dead || !p.spawn(c, c.readLoop) {
+	if dead {
+		tc.Close()
+		c.fail(ErrClosed)
+		return
+	}
+	if p.shmEnabled() {
+		l, err := c.offerShm(tc)
+		if err != nil {
+			tc.Close()
+			c.fail(err)
+			return
+		}
+		if l != nil && !c.startShm(l) {
+			tc.Close()
+			c.fail(ErrClosed)
+			return
+		}
+	}
+	if !p.spawn(c, c.readLoop) {
 		tc.Close()
 		c.fail(ErrClosed)
 		return
@@ -190,8 +261,19 @@ func (c *conn) readLoop() {
 	}
 	armed := !c.dialed
 	var f Frame
-	for {
-		waited, err := fr.next(&f)
+	for first := true; ; first = false {
+		ctl, waited, err := fr.next(&f)
+		if err == nil && ctl != nil {
+			// A control record: only an offer, only first, only accepted.
+			if !first || c.dialed || ctl.kind != ctlOffer {
+				err = decodeErr("control", "%v where none is allowed", *ctl)
+			} else {
+				c.answerOffer(*ctl)
+				nc.SetReadDeadline(time.Time{})
+				armed = false
+				continue
+			}
+		}
 		if err != nil {
 			var fe *FrameError
 			var ne net.Error

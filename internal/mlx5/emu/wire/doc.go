@@ -47,6 +47,16 @@
 //     it on that connection and nowhere else; a response with no Route to a
 //     port of another process is refused with ErrNoRoute). The frame length
 //     is the stream's length prefix.
+//   - Shared memory. A dialling port first offers its peer a shared-memory
+//     link on the new connection (a sealed memfd with two rings, shm.go); a
+//     peer on the same host maps it and accepts, and from then on the
+//     connection's frames, both ways, travel through the rings instead of
+//     the socket, encoded as on the stream, read in place (no copy but the
+//     one into the ring). The socket stays open and its end ends the link.
+//     A peer on another host (or one configured with NoShm, or
+//     $GDAKI_EMU_SHM=0) refuses, and the connection stays on TCP. The
+//     reader of a link polls its ring while frames flow and sleeps on a
+//     futex word in the ring otherwise.
 //
 // A connection is bound to the peer it was opened for: a frame is admitted
 // only if it is addressed to this port, comes from the address at the other
@@ -97,11 +107,15 @@
 // dropped and counted (Stats.Dropped). A TCP stream that carries an
 // undecodable or oversized frame is closed (Stats.DecodeErrors).
 //
-// Other transports (shared memory between processes of one host, for
-// example) fit behind the same Send as long as they keep these properties:
-// Send does not wait, each destination has its own bounded queue, responses
-// travel on the channel of their request, and what arrives is admitted
-// against the peer the channel was opened for.
+// A shared-memory link keeps these properties: Send does not wait (a frame
+// that does not fit in the ring is ErrCongested), each destination has its
+// own bounded ring, responses travel on the link of their request, and what
+// arrives is admitted against the peer the connection was opened for. The
+// segment is sealed against resizing, so no peer can make the other's
+// mapping fault; every position and length read from it is checked, and
+// headers are decoded from a private copy; a peer that breaks a rule of the
+// ring (or offers anything but a sealed segment of its own with the offer's
+// token) has its connection closed (Stats.DecodeErrors) or refused.
 //
 // # Threading
 //

@@ -3,8 +3,11 @@ package wire
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -55,6 +58,8 @@ func FuzzStreamReader(f *testing.F) {
 	f.Add([]byte("GDW\x02\x00\x00\x10\x00" + "short"))
 	f.Add([]byte("GDW\x02\xff\xff\xff\xff"))
 	f.Add([]byte("GDW\x01\x00\x00\x00\x3c"))
+	f.Add(appendControl(nil, control{kind: ctlOffer, pid: 1, fd: 3, size: 1 << 20, ring: 1 << 19}))
+	f.Add(append(appendControl(nil, control{kind: ctlRefuse, reason: "no"}), stream...))
 	const limit = 4096
 	p := &Port{gid: gidB}
 	conns := []*conn{newConn(p, true, gidA), newConn(p, false, gidA)}
@@ -65,7 +70,7 @@ func FuzzStreamReader(f *testing.F) {
 		var g Frame
 		off := 0
 		for {
-			waited, err := fr.next(&g)
+			ctl, waited, err := fr.next(&g)
 			if cap(fr.buf) > 2*limit+readChunk {
 				t.Fatalf("frame buffer of %d bytes for a %d-byte limit", cap(fr.buf), limit)
 			}
@@ -78,6 +83,14 @@ func FuzzStreamReader(f *testing.F) {
 					t.Fatalf("clean EOF at %d of %d bytes", off, len(b))
 				}
 				return
+			}
+			if ctl != nil {
+				n := len(appendControl(nil, *ctl))
+				if re := appendControl(nil, *ctl); off+n > len(b) || !bytes.Equal(re, b[off:off+n]) {
+					t.Fatalf("control record at %d re-encodes differently", off)
+				}
+				off += n
+				continue
 			}
 			n := g.EncodedLen()
 			if n > limit || off+n > len(b) {
@@ -96,6 +109,67 @@ func FuzzStreamReader(f *testing.F) {
 				}
 			}
 			off += n
+		}
+	})
+}
+
+// FuzzShmRing writes arbitrary bytes into the ring a shared-memory link's
+// reader consumes (the data area from its start, then the producer
+// position the input's first eight bytes give), as a hostile process that
+// shares the segment could. The reader must never panic or read outside
+// the ring, return only records that decode to frames that re-encode to
+// exactly their bytes, never move its position past the producer's, and
+// stop (errShmBroken) at the first broken rule.
+func FuzzShmRing(f *testing.F) {
+	seg, fd, err := createSegment(minShmRing)
+	if err != nil {
+		f.Skipf("no shared memory here: %v", err)
+	}
+	syscall.Close(fd)
+	f.Cleanup(seg.close)
+	w, r := newLink(seg, true), newLink(seg, false)
+	// Seeds: what a real producer writes, then the same with a wrap.
+	for _, op := range Opcodes {
+		fr := sampleFrame(op)
+		if err := w.put(&fr); err != nil {
+			f.Fatal(err)
+		}
+	}
+	good := append([]byte(nil), seg.rings[0].data[:w.tail]...)
+	f.Add(append(binary.LittleEndian.AppendUint64(nil, w.tail), good...))
+	f.Add(append(binary.LittleEndian.AppendUint64(nil, 8), binary.LittleEndian.AppendUint32(nil, shmWrapMark)...))
+	f.Add(append(binary.LittleEndian.AppendUint64(nil, 64), 60, 0, 0, 0, 0, 0, 0, 0, 'G', 'D', 'W', 2))
+	ring := &seg.rings[0]
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) < 8 {
+			return
+		}
+		clear(ring.data[:min(len(ring.data), 1<<16)])
+		tail := binary.LittleEndian.Uint64(in[:8])
+		copy(ring.data, in[8:])
+		r.head = 0
+		atomic.StoreUint64(ring.word64(offHead), 0)
+		atomic.StoreUint64(ring.word64(offTail), tail)
+		var g Frame
+		var scratch [maxHead]byte
+		for i := 0; i < 1000; i++ {
+			b, err := r.next()
+			if err != nil || b == nil {
+				return
+			}
+			if r.head > tail {
+				t.Fatalf("reader position %d past the producer's %d", r.head, tail)
+			}
+			if err := decodeShared(&g, b, &scratch); err != nil {
+				return
+			}
+			if re := g.AppendEncode(nil); !bytes.Equal(re, b) {
+				t.Fatal("a record re-encodes differently")
+			}
+			r.done(len(b))
+			if r.head > tail {
+				t.Fatalf("reader position %d past the producer's %d", r.head, tail)
+			}
 		}
 	})
 }

@@ -169,13 +169,25 @@ func sendFailsWithin(t *testing.T, p *Port, dst GID, bound time.Duration) error 
 	return err
 }
 
+// TestCrossProcess: frames to a peer process of the same host travel on a
+// shared-memory link (or on TCP where the peer refuses one), in order, the
+// answers back on the same link; once the peer dies, Send says so.
 func TestCrossProcess(t *testing.T) {
-	noLeak(t)
-	p := listen(t, Config{})
-	pp := startPeer(t, nil)
-	require.NotEqual(t, p.GID(), pp.gid)
-	exchange(t, p, pp.gid, 2000)
-	pp.kill()
-	err := sendFailsWithin(t, p, pp.gid, p.cfg.DialTimeout+schedSlack)
-	t.Logf("after the peer died: %v", err)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		shm  uint64
+	}{{"shared memory", nil, 1}, {"peer refuses shared memory", []string{EnvShm + "=0"}, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			noLeak(t)
+			p := listen(t, Config{})
+			pp := startPeer(t, nil, tc.env...)
+			require.NotEqual(t, p.GID(), pp.gid)
+			exchange(t, p, pp.gid, 2000)
+			require.Equal(t, tc.shm, p.Stats().SharedMemory)
+			pp.kill()
+			err := sendFailsWithin(t, p, pp.gid, p.cfg.DialTimeout+schedSlack)
+			t.Logf("after the peer died: %v", err)
+		})
+	}
 }

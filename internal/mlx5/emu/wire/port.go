@@ -51,11 +51,12 @@ type Stats struct {
 	Rejected     uint64 // frames dropped for arriving on the wrong connection (see conn.admit)
 	ReadTimeouts uint64 // TCP streams closed because a frame did not arrive within ReadTimeout
 	Evicted      uint64 // accepted connections closed to admit a newer one (MaxConns)
+	SharedMemory uint64 // connections whose frames moved to a shared-memory link
 }
 
 type counters struct {
 	sent, received, dropped, decodeErrors, dials, sendErrors atomic.Uint64
-	congested, rejected, readTimeouts, evicted               atomic.Uint64
+	congested, rejected, readTimeouts, evicted, shm          atomic.Uint64
 }
 
 // Listen opens a port: it binds the address and TCP port of cfg (see Config
@@ -143,7 +144,7 @@ func (p *Port) Stats() Stats {
 		Sent: c.sent.Load(), Received: c.received.Load(), Dropped: c.dropped.Load(),
 		DecodeErrors: c.decodeErrors.Load(), Dials: c.dials.Load(), SendErrors: c.sendErrors.Load(),
 		Congested: c.congested.Load(), Rejected: c.rejected.Load(), ReadTimeouts: c.readTimeouts.Load(),
-		Evicted: c.evicted.Load(),
+		Evicted: c.evicted.Load(), SharedMemory: c.shm.Load(),
 	}
 }
 
@@ -194,6 +195,9 @@ func (p *Port) send(f *Frame, wait bool) error {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: err})
 	}
 	req := f.Opcode.IsRequest()
+	if f.Local != nil && f.Route.c != nil {
+		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: errors.New("a Local payload on a connection")})
+	}
 	if c := f.Route.c; c != nil {
 		if req || c.p != p || c.dialed || c.peer != f.DstGID {
 			return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed,
@@ -209,11 +213,15 @@ func (p *Port) send(f *Frame, wait bool) error {
 		p.stats.sent.Add(1)
 		return nil
 	}
-	if !p.cfg.ForceTCP {
-		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && d.deliverLocal(f) {
+	if !p.cfg.ForceTCP && !p.cfg.ForceShm {
+		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && d.deliverLocal(f) {
 			p.stats.sent.Add(1)
 			return nil
 		}
+	}
+	if f.Local != nil {
+		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed,
+			Err: errors.New("a Local payload cannot leave the process (the destination is not a port of this process)")})
 	}
 	if !req {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrNoRoute})
@@ -223,6 +231,18 @@ func (p *Port) send(f *Frame, wait bool) error {
 	}
 	p.stats.sent.Add(1)
 	return nil
+}
+
+// Local reports whether a frame to dst would be delivered in-process now
+// (a port of this process owns dst, and neither side forces its sockets):
+// only such a frame may carry a Local payload. The answer may change when
+// a port opens or closes; Send checks again.
+func (p *Port) Local(dst GID) bool {
+	if p.cfg.ForceTCP || p.cfg.ForceShm {
+		return false
+	}
+	d := lookup(dst)
+	return d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && !d.closed.Load()
 }
 
 func (p *Port) sendErr(err error) error {

@@ -31,20 +31,40 @@ type frameReader struct {
 	hdr  [8]byte // the length prefix being read (here, not on the heap per frame)
 }
 
-// next reads one frame into *f; f.Payload is valid until the next call.
-// waited reports whether wait was called. A malformed or oversized frame
-// is a *FrameError; a stream that ends inside a frame io.ErrUnexpectedEOF.
-func (fr *frameReader) next(f *Frame) (waited bool, err error) {
+// next reads one record: a frame into *f (f.Payload is valid until the
+// next call), or a control record, returned as ctl. waited reports whether
+// wait was called. A malformed or oversized record is a *FrameError; a
+// stream that ends inside one io.ErrUnexpectedEOF.
+func (fr *frameReader) next(f *Frame) (ctl *control, waited bool, err error) {
 	hdr := fr.hdr[:]
 	if _, err := io.ReadFull(fr.r, hdr); err != nil {
-		return false, err
+		return nil, false, err
+	}
+	if isControl(hdr) {
+		n, err := controlLen(hdr)
+		if err != nil {
+			return nil, false, err
+		}
+		var b [maxCtlLen]byte
+		copy(b[:], hdr)
+		if _, err := io.ReadFull(fr.r, b[len(hdr):n]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, false, err
+		}
+		c, err := decodeControl(b[:n])
+		if err != nil {
+			return nil, false, err
+		}
+		return &c, false, nil
 	}
 	n, err := FrameLen(hdr)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if n > fr.max {
-		return false, decodeErr("length", "frame length %d above the stream's limit %d", n, fr.max)
+		return nil, false, decodeErr("length", "frame length %d above the stream's limit %d", n, fr.max)
 	}
 	if fr.wait != nil && fr.r.Buffered() < n-len(hdr) {
 		fr.wait()
@@ -61,11 +81,11 @@ func (fr *frameReader) next(f *Frame) (waited bool, err error) {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return waited, err
+			return nil, waited, err
 		}
 	}
 	fr.buf = buf
-	return waited, DecodeInto(f, buf)
+	return nil, waited, DecodeInto(f, buf)
 }
 
 func (p *Port) acceptLoop() {

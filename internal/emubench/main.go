@@ -1,0 +1,567 @@
+// Command emubench measures the emulated NICs on a GPU, in one process:
+// cuMemcpy references first, then the examples' kernels (put_bw, write_bw,
+// write_lat, from build/kernels) on emu0 <-> emu1 of this process, and a
+// breakdown of write_lat's one-way latency by stage of the emulator. The
+// GPU suite runs it from scripts/emu-bench.sh, which adds the examples'
+// figures between two processes.
+//
+//	emubench [-k build/kernels] [-g <PCI bus id>] [-i 512] [-lat-iters 1000] [-timeout 60s]
+//
+// Every figure is printed as "key value unit" on a line of its own (keys
+// "ref.*", "inproc.*", "breakdown.*"), then a table for people.
+//
+// Method. References: 20 timed repetitions after 3 untimed ones, on one
+// non-blocking stream, host memory pinned (cuMemHostAlloc); bandwidth is
+// bytes over the wall time of the batch of copies and the final
+// synchronize; the 64-byte latency is the mean of 200 copies each followed
+// by its stream synchronize (what the emulator's adapter does per batch).
+// Kernels: as the examples' clients time them: one untimed launch, then
+// one launch between two events on a non-blocking stream; put_bw and
+// write_bw write from GPU memory to host memory (the examples' servers use
+// host buffers), write_lat from GPU memory to GPU memory; one-way latency
+// is half the kernel time per round trip.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu"
+	"github.com/gdaki/gpunetio/verbs"
+)
+
+var (
+	kernels  = flag.String("k", "build/kernels", "directory of the examples' kernel images (make kernels)")
+	busID    = flag.String("g", "", "PCI bus id of the GPU (default: CUDA device 0)")
+	bwIters  = flag.Int("i", 512, "messages per put_bw / write_bw launch (a multiple of 512, at most 2048)")
+	latIters = flag.Int("lat-iters", 1000, "round trips per write_lat launch")
+	timeout  = flag.Duration("timeout", 60*time.Second, "bound on each kernel")
+)
+
+const (
+	remoteWritable = verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRelaxedOrder
+	localOnly      = verbs.AccessLocalWrite | verbs.AccessRelaxedOrder
+	bwThreads      = 512
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "emubench:", err)
+		os.Exit(1)
+	}
+}
+
+// results keeps every figure in order, for the table at the end.
+type results struct{ lines []string }
+
+func (r *results) add(key string, v float64, unit string) {
+	line := fmt.Sprintf("%s %.3f %s", key, v, unit)
+	fmt.Println(line)
+	r.lines = append(r.lines, line)
+}
+
+// env is one process with both NICs and one GPU.
+type env struct {
+	gpu     *gpunetio.GPU
+	ctx     *cuda.Context
+	dev     [2]*verbs.Context // emu0 (server), emu1 (client)
+	pd      [2]*verbs.PD
+	mod     map[string]*cuda.Module
+	closers []func() error
+}
+
+func (e *env) close() error {
+	var errs []error
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		errs = append(errs, e.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+func run() error {
+	if err := cuda.Init(); err != nil {
+		return fmt.Errorf("CUDA: %w", err)
+	}
+	id := *busID
+	if id == "" {
+		d, err := cuda.DeviceGet(0)
+		if err != nil {
+			return err
+		}
+		if id, err = d.PCIBusID(); err != nil {
+			return err
+		}
+	}
+	e := &env{mod: map[string]*cuda.Module{}}
+	defer func() {
+		if err := e.close(); err != nil {
+			fmt.Fprintln(os.Stderr, "emubench: cleanup:", err)
+		}
+	}()
+	var err error
+	if e.gpu, err = gpunetio.NewGPU(id); err != nil {
+		return err
+	}
+	e.closers = append(e.closers, e.gpu.Close)
+	if e.ctx, err = e.gpu.CUDAContext(); err != nil {
+		return err
+	}
+	e.closers = append(e.closers, e.ctx.Release)
+	for i, name := range []string{"emu0", "emu1"} {
+		if e.dev[i], err = verbs.OpenDevice(name); err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		e.closers = append(e.closers, e.dev[i].Close)
+		if e.pd[i], err = e.dev[i].AllocPD(); err != nil {
+			return err
+		}
+		e.closers = append(e.closers, e.pd[i].Close)
+	}
+	for _, k := range []string{"put_bw", "write_bw", "write_lat"} {
+		path := filepath.Join(*kernels, k+"_kernel.fatbin")
+		m, err := e.ctx.ModuleLoadFile(path)
+		if err != nil {
+			return fmt.Errorf("load %s (build it with make kernels): %w", path, err)
+		}
+		e.mod[k] = m
+		e.closers = append(e.closers, m.Unload)
+	}
+	fmt.Printf("emubench: GPU %s, emu0 <-> emu1 in one process\n", e.gpu)
+	r := &results{}
+	dtoh, err := references(e, r)
+	if err != nil {
+		return fmt.Errorf("references: %w", err)
+	}
+	if err := bandwidth(e, r, dtoh); err != nil {
+		return err
+	}
+	if err := latency(e, r); err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Println("summary (one process):")
+	for _, l := range r.lines {
+		fmt.Println("  " + l)
+	}
+	return nil
+}
+
+// references measures cuMemcpy on this GPU; it returns DtoH bytes/s.
+func references(e *env, r *results) (float64, error) {
+	const big = 1 << 20
+	c := e.ctx
+	s, err := c.NewStream(cuda.StreamNonBlocking)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Destroy()
+	host, err := c.MemAllocHost(big, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer c.MemFreeHost(host)
+	d1, err := c.MemAlloc(big)
+	if err != nil {
+		return 0, err
+	}
+	defer c.MemFree(d1)
+	d2, err := c.MemAlloc(big)
+	if err != nil {
+		return 0, err
+	}
+	defer c.MemFree(d2)
+	bw := func(copy1 func() error) (float64, error) {
+		for i := 0; i < 3; i++ {
+			if err := copy1(); err != nil {
+				return 0, err
+			}
+		}
+		if err := s.Synchronize(); err != nil {
+			return 0, err
+		}
+		const reps = 20
+		start := time.Now()
+		for i := 0; i < reps; i++ {
+			if err := copy1(); err != nil {
+				return 0, err
+			}
+		}
+		if err := s.Synchronize(); err != nil {
+			return 0, err
+		}
+		return float64(reps*big) / time.Since(start).Seconds(), nil
+	}
+	dtoh, err := bw(func() error { return c.MemcpyDtoHAsync(host, d1, big, s) })
+	if err != nil {
+		return 0, err
+	}
+	htod, err := bw(func() error { return c.MemcpyHtoDAsync(d1, host, big, s) })
+	if err != nil {
+		return 0, err
+	}
+	dtod, err := bw(func() error { return c.MemcpyDtoDAsync(d2, d1, big, s) })
+	if err != nil {
+		return 0, err
+	}
+	r.add("ref.dtoh_1MiB", dtoh*8/1e9, "Gbps")
+	r.add("ref.htod_1MiB", htod*8/1e9, "Gbps")
+	r.add("ref.dtod_1MiB", dtod*8/1e9, "Gbps")
+	lat := func(copy1 func() error) (time.Duration, error) {
+		for i := 0; i < 20; i++ {
+			if err := copy1(); err != nil {
+				return 0, err
+			}
+		}
+		const reps = 200
+		start := time.Now()
+		for i := 0; i < reps; i++ {
+			if err := copy1(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start) / reps, nil
+	}
+	l, err := lat(func() error {
+		if err := c.MemcpyDtoHAsync(host, d1, 64, s); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	})
+	if err != nil {
+		return 0, err
+	}
+	r.add("ref.dtoh_64B_async_sync", us(l), "us")
+	l, err = lat(func() error {
+		if err := c.MemcpyHtoDAsync(d1, host, 64, s); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	})
+	if err != nil {
+		return 0, err
+	}
+	r.add("ref.htod_64B_async_sync", us(l), "us")
+	buf := make([]byte, 64)
+	l, err = lat(func() error { return c.MemcpyDtoH(buf, d1) })
+	if err != nil {
+		return 0, err
+	}
+	r.add("ref.dtoh_64B_sync", us(l), "us")
+	return dtoh, nil
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// qpPair makes a high-level QP on each NIC (0: server on emu0, 1: client
+// on emu1) and connects them with the regions each exposes.
+type qpPair struct {
+	qp  [2]*gpunetio.QPHL
+	loc [2]verbs.LocalEndpoint
+	dqp [2]cuda.DevPtr
+}
+
+func (e *env) pair(collapsed bool) (*qpPair, error) {
+	p := &qpPair{}
+	for i := 0; i < 2; i++ {
+		q, err := gpunetio.NewQPHL(gpunetio.QPHLConfig{GPU: e.gpu, PD: e.pd[i], SQWQEs: 2048,
+			NICHandler: gpunetio.NICHandlerAuto, MemRegType: gpunetio.MemRegDefault, CQCollapsed: collapsed})
+		if err != nil {
+			return nil, fmt.Errorf("QP on %s: %w", e.dev[i].Name(), err)
+		}
+		e.closers = append(e.closers, q.Close)
+		p.qp[i] = q
+		if p.loc[i], err = q.LocalEndpoint(1, 0); err != nil {
+			return nil, err
+		}
+		p.loc[i].MTU = verbs.EndpointDOCAMTU
+		if p.dqp[i], err = q.GPUQP().DeviceQP(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *qpPair) connect(regions [2][]verbs.Region) error {
+	for i := 0; i < 2; i++ {
+		remote := p.loc[1-i].Endpoint
+		remote.Regions = regions[1-i]
+		if err := p.qp[i].ConnectRC(p.loc[i], remote, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gpuBuf allocates and registers GPU memory on side i.
+func (e *env) gpuBuf(i int, size uint64, access verbs.AccessFlags) (*gpunetio.Mem, *verbs.MR, error) {
+	m, err := e.gpu.MemAlloc(uintptr(size), 4096, gpunetio.MemGPU)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.closers = append(e.closers, m.Free)
+	if err := e.ctx.MemsetD8(m.Dev, 1, uintptr(size)); err != nil {
+		return nil, nil, err
+	}
+	mr, err := m.RegMR(e.pd[i], access, gpunetio.MemRegDefault)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.closers = append(e.closers, mr.Close)
+	return m, mr, nil
+}
+
+// hostBuf maps and registers host memory on side i.
+func (e *env) hostBuf(i int, size uint64, access verbs.AccessFlags) (*verbs.MR, error) {
+	b, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, func() error { return syscall.Munmap(b) })
+	mr, err := e.pd[i].RegMR(uintptr(unsafe.Pointer(&b[0])), size, access)
+	if err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, mr.Close)
+	return mr, nil
+}
+
+// timed runs launch once untimed and once between two events on s, and
+// returns the kernel time of the second.
+func (e *env) timed(s *cuda.Stream, launch func(warm bool) error) (time.Duration, error) {
+	if err := launch(true); err != nil {
+		return 0, err
+	}
+	if err := s.Wait(*timeout); err != nil {
+		return 0, fmt.Errorf("warm-up kernel: %w", err)
+	}
+	t0, err := e.ctx.NewEvent(cuda.EventDefault)
+	if err != nil {
+		return 0, err
+	}
+	defer t0.Destroy()
+	t1, err := e.ctx.NewEvent(cuda.EventDefault)
+	if err != nil {
+		return 0, err
+	}
+	defer t1.Destroy()
+	if err := t0.Record(s); err != nil {
+		return 0, err
+	}
+	if err := launch(false); err != nil {
+		return 0, err
+	}
+	if err := t1.Record(s); err != nil {
+		return 0, err
+	}
+	if err := t1.Wait(*timeout); err != nil {
+		return 0, fmt.Errorf("kernel: %w", err)
+	}
+	return cuda.ElapsedTime(t0, t1)
+}
+
+// bandwidth runs put_bw at 64 B and 1 MiB and write_bw at 1 MiB, client
+// GPU memory to server host memory.
+func bandwidth(e *env, r *results, dtoh float64) error {
+	iters := uint32(*bwIters)
+	p, err := e.pair(false)
+	if err != nil {
+		return err
+	}
+	sizes := []uint64{64, 1 << 20}
+	var src [2]*gpunetio.Mem
+	var srcMR [2]*verbs.MR
+	var dst [2]*verbs.MR
+	for k, size := range sizes {
+		if src[k], srcMR[k], err = e.gpuBuf(1, bwThreads*size, localOnly); err != nil {
+			return err
+		}
+		if dst[k], err = e.hostBuf(0, bwThreads*size, remoteWritable); err != nil {
+			return err
+		}
+	}
+	if err := p.connect([2][]verbs.Region{{dst[0].Region(), dst[1].Region()}, nil}); err != nil {
+		return err
+	}
+	errs, err := cuda.Alloc[uint32](e.ctx, 1)
+	if err != nil {
+		return err
+	}
+	defer errs.Free()
+	if err := errs.Zero(); err != nil {
+		return err
+	}
+	s, err := e.ctx.NewStream(cuda.StreamNonBlocking)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	putF, err := e.mod["put_bw"].Function("gpunetio_put_bw_thread")
+	if err != nil {
+		return err
+	}
+	writeF, err := e.mod["write_bw"].Function("gpunetio_write_bw")
+	if err != nil {
+		return err
+	}
+	for k, size := range sizes {
+		d, err := e.timed(s, func(bool) error {
+			return e.ctx.LaunchKernel(putF, cuda.Dim3{X: 2}, cuda.Dim3{X: bwThreads / 2}, 0, s,
+				p.dqp[1], iters, size, src[k].Dev, gpunetio.DeviceKey(srcMR[k].LKey()),
+				dst[k].Region().Addr, gpunetio.DeviceKey(dst[k].RKey()), errs.Ptr())
+		})
+		if err != nil {
+			return fmt.Errorf("put_bw %d B: %w", size, err)
+		}
+		report(r, "inproc.put_bw", size, iters, d, dtoh)
+	}
+	// write_bw builds its WQEs in the ring itself: a QP pair of its own.
+	wp, err := e.pair(false)
+	if err != nil {
+		return err
+	}
+	if err := wp.connect([2][]verbs.Region{{dst[1].Region()}, nil}); err != nil {
+		return err
+	}
+	d, err := e.timed(s, func(bool) error {
+		return e.ctx.LaunchKernel(writeF, cuda.Dim3{X: 1}, cuda.Dim3{X: bwThreads}, 0, s,
+			wp.dqp[1], iters, uint32(sizes[1]), src[1].Dev, gpunetio.DeviceKey(srcMR[1].LKey()),
+			dst[1].Region().Addr, gpunetio.DeviceKey(dst[1].RKey()), errs.Ptr())
+	})
+	if err != nil {
+		return fmt.Errorf("write_bw 1 MiB: %w", err)
+	}
+	report(r, "inproc.write_bw", sizes[1], iters, d, dtoh)
+	var n [1]uint32
+	if err := errs.Read(0, n[:]); err != nil {
+		return err
+	}
+	if n[0] != 0 {
+		return fmt.Errorf("the bandwidth kernels saw %d error completions", n[0])
+	}
+	return nil
+}
+
+func report(r *results, key string, size uint64, iters uint32, d time.Duration, dtoh float64) {
+	rate := float64(iters) / d.Seconds()
+	bps := rate * float64(size) * 8
+	if size < 4096 {
+		r.add(fmt.Sprintf("%s_%dB", key, size), rate/1e6, "Mmsgs/s")
+		return
+	}
+	r.add(fmt.Sprintf("%s_%dMiB", key, size>>20), bps/1e9, "Gbps")
+	r.add(fmt.Sprintf("%s_%dMiB_of_dtoh", key, size>>20), bps/(dtoh*8), "fraction")
+}
+
+// latency runs write_lat (both sides) at 8 and 64 B, then once more at 8 B
+// with the emulator's stage breakdown on.
+func latency(e *env, r *results) error {
+	iters := uint32(*latIters)
+	p, err := e.pair(true)
+	if err != nil {
+		return err
+	}
+	sizes := []uint64{8, 64}
+	var poll, post [2][2]*gpunetio.Mem // [size][side]
+	var pollMR, postMR [2][2]*verbs.MR
+	var regions [2][]verbs.Region
+	for k := range sizes {
+		for i := 0; i < 2; i++ {
+			if poll[k][i], pollMR[k][i], err = e.gpuBuf(i, 4096, remoteWritable); err != nil {
+				return err
+			}
+			if err := e.ctx.MemsetD8(poll[k][i].Dev, 0, 4096); err != nil {
+				return err
+			}
+			if post[k][i], postMR[k][i], err = e.gpuBuf(i, 4096, localOnly); err != nil {
+				return err
+			}
+			regions[i] = append(regions[i], pollMR[k][i].Region())
+		}
+	}
+	if err := p.connect(regions); err != nil {
+		return err
+	}
+	f, err := e.mod["write_lat"].Function("gpunetio_write_lat_auto")
+	if err != nil {
+		return err
+	}
+	status, err := cuda.Alloc[uint32](e.ctx, 1)
+	if err != nil {
+		return err
+	}
+	defer status.Free()
+	if err := status.Zero(); err != nil {
+		return err
+	}
+	var s [2]*cuda.Stream
+	for i := range s {
+		if s[i], err = e.ctx.NewStream(cuda.StreamNonBlocking); err != nil {
+			return err
+		}
+		defer s[i].Destroy()
+	}
+	runSize := func(k int, base *uint32) (time.Duration, error) {
+		launch := func(i int, b uint32) error {
+			isServer := int32(1 - i)
+			return e.ctx.LaunchKernel(f, cuda.Dim3{X: 1}, cuda.Dim3{X: 1}, 0, s[i],
+				p.dqp[i], isServer, iters, b, uint32(sizes[k]), poll[k][i].Dev, post[k][i].Dev,
+				gpunetio.DeviceKey(postMR[k][i].LKey()), pollMR[k][1-i].Region().Addr,
+				gpunetio.DeviceKey(pollMR[k][1-i].RKey()), uint64(*timeout/time.Nanosecond), status.Ptr())
+		}
+		d, err := e.timed(s[1], func(warm bool) error {
+			b := *base
+			*base += iters
+			if err := launch(0, b); err != nil {
+				return err
+			}
+			return launch(1, b)
+		})
+		if err != nil {
+			return 0, err
+		}
+		if err := s[0].Wait(*timeout); err != nil {
+			return 0, fmt.Errorf("server kernel: %w", err)
+		}
+		var st [1]uint32
+		if err := status.Read(0, st[:]); err != nil {
+			return 0, err
+		}
+		if st[0] != 0 {
+			return 0, fmt.Errorf("write_lat status %d (1: timed out, 2: error completion)", st[0])
+		}
+		return d, nil
+	}
+	var bases [2]uint32 // messages already exchanged on the buffers of each size
+	for k, size := range sizes {
+		d, err := runSize(k, &bases[k])
+		if err != nil {
+			return fmt.Errorf("write_lat %d B: %w", size, err)
+		}
+		r.add(fmt.Sprintf("inproc.write_lat_%dB_one_way", size), us(d)/float64(iters)/2, "us")
+	}
+	emu.StartBreakdown()
+	d, err := runSize(0, &bases[0])
+	bd := emu.StopBreakdown()
+	if err != nil {
+		return fmt.Errorf("write_lat breakdown: %w", err)
+	}
+	oneWay := us(d) / float64(iters) / 2
+	r.add("breakdown.write_lat_8B_one_way", oneWay, "us")
+	r.add("breakdown.messages", float64(bd.Messages), "")
+	r.add("breakdown.doorbell_seen_to_wqe_read", us(bd.DoorbellToWQE), "us")
+	r.add("breakdown.wqe_read_to_payload_read", us(bd.WQEToPayload), "us")
+	r.add("breakdown.payload_read_to_remote_written", us(bd.PayloadToLand), "us")
+	r.add("breakdown.remote_written_to_cqe_written", us(bd.LandToCQE), "us")
+	r.add("breakdown.doorbell_seen_to_remote_written", us(bd.DoorbellToLand), "us")
+	r.add("breakdown.rest_gpu_side", oneWay-us(bd.DoorbellToLand), "us")
+	return nil
+}

@@ -1,0 +1,563 @@
+package emu
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+)
+
+// Tests of the device-memory paths: rings, DBRs, CQs and buffers in fake
+// GPU memory that the emulator reaches only through batches of copies.
+
+// accessLog counts the copies that touch each of an endpoint's areas.
+type accessLog struct {
+	mu                              sync.Mutex
+	ringReads, dbrReads, cqDBRReads int
+	cqWrites, dataReads, dataWrites int
+	areas                           [5][2]uintptr // sq, qp DBR, cq DBR, cq ring, data
+	ops                             []string
+	record                          bool
+}
+
+func (l *accessLog) in(i int, addr uintptr) bool {
+	return addr >= l.areas[i][0] && addr < l.areas[i][1]
+}
+
+// watch installs a hook on g that classifies every copy touching e.
+func watch(t *testing.T, g *fakeGPU, e *endpoint) *accessLog {
+	l := &accessLog{}
+	for i, b := range [][]byte{e.sq, e.qpDBR, e.cqDBR, e.cqRing, e.data} {
+		a := e.addr(b)
+		l.areas[i] = [2]uintptr{a, a + uintptr(len(b))}
+	}
+	h := func(write bool, addr uintptr, n int) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch {
+		case l.in(0, addr) && !write:
+			l.ringReads++
+		case l.in(1, addr) && !write:
+			l.dbrReads++
+		case l.in(2, addr) && !write:
+			l.cqDBRReads++
+		case l.in(3, addr) && write:
+			l.cqWrites++
+		case l.in(4, addr) && !write:
+			l.dataReads++
+		case l.in(4, addr) && write:
+			l.dataWrites++
+		}
+		if l.record {
+			l.ops = append(l.ops, fmt.Sprintf("%v %#x+%d", write, addr, n))
+		}
+	}
+	g.hook.Store(&h)
+	t.Cleanup(func() { g.hook.Store(nil) })
+	return l
+}
+
+func (l *accessLog) snapshot() accessLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return accessLog{ringReads: l.ringReads, dbrReads: l.dbrReads, cqDBRReads: l.cqDBRReads, cqWrites: l.cqWrites,
+		dataReads: l.dataReads, dataWrites: l.dataWrites}
+}
+
+func deviceSetup(t *testing.T, oa, ob qpOpts) (*fakeGPU, *endpoint, *endpoint) {
+	g := newFakeGPU()
+	SetGPUMemory(g)
+	t.Cleanup(func() { SetGPUMemory(nil) })
+	a, b := twoNICs(t)
+	if oa.gpu == nil {
+		oa.gpu = g
+	}
+	x, y := pair(t, a, b, oa, ob)
+	return g, x, y
+}
+
+// A send DBR in device memory is read when a doorbell arrives, not on every
+// round of the engine: an idle QP costs no copy, and a DBR updated without a
+// doorbell is not seen (as on a ConnectX), until a doorbell comes.
+func TestDeviceDBRReadOnDoorbell(t *testing.T) {
+	g, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+	time.Sleep(20 * time.Millisecond) // the reads the transitions to RTS ask for
+	l := watch(t, g, x)
+	time.Sleep(30 * time.Millisecond)
+	if s := l.snapshot(); s.dbrReads != 0 || s.ringReads != 0 {
+		t.Fatalf("an idle QP read its DBR %d times and its ring %d times", s.dbrReads, s.ringReads)
+	}
+	// Publish a WQE in the DBR, ring no doorbell.
+	x.postNoDB(mlx5.NewRDMAWriteInline(signaled, y.raddr(0), []byte{7}))
+	x.lock()
+	x.qpDBR[4], x.qpDBR[5], x.qpDBR[6], x.qpDBR[7] = 0, 0, byte(x.pi>>8), byte(x.pi)
+	x.unlock()
+	if _, err := x.poll(30 * time.Millisecond); err == nil {
+		t.Fatal("a WQE executed without a doorbell")
+	}
+	x.ring(mlx5.CtrlSeg{})
+	if c := x.mustPoll(); c.Opcode != mlx5.CQEReq || y.data[0] != 7 {
+		t.Fatalf("after the doorbell: %v, data %d", c.Opcode, y.data[0])
+	}
+	if s := l.snapshot(); s.dbrReads < 1 || s.dbrReads > 3 {
+		t.Fatalf("%d DBR reads for one doorbell", s.dbrReads)
+	}
+}
+
+// QPs sharing a UAR page with their DBRs in device memory: a doorbell that
+// another QP's doorbell overwrote before the engine saw it still takes
+// effect, since every doorbell on a page makes the engine read the DBRs of
+// the page's QPs.
+func TestDeviceDBROverwrittenDoorbell(t *testing.T) {
+	g := newFakeGPU()
+	SetGPUMemory(g)
+	defer SetGPUMemory(nil)
+	a, b := twoNICs(t)
+	x1 := newEndpoint(t, a, qpOpts{gpu: g})
+	x2 := newEndpoint(t, a, qpOpts{gpu: g, share: x1})
+	y1, y2 := newEndpoint(t, b, qpOpts{}), newEndpoint(t, b, qpOpts{})
+	x1.connect(y1, 1, 1)
+	y1.connect(x1, 1, 1)
+	x2.connect(y2, 1, 1)
+	y2.connect(x2, 1, 1)
+	x1.postNoDB(mlx5.NewRDMAWriteInline(signaled, y1.raddr(0), []byte{1}))
+	x2.postNoDB(mlx5.NewRDMAWriteInline(signaled, y2.raddr(0), []byte{2}))
+	a.uarPollMu.Lock()
+	x1.ring(mlx5.CtrlSeg{})
+	x2.ring(mlx5.CtrlSeg{}) // the same register: x1's doorbell is gone
+	a.uarPollMu.Unlock()
+	x1.mustPoll()
+	x2.mustPoll()
+	if y1.data[0] != 1 || y2.data[0] != 2 {
+		t.Fatalf("data %d %d", y1.data[0], y2.data[0])
+	}
+}
+
+// Every WQE published by one doorbell is read from a ring in device memory
+// with one batch (one copy, two where the range wraps), and the mirror the
+// engine decodes from stays right across many wraps with WQEs of several
+// WQEBBs.
+func TestDeviceRingBatchRead(t *testing.T) {
+	g, x, y := deviceSetup(t, qpOpts{logSQ: 6}, qpOpts{})
+	l := watch(t, g, x)
+	payload := func(k, i int) []byte {
+		b := make([]byte, 1+(k*7+i)%150) // 1..150 bytes inline: WQEs of 1 to 4 WQEBBs
+		for j := range b {
+			b[j] = byte(k + i + j)
+		}
+		return b
+	}
+	for k := 0; k < 40; k++ {
+		const n = 12
+		before := l.snapshot()
+		var want [n][]byte
+		for i := 0; i < n; i++ {
+			want[i] = payload(k, i)
+			x.postNoDB(mlx5.NewRDMAWriteInline(signaled, y.raddr(i*256), want[i]))
+		}
+		x.ring(mlx5.CtrlSeg{})
+		for i := 0; i < n; i++ {
+			if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+				t.Fatalf("round %d WQE %d: %v %v", k, i, c.Opcode, c.Syndrome)
+			}
+		}
+		for i := 0; i < n; i++ {
+			if got := y.data[i*256 : i*256+len(want[i])]; !bytes.Equal(got, want[i]) {
+				t.Fatalf("round %d WQE %d: data %x, want %x", k, i, got, want[i])
+			}
+		}
+		if d := l.snapshot().ringReads - before.ringReads; d > 2 {
+			t.Fatalf("round %d: %d ring copies for one doorbell", k, d)
+		}
+	}
+}
+
+// The payloads of WRITEs posted together from adjacent device memory are
+// read with one copy; from scattered places, with one batch.
+func TestDevicePayloadsCoalesced(t *testing.T) {
+	for _, stride := range []int{64, 128} {
+		t.Run(fmt.Sprintf("stride%d", stride), func(t *testing.T) {
+			g, x, y := deviceSetup(t, qpOpts{logSQ: 7, logCQ: 8, mtu: mlx5.MTU4096}, qpOpts{})
+			x.lock()
+			fill(x.data, byte(stride))
+			x.unlock()
+			l := watch(t, g, x)
+			const n = 64
+			calls := g.calls.Load()
+			for i := 0; i < n; i++ {
+				x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(i*64), x.sge(i*stride, 64)))
+			}
+			x.ring(mlx5.CtrlSeg{})
+			for i := 0; i < n; i++ {
+				if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+					t.Fatalf("WQE %d: %v %v", i, c.Opcode, c.Syndrome)
+				}
+			}
+			x.lock()
+			for i := 0; i < n; i++ {
+				if !bytes.Equal(y.data[i*64:i*64+64], x.data[i*stride:i*stride+64]) {
+					x.unlock()
+					t.Fatalf("message %d differs", i)
+				}
+			}
+			x.unlock()
+			// The requester reads the payloads with one batch (one copy
+			// when they are adjacent); had the engine taken the last WQE
+			// alone, it would have left it to the in-process responder,
+			// which copies it from its place (local.go): one more copy.
+			s := l.snapshot()
+			want := 1
+			if stride != 64 {
+				want = n
+			}
+			if s.dataReads == want+1 {
+				want++
+			}
+			if s.dataReads != want {
+				t.Fatalf("%d payload copies, want %d", s.dataReads, want)
+			}
+			if c := g.calls.Load() - calls; c > 8 {
+				t.Fatalf("%d batches for %d WRITEs", c, n)
+			}
+		})
+	}
+}
+
+// A payload read ahead whose buffer is deregistered before its message
+// leaves is not sent: the view is handed out only while the memory lives.
+func TestDevicePrefetchAfterDereg(t *testing.T) {
+	_, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+	q := x.qpObj()
+	x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)))
+	x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(64), x.sge(64, 64)))
+	a := x.nic
+	a.uarPollMu.Lock() // keep the engine off the doorbell
+	defer a.uarPollMu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	x.lock()
+	x.qpDBR[6], x.qpDBR[7] = byte(x.pi>>8), byte(x.pi)
+	x.unlock()
+	q.dbrKick.Store(true)
+	q.readDBR()
+	var w wqe
+	if syn := q.readWQE(0, &q.req.buf, &w); syn != 0 || !q.resolve(&w, 0) {
+		t.Fatalf("WQE 0: %v", syn)
+	}
+	q.prefetchFrom(0)
+	if len(q.req.pf.recs) != 2 {
+		t.Fatalf("%d payloads read ahead, want 2", len(q.req.pf.recs))
+	}
+	if _, ok, hit := q.prefetched(&w, 0, 64); !ok || !hit {
+		t.Fatalf("prefetched: ok %v hit %v", ok, hit)
+	}
+	q.req.tg[0].mem.dead.Store(true) // what Dereg does first
+	defer q.req.tg[0].mem.dead.Store(false)
+	if _, ok, hit := q.prefetched(&w, 0, 64); ok || !hit {
+		t.Fatalf("after dereg: ok %v hit %v; want a hit that fails", ok, hit)
+	}
+}
+
+// CQEs written in batches to a ring in device memory never show a CQE of
+// the current pass with bytes of an older one, even when each copy's bytes
+// land last to first: the fake tears every copy and checks the ring after
+// every piece.
+func TestDeviceCQEsNeverTorn(t *testing.T) {
+	g := newFakeGPU()
+	SetGPUMemory(g)
+	defer SetGPUMemory(nil)
+	a, b := twoNICs(t)
+	x := newEndpoint(t, a, qpOpts{gpu: g, logCQ: 5, logSQ: 6})
+	y := newEndpoint(t, b, qpOpts{})
+	x.connect(y, 1, 1)
+	y.connect(x, 1, 1)
+	var bad atomic.Value
+	checks := 0
+	g.tear = func() {
+		checks++
+		for slot := 0; slot < 32; slot++ {
+			c := x.cqRing[slot*64 : slot*64+64]
+			if c[63]>>4 == byte(mlx5.CQEInvalid) {
+				continue
+			}
+			d, err := mlx5.DecodeCQE(c)
+			pass := uint8(d.WQECounter>>5) & 1
+			if err != nil || d.QPN != x.qpn || int(d.WQECounter)%32 != slot || d.Owner != pass || d.ByteCnt != 1 || d.Timestamp == 0 {
+				bad.CompareAndSwap(nil, fmt.Sprintf("slot %d: %+v %v", slot, d, err))
+			}
+		}
+	}
+	for k := 0; k < 5; k++ {
+		for i := 0; i < 24; i++ {
+			x.postNoDB(mlx5.NewRDMAWriteInline(signaled, y.raddr(i), []byte{byte(i)}))
+		}
+		x.ring(mlx5.CtrlSeg{})
+		for i := 0; i < 24; i++ {
+			if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+				t.Fatalf("%v %v", c.Opcode, c.Syndrome)
+			}
+		}
+	}
+	if v := bad.Load(); v != nil {
+		t.Fatalf("a poller could see a torn CQE: %s", v)
+	}
+	if checks == 0 {
+		t.Fatal("the ring was never checked")
+	}
+}
+
+// A CQ DBR in device memory is read only when the CQ looks full, and a CQ
+// without room still overruns as on a ConnectX: its consumer counter is
+// read again before the CQ is declared full.
+func TestDeviceCQDBRLazy(t *testing.T) {
+	g, x, y := deviceSetup(t, qpOpts{logCQ: 3}, qpOpts{})
+	l := watch(t, g, x)
+	for i := 0; i < 6; i++ {
+		x.post(mlx5.NewRDMAWriteInline(signaled, y.raddr(i), []byte{1}))
+		x.mustPoll()
+	}
+	if s := l.snapshot(); s.cqDBRReads != 0 {
+		t.Fatalf("%d CQ DBR reads with room to spare", s.cqDBRReads)
+	}
+	for i := 0; i < 12; i++ { // consumed: 6 more fit only after reading the DBR again
+		x.post(mlx5.NewRDMAWriteInline(signaled, y.raddr(i), []byte{1}))
+		x.mustPoll()
+	}
+	if s := l.snapshot(); s.cqDBRReads == 0 || s.cqDBRReads > 4 {
+		t.Fatalf("%d CQ DBR reads for 18 CQEs on an 8-entry CQ", s.cqDBRReads)
+	}
+	for i := 0; i < 16; i++ { // never consumed: overrun
+		x.post(mlx5.NewRDMAWriteInline(signaled, y.raddr(i), []byte{1}))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for x.queryCQ().Status != cqStatusOverflow {
+		if time.Now().After(deadline) {
+			t.Fatalf("no overrun: CQ status %#x", x.queryCQ().Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A copy that fails fails what it was for: a ring that cannot be read
+// completes its WQE with LOCAL_PROT_ERR, a CQ ring that cannot be written
+// puts the CQ in error (status 0xa).
+func TestDeviceCopyFailures(t *testing.T) {
+	t.Run("ring", func(t *testing.T) {
+		g, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+		ring := [2]uintptr{x.addr(x.sq), x.addr(x.sq) + uintptr(len(x.sq))}
+		f := func(o *DeviceCopy) error {
+			if a := o.Src; o.Kind == CopyToHost && a.Base()+uintptr(o.SrcOff) >= ring[0] && a.Base()+uintptr(o.SrcOff) < ring[1] {
+				return errors.New("injected")
+			}
+			return nil
+		}
+		g.fail.Store(&f)
+		defer g.fail.Store(nil)
+		x.post(mlx5.NewRDMAWriteInline(signaled, y.raddr(0), []byte{1}))
+		if c := x.mustPoll(); c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeLocalProtErr {
+			t.Fatalf("%v %v, want REQ_ERR LOCAL_PROT_ERR", c.Opcode, c.Syndrome)
+		}
+	})
+	t.Run("cq", func(t *testing.T) {
+		g, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+		cq := [2]uintptr{x.addr(x.cqRing), x.addr(x.cqRing) + uintptr(len(x.cqRing))}
+		f := func(o *DeviceCopy) error {
+			if a := o.Dst; o.Kind == CopyToDevice && a.Base()+uintptr(o.DstOff) >= cq[0] && a.Base()+uintptr(o.DstOff) < cq[1] {
+				return errors.New("injected")
+			}
+			return nil
+		}
+		g.fail.Store(&f)
+		defer g.fail.Store(nil)
+		x.post(mlx5.NewRDMAWriteInline(signaled, y.raddr(0), []byte{1}))
+		deadline := time.Now().Add(5 * time.Second)
+		for x.queryCQ().Status != cqStatusWriteErr {
+			if time.Now().After(deadline) {
+				t.Fatalf("CQ status %#x, want 0xa", x.queryCQ().Status)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if s := x.queryQP().State; s != mlx5.QPStateERR {
+			t.Fatalf("QP state %v after its CQ failed, want ERR", s)
+		}
+	})
+}
+
+// The stage breakdown attributes each device copy of a ping-pong to its
+// stage: on the cost model (5 us per batch) the DBR and WQE read and the
+// copy at the responder each take at least one batch's cost, and every
+// stage follows the one before.
+func TestBreakdownStages(t *testing.T) {
+	cost := &copyCost{call: 5 * time.Microsecond, op: time.Microsecond, bw: 25e9, dtod: 1e12}
+	g := newModelGPU(cost)
+	SetGPUMemory(g)
+	defer SetGPUMemory(nil)
+	a, b := twoNICs(t)
+	o := qpOpts{gpu: g, mtu: mlx5.MTU4096, logSQ: 6, logCQ: 7}
+	x, y := pair(t, a, b, o, o)
+	StartBreakdown()
+	for i := 0; i < 20; i++ {
+		s, r := x, y
+		if i%2 == 1 {
+			s, r = y, x
+		}
+		s.post(mlx5.NewRDMAWrite(signaled, r.raddr(4096), s.sge(0, 8)))
+		s.mustPoll()
+	}
+	bd := StopBreakdown()
+	t.Logf("%+v", bd)
+	if bd.Messages < 15 {
+		t.Fatalf("%d messages followed of 20", bd.Messages)
+	}
+	// In one process the payload is not read by the requester: the
+	// responder copies it device to device (local.go), one batch.
+	for name, d := range map[string]time.Duration{"doorbell to WQE": bd.DoorbellToWQE, "payload to landed": bd.PayloadToLand} {
+		if d < 5*time.Microsecond {
+			t.Errorf("%s: %v, less than the one batch it costs", name, d)
+		}
+	}
+	if bd.LandToCQE < 0 || bd.DoorbellToLand < bd.DoorbellToWQE+bd.WQEToPayload+bd.PayloadToLand-time.Microsecond {
+		t.Errorf("stages out of order: %+v", bd)
+	}
+	if StopBreakdown() != (Breakdown{}) {
+		t.Error("a second stop returned figures")
+	}
+}
+
+// In one process a WRITE or SEND from device memory is not read by the
+// requester: the responder copies it from where it is, device to device
+// into device memory (one copy) or device to host into host memory.
+func TestDeviceLocalPayload(t *testing.T) {
+	for _, devDst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("device destination %v", devDst), func(t *testing.T) {
+			g := newFakeGPU()
+			SetGPUMemory(g)
+			defer SetGPUMemory(nil)
+			a, b := twoNICs(t)
+			ob := qpOpts{rq: true, logRQ: 2, mtu: mlx5.MTU4096}
+			if devDst {
+				ob.gpu = g
+			}
+			x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU4096}, ob)
+			gx := g
+			var dtod, dtoh, htod atomic.Int64
+			f := func(o *DeviceCopy) error {
+				switch o.Kind {
+				case CopyDeviceToDevice:
+					dtod.Add(1)
+				case CopyToHost:
+					if o.Src.Base()+uintptr(o.SrcOff) >= x.addr(x.data) && o.Src.Base()+uintptr(o.SrcOff) < x.addr(x.data)+uintptr(len(x.data)) {
+						dtoh.Add(1)
+					}
+				case CopyToDevice:
+					if devDst && o.Dst.Base()+uintptr(o.DstOff) >= y.addr(y.data) && o.Dst.Base()+uintptr(o.DstOff) < y.addr(y.data)+uintptr(len(y.data)) {
+						htod.Add(1)
+					}
+				}
+				return nil
+			}
+			gx.fail.Store(&f)
+			defer gx.fail.Store(nil)
+			x.lock()
+			fill(x.data[:20000], 9)
+			x.unlock()
+			x.post(mlx5.NewRDMAWrite(signaled, y.raddr(100), x.sge(0, 20000)))
+			expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, 0)
+			y.postRecv(y.va(30000), 5000)
+			x.post(mlx5.NewSend(signaled, x.sge(100, 5000)))
+			x.mustPoll()
+			if c := y.mustPoll(); c.Opcode != mlx5.CQERespSend || c.ByteCnt != 5000 {
+				t.Fatalf("receive: %v %d", c.Opcode, c.ByteCnt)
+			}
+			x.lock() // one lock for both when both are in g
+			if !devDst {
+				y.lock()
+			}
+			okW := bytes.Equal(y.data[100:20100], x.data[:20000])
+			okS := bytes.Equal(y.data[30000:35000], x.data[100:5100])
+			if !devDst {
+				y.unlock()
+			}
+			x.unlock()
+			if !okW || !okS {
+				t.Fatalf("data: write %v send %v", okW, okS)
+			}
+			wantDtoD, wantDtoH := int64(2), int64(0)
+			if !devDst {
+				wantDtoD, wantDtoH = 0, 2 // straight into the host buffer
+			}
+			if dtod.Load() != wantDtoD || dtoh.Load() != wantDtoH || htod.Load() != 0 {
+				t.Fatalf("payload copies: %d device to device, %d out of the source, %d into the destination from the host; want %d, %d, 0",
+					dtod.Load(), dtoh.Load(), htod.Load(), wantDtoD, wantDtoH)
+			}
+		})
+	}
+}
+
+// A buffer deregistered before the requester hands its payload over in
+// place fails the WQE with LOCAL_PROT_ERR, as a read would.
+func TestDeviceLocalPayloadDeregistered(t *testing.T) {
+	_, x, y := deviceSetup(t, qpOpts{mtu: mlx5.MTU4096}, qpOpts{})
+	q := x.qpObj()
+	x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)))
+	x.mustPoll()
+	w := &q.req.w
+	q.mu.Lock()
+	q.req.tg[0].mem.dead.Store(true)
+	_, ok := q.localPayload(w, 0, 64)
+	q.req.tg[0].mem.dead.Store(false)
+	q.mu.Unlock()
+	if ok {
+		t.Fatal("a deregistered buffer was handed over")
+	}
+}
+
+// A latency-bound requester whose peer is in another process (here: over
+// TCP) reads the next payload from its last buffer in the doorbell's batch
+// (spec.go): a WRITE from the buffer of the WRITE before costs one copy
+// call less than one from elsewhere, and still carries the bytes written
+// after that earlier WRITE completed.
+func TestSpeculativePayload(t *testing.T) {
+	g := newFakeGPU()
+	SetGPUMemory(g)
+	defer SetGPUMemory(nil)
+	a := newNIC(t, Config{Name: "emuSa", Wire: wire.Config{ForceTCP: true}})
+	b := newNIC(t, Config{Name: "emuSb", Wire: wire.Config{ForceTCP: true}})
+	x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU1024, dataLen: 1 << 16}, qpOpts{dataLen: 1 << 16})
+	const n = 8
+	run := func(name string, srcOff func(i int) int) int64 {
+		var calls int64
+		for i := 0; i < n; i++ {
+			off := srcOff(i)
+			x.lock()
+			fill(x.data[off:off+64], byte(17*i+len(name)))
+			x.unlock()
+			before := g.calls.Load()
+			idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(512), x.sge(off, 64)))
+			expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, idx)
+			if i > 0 {
+				calls += g.calls.Load() - before
+			}
+			x.lock()
+			y.lock()
+			ok := bytes.Equal(y.data[512:576], x.data[off:off+64])
+			y.unlock()
+			x.unlock()
+			if !ok {
+				t.Fatalf("%s: message %d landed wrong bytes", name, i)
+			}
+		}
+		return calls
+	}
+	miss := run("each from a new buffer", func(i int) int { return 4096 * i })
+	hit := run("all from one buffer", func(int) int { return 0 })
+	if hit != miss-(n-1) {
+		t.Fatalf("copy calls over %d messages: %d from one buffer, %d from new buffers; want %d", n-1, hit, miss, miss-(n-1))
+	}
+}

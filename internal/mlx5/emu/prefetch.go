@@ -1,0 +1,203 @@
+package emu
+
+import (
+	"syscall"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
+
+// Payload prefetch. A WRITE or SEND whose data is in device memory costs a
+// copy to read it; many small messages posted together (every thread of a
+// kernel posting its own put) would cost one copy each. Before it sends the
+// first of them, the requester reads the payloads of the WQEs that follow,
+// up to the producer index and prefetchMax bytes, with one batch: each
+// message's bytes go to consecutive places of one buffer, and pieces that
+// are adjacent in device memory as well become one copy (adjacent messages
+// from adjacent buffers are one copy in all). The frames then carry views
+// of that buffer.
+//
+// What it reads early software may not change anyway: a WQE's data
+// belongs to the NIC from the doorbell until the completion. A buffer
+// deregistered after its payload was read but before the message left is
+// still caught: the message fails with LOCAL_PROT_ERR as before, since the
+// view is handed out only while the WQE's memory is live.
+
+// prefetchMax bounds the bytes read ahead for one QP (a message larger than
+// this is read frame by frame). The read-ahead buffer has specMax bytes
+// more, for a speculative read (spec.go).
+const prefetchMax = 4 << 20
+
+// prefetch is the window of WQEs whose payloads were read ahead.
+type prefetch struct {
+	buf   []byte // prefetchMax+specMax bytes of mmap'd memory, pinned when the GPUMemory can
+	unpin func()
+	recs  []pfRec // in posting order
+	pos   int     // the record transmit is expected to ask for next
+	used  int
+	w     wqe // the WQE being looked at, and its scratch
+	wbuf  [localBBs * wqebb]byte
+	tg    [maxSGEPerWQE]target
+	b     batch
+}
+
+// pfRec is the payload of one WQE: buf[off:off+len].
+type pfRec struct {
+	idx uint16
+	off int
+	len uint64
+}
+
+func (p *prefetch) clear() {
+	p.recs, p.pos, p.used = p.recs[:0], 0, 0
+}
+
+// find returns the record of the WQE at idx, or nil.
+func (p *prefetch) find(idx uint16) *pfRec {
+	if p.pos < len(p.recs) && p.recs[p.pos].idx == idx {
+		return &p.recs[p.pos]
+	}
+	for i := range p.recs {
+		if p.recs[i].idx == idx {
+			p.pos = i
+			return &p.recs[i]
+		}
+	}
+	return nil
+}
+
+// payloadOp reports whether a WQE opcode carries a gathered payload.
+func payloadOp(op uint8) bool {
+	switch mlx5.WQEOpcode(op) {
+	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm, mlx5.WQEOpSendInval:
+		return true
+	}
+	return false
+}
+
+// prefetchFrom reads ahead the device-memory payloads of the WQEs from idx
+// on, unless the window already holds idx. It stops at the producer index,
+// at prefetchMax bytes, at a WQE it cannot decode or whose data is not all
+// in device memory of one GPUMemory, and at a message that does not fit.
+func (q *qp) prefetchFrom(idx uint16) {
+	r := &q.req
+	p := &r.pf
+	if p.find(idx) != nil {
+		return
+	}
+	p.clear()
+	b := &p.b
+	var g GPUMemory
+	for i := idx; i != r.pi; {
+		w := &p.w
+		if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
+			break
+		}
+		next := i + uint16(w.bbs)
+		if !payloadOp(w.opcode) || w.isInl || w.length == 0 {
+			i = next
+			continue
+		}
+		if w.length > uint64(prefetchMax-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
+			break
+		}
+		ok := true
+		for _, t := range p.tg[:w.nsge] {
+			if t.mem.gpu == nil || (g != nil && t.mem.gpu != g) {
+				ok = false
+				break
+			}
+			g = t.mem.gpu
+		}
+		if !ok {
+			break
+		}
+		if p.buf == nil && !p.alloc() {
+			break
+		}
+		off := p.used
+		for _, t := range p.tg[:w.nsge] {
+			if t.len == 0 {
+				continue
+			}
+			// Pieces land back to back in buf: one that continues the
+			// previous one in device memory extends its copy.
+			if k := len(b.ops) - 1; k >= 0 {
+				if o := &b.ops[k]; o.Src == t.mem.dev && o.SrcOff+uint64(len(o.Host)) == t.off {
+					o.Host = o.Host[:len(o.Host)+int(t.len)]
+					p.used += int(t.len)
+					continue
+				}
+			}
+			b.read(t.mem, t.off, p.buf[p.used:p.used+int(t.len)])
+			p.used += int(t.len)
+		}
+		p.recs = append(p.recs, pfRec{idx: i, off: off, len: w.length})
+		i = next
+	}
+	if b.empty() {
+		p.clear()
+		return
+	}
+	if b.run() != nil {
+		p.clear()
+	}
+}
+
+// prefetched returns n bytes at message offset off of the WQE w from the
+// window, if it holds w: hit is false when it does not (read them the
+// usual way); ok is false when a buffer of the WQE was deregistered
+// (LOCAL_PROT_ERR).
+func (q *qp) prefetched(w *wqe, off, n uint64) (b []byte, ok, hit bool) {
+	p := &q.req.pf
+	rec := p.find(w.idx)
+	if rec == nil || rec.len != w.length || off+n > rec.len {
+		return nil, false, false
+	}
+	for _, t := range q.req.tg[:w.nsge] {
+		if t.mem.dead.Load() {
+			return nil, false, true
+		}
+	}
+	if off+n == rec.len {
+		p.pos++ // the last frame of the message: the next WQE's comes next
+	}
+	return p.buf[rec.off+int(off) : rec.off+int(off+n)], true, true
+}
+
+// alloc maps the read-ahead buffer and pins it for the GPU's copies.
+func (p *prefetch) alloc() bool {
+	b, err := syscall.Mmap(-1, 0, prefetchMax+specMax, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return false
+	}
+	p.buf, p.unpin = b, pinHost(b)
+	return true
+}
+
+// release unpins and unmaps the buffer (the QP is destroyed; both its
+// locks are held).
+func (p *prefetch) release() {
+	if p.buf != nil {
+		p.unpin()
+		syscall.Munmap(p.buf)
+		p.buf, p.unpin = nil, nil
+	}
+	p.clear()
+}
+
+// resolveInto is resolve into tg (the prefetch's targets).
+func (q *qp) resolveInto(w *wqe, tg []target) bool {
+	for i := 0; i < w.nsge; i++ {
+		s := w.sges[i]
+		m := q.nic.lookupMR(s.lkey)
+		if m == nil {
+			return false
+		}
+		off, ok := m.check(q.pd, s.addr, s.len, 0)
+		if !ok {
+			return false
+		}
+		tg[i] = target{mem: m.mem, off: off, len: s.len}
+	}
+	return true
+}
