@@ -24,10 +24,11 @@ type Config struct {
 // wire and its engine goroutine (doorbell watcher + requester). Every Open
 // is a new DevX context on it.
 type NIC struct {
-	cfg  Config
-	caps *capSet
-	port *wire.Port
-	gid  mlx5.GID
+	cfg    Config
+	manual bool // no engine goroutine: the caller drives round with its own clock
+	caps   *capSet
+	port   *wire.Port
+	gid    mlx5.GID
 
 	mu     sync.RWMutex
 	closed bool
@@ -133,6 +134,7 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	n.refreshMRs()
 	n.refreshCQs()
 	n.refreshUARs()
+	n.manual = manual
 	if manual {
 		close(n.done)
 	} else {

@@ -500,7 +500,19 @@ func (q *qp) transmit(now time.Time) bool {
 				break // the awaited CQE is not there yet
 			}
 		}
-		idle := r.ci == r.send
+		if r.ci == r.send && !wasStalled {
+			// The ACK timer starts with the oldest outstanding WQE, also
+			// when the link is congested and not a frame of it leaves (it
+			// then keeps running from here). The round's clock was read
+			// before its doorbells were taken and may predate this WQE's
+			// post, by as long as the engine slept: the engine reads a
+			// fresh one, so that the error never comes before
+			// (retry_cnt+1) ACK timeouts from the post.
+			r.lastProgress = now
+			if !q.nic.manual {
+				r.lastProgress = time.Now()
+			}
+		}
 		*e = outEntry{idx: r.send, bbs: uint16(w.bbs), op: w.opcode, signaled: w.ce >= 2, first: r.npsn, last: (r.npsn - 1) & mask24, kind: kLocal}
 		if syn == 0 {
 			var again bool
@@ -508,11 +520,6 @@ func (q *qp) transmit(now time.Time) bool {
 				r.stalled = true
 				break // congested before any of it went out: again later
 			}
-		}
-		if idle && !wasStalled {
-			// The ACK timer starts with the oldest outstanding WQE (or
-			// already runs since it first found the link congested).
-			r.lastProgress = now
 		}
 		if syn != 0 {
 			e.kind = kLocal
