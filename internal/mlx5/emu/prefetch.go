@@ -22,14 +22,14 @@ import (
 // still caught: the message fails with LOCAL_PROT_ERR as before, since the
 // view is handed out only while the WQE's memory is live.
 
-// prefetchMax bounds the bytes read ahead for one QP (a message larger than
-// this is read frame by frame). The read-ahead buffer has specMax bytes
-// more, for a speculative read (spec.go).
+// prefetchMax is the size of a QP's read-ahead buffer: the bytes read
+// ahead stop specMax short of it (a message larger than that is read frame
+// by frame); the rest holds a speculative read (spec.go).
 const prefetchMax = 4 << 20
 
 // prefetch is the window of WQEs whose payloads were read ahead.
 type prefetch struct {
-	buf   []byte // prefetchMax+specMax bytes of mmap'd memory, pinned when the GPUMemory can
+	buf   []byte // prefetchMax bytes of mmap'd memory, pinned when the GPUMemory can
 	unpin func()
 	recs  []pfRec // in posting order
 	pos   int     // the record transmit is expected to ask for next
@@ -97,7 +97,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 			i = next
 			continue
 		}
-		if w.length > uint64(prefetchMax-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
+		if w.length > uint64(specAt-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
 			break
 		}
 		ok := true
@@ -166,7 +166,7 @@ func (q *qp) prefetched(w *wqe, off, n uint64) (b []byte, ok, hit bool) {
 
 // alloc maps the read-ahead buffer and pins it for the GPU's copies.
 func (p *prefetch) alloc() bool {
-	b, err := syscall.Mmap(-1, 0, prefetchMax+specMax, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	b, err := syscall.Mmap(-1, 0, prefetchMax, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
 		return false
 	}

@@ -26,11 +26,11 @@ import (
 // this process does not speculate: its responder copies the payload from
 // where it is (local.go).
 
-// specMax is the largest payload read speculatively; it lands at specAt
-// of the read-ahead buffer, after the bytes read ahead.
+// specMax is the largest payload read speculatively; the last specMax
+// bytes of the read-ahead buffer hold it.
 const (
 	specMax = 4 << 10
-	specAt  = prefetchMax
+	specAt  = prefetchMax - specMax
 )
 
 // noSpeculation turns speculation off (the cost model's benchmarks measure
