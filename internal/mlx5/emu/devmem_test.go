@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
-	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 // Tests of the device-memory paths: rings, DBRs, CQs and buffers in fake
@@ -515,49 +514,5 @@ func TestDeviceLocalPayloadDeregistered(t *testing.T) {
 	q.mu.Unlock()
 	if ok {
 		t.Fatal("a deregistered buffer was handed over")
-	}
-}
-
-// A latency-bound requester whose peer is in another process (here: over
-// TCP) reads the next payload from its last buffer in the doorbell's batch
-// (spec.go): a WRITE from the buffer of the WRITE before costs one copy
-// call less than one from elsewhere, and still carries the bytes written
-// after that earlier WRITE completed.
-func TestSpeculativePayload(t *testing.T) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
-	a := newNIC(t, Config{Name: "emuSa", Wire: wire.Config{ForceTCP: true}})
-	b := newNIC(t, Config{Name: "emuSb", Wire: wire.Config{ForceTCP: true}})
-	x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU1024, dataLen: 1 << 16}, qpOpts{dataLen: 1 << 16})
-	const n = 8
-	run := func(name string, srcOff func(i int) int) int64 {
-		var calls int64
-		for i := 0; i < n; i++ {
-			off := srcOff(i)
-			x.lock()
-			fill(x.data[off:off+64], byte(17*i+len(name)))
-			x.unlock()
-			before := g.calls.Load()
-			idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(512), x.sge(off, 64)))
-			expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, idx)
-			if i > 0 {
-				calls += g.calls.Load() - before
-			}
-			x.lock()
-			y.lock()
-			ok := bytes.Equal(y.data[512:576], x.data[off:off+64])
-			y.unlock()
-			x.unlock()
-			if !ok {
-				t.Fatalf("%s: message %d landed wrong bytes", name, i)
-			}
-		}
-		return calls
-	}
-	miss := run("each from a new buffer", func(i int) int { return 4096 * i })
-	hit := run("all from one buffer", func(int) int { return 0 })
-	if hit != miss-(n-1) {
-		t.Fatalf("copy calls over %d messages: %d from one buffer, %d from new buffers; want %d", n-1, hit, miss, miss-(n-1))
 	}
 }

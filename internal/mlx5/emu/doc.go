@@ -103,8 +103,7 @@
 // once: if the process-wide GPUMemory installed with SetGPUMemory claims it
 // (Claim), it is device memory, reached only through batches of copies
 // (Copy; the CUDA adapter, internal/emugpu, runs a batch as asynchronous
-// copies on a stream of its own and waits once; concurrent batches run on
-// different streams), and no access looks up the
+// copies on its own stream and waits once), and no access looks up the
 // memory's owner again; otherwise it is host memory, checked to be mapped
 // with mincore(2) (EFAULT if not), and accessed directly. Registered host
 // memory must stay mapped until it is deregistered (as with hardware, whose
@@ -116,14 +115,7 @@
 // of the ring, which software rewrites only after a WQE completed); the
 // payloads of the WRITEs and SENDs that follow, up to 4 MiB, in one batch,
 // pieces adjacent in device memory as one copy (prefetch.go); and the CQEs
-// of one step of the engine, per CQ, in one batch. When the QP was idle and
-// its last message came from one small buffer in device memory, the
-// doorbell's batch also reads that buffer, after the WQEs: if the new WQE
-// sends from it, its payload costs no copy of its own (spec.go). When the
-// peer NIC is in this process, the payload of the last WQE published (or
-// of a message of 64 KiB or more) is not read at all: the frame carries
-// where it is, and the responder copies it device to device into its
-// buffer (device to host into host memory) before it answers (local.go). CQEs in device memory are
+// of one step of the engine, per CQ, in one batch. CQEs in device memory are
 // written twice in one batch: first with an op_own no poller takes for a
 // completion of their pass (opcode INVALID, the previous pass's owner bit),
 // then with their final op_own; a poller that sees a new owner bit sees the

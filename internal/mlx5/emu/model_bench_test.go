@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
-	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 // The examples' patterns on the CPU cost model (model_test.go): rings,
@@ -24,22 +23,14 @@ import (
 // posted together, then awaited (put_bw and write_bw at 1 MiB). pingpong:
 // write_lat: a WRITE of n bytes into the peer's device memory, whose
 // "kernel" spins on the last byte and answers; one-way latency is half the
-// round trip. -shm: the two NICs talk over a shared-memory link, as two
-// processes do (no in-process delivery: the requester reads the payload);
-// -nospec: without the speculative payload read (spec.go).
+// round trip.
 func BenchmarkModel(b *testing.B) {
 	cost := defaultCopyCost()
 	b.Logf("copy cost model: %v", cost)
 	b.Run("put64B", func(b *testing.B) { benchModelStream(b, cost, 512, 64) })
 	b.Run("write1MiB", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20) })
-	b.Run("pingpong8B", func(b *testing.B) { benchModelPingPong(b, cost, 8, false) })
-	b.Run("pingpong64B", func(b *testing.B) { benchModelPingPong(b, cost, 64, false) })
-	b.Run("pingpong64B-shm", func(b *testing.B) { benchModelPingPong(b, cost, 64, true) })
-	b.Run("pingpong64B-shm-nospec", func(b *testing.B) {
-		noSpeculation.Store(true)
-		defer noSpeculation.Store(false)
-		benchModelPingPong(b, cost, 64, true)
-	})
+	b.Run("pingpong8B", func(b *testing.B) { benchModelPingPong(b, cost, 8) })
+	b.Run("pingpong64B", func(b *testing.B) { benchModelPingPong(b, cost, 64) })
 }
 
 // reportCopies adds the model's counters per message to the benchmark.
@@ -93,17 +84,11 @@ func benchModelStream(b *testing.B, cost *copyCost, n, size int) {
 // benchModelPingPong runs write_lat's exchange: x writes size bytes into
 // y's buffer, the last byte carrying a sequence number; y's kernel sees it
 // and writes back. One goroutine plays both kernels.
-func benchModelPingPong(b *testing.B, cost *copyCost, size int, shm bool) {
+func benchModelPingPong(b *testing.B, cost *copyCost, size int) {
 	g := newModelGPU(cost)
 	SetGPUMemory(g)
 	defer SetGPUMemory(nil)
-	var na, nb *NIC
-	if shm {
-		na = newNIC(b, Config{Name: "emuMa", Wire: wire.Config{ForceShm: true}})
-		nb = newNIC(b, Config{Name: "emuMb", Wire: wire.Config{ForceShm: true}})
-	} else {
-		na, nb = twoNICs(b)
-	}
+	na, nb := twoNICs(b)
 	o := qpOpts{gpu: g, mtu: mlx5.MTU4096, logSQ: 6, logCQ: 7}
 	x, y := pair(b, na, nb, o, o)
 	const pollOff = 4096

@@ -22,9 +22,8 @@ import (
 // still caught: the message fails with LOCAL_PROT_ERR as before, since the
 // view is handed out only while the WQE's memory is live.
 
-// prefetchMax is the size of a QP's read-ahead buffer: the bytes read
-// ahead stop specMax short of it (a message larger than that is read frame
-// by frame); the rest holds a speculative read (spec.go).
+// prefetchMax bounds the bytes read ahead for one QP (a message larger than
+// this is read frame by frame).
 const prefetchMax = 4 << 20
 
 // prefetch is the window of WQEs whose payloads were read ahead.
@@ -97,7 +96,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 			i = next
 			continue
 		}
-		if w.length > uint64(specAt-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
+		if w.length > uint64(prefetchMax-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
 			break
 		}
 		ok := true

@@ -84,9 +84,6 @@ type requester struct {
 	rb     batch
 	pf     prefetch
 	local  devPayload // the Local payload of the frame being sent (in-process)
-
-	lastPay target   // the buffer of the last small payload sent from device memory (spec.go)
-	spec    specRead // what the last doorbell batch read of it
 }
 
 func (r *requester) init(q *qp) {
@@ -201,12 +198,10 @@ func (q *qp) readDBR() {
 		hint := uint16(h)
 		if d := dist(r.mirEnd, hint); d > 0 && dist(r.ci, r.mirEnd)+d <= size {
 			q.readRing(b, r.mirEnd, hint)
-			q.speculate(b, r.mirEnd)
 			end = hint
 		}
 	}
 	if b.run() != nil {
-		r.spec = specRead{}
 		// Perhaps only the read ahead failed: the DBR alone, and the WQEs
 		// again when they are executed (and fail there).
 		b.read(q.dbr.mem, q.doff+4, r.dbrBuf[:])
@@ -585,12 +580,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		if !w.isInl && !q.resolve(w, 0) {
 			return mlx5.SyndromeLocalProtErr, false
 		}
-		if !w.isInl {
-			q.notePayload(w)
-		}
-		if q.takeSpec(w) {
-			// read with the WQE (spec.go)
-		} else if r.pf.find(w.idx) == nil && q.wantLocal(w) {
+		if r.pf.find(w.idx) == nil && q.wantLocal(w) {
 			e.direct = true // the responder copies it from where it is
 		} else if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil {
 			q.prefetchFrom(w.idx) // this payload and the next ones, in one batch
