@@ -16,25 +16,17 @@
 // # Copies
 //
 // Each installed context gets its own reference to the device's primary
-// context, made when the first batch runs, and lanes: a lane is a
-// non-blocking stream with its own pinned staging buffer. All of it is
-// the adapter's (it never keeps the installer's Context from being
-// released) and the uninstall function releases it. A batch
-// (emu.GPUMemory.Copy) takes a free lane (or makes one), queues every copy
-// on the lane's stream as an asynchronous copy, through the staging buffer
-// where the host side is not pinned (device to host into it, host to
-// device out of it; device to device and pinned host memory directly),
-// then waits for the stream once and copies what was read out of the
-// staging buffer: a batch costs one wait for the device, however many
-// copies it holds. A batch larger than the staging buffer (which grows up
-// to maxStage) is run in pieces, each waited for.
-//
-// Batches submitted concurrently (the engines of two emulated NICs of one
-// process, a responder's write beside a requester's CQEs) run on
-// different lanes, at the same time: one stream for all made each wait
-// for the others' copies. A batch is finished when Copy returns, so
-// batches that one goroutine submits, or that follow each other through
-// any synchronization, complete in that order.
+// context, a non-blocking stream and a pinned staging buffer, all of them
+// made when the first batch runs and released by the uninstall function.
+// They are the adapter's, so they never keep the installer's Context from
+// being released. A batch (emu.GPUMemory.Copy) queues every copy on that
+// stream as an asynchronous copy through the staging buffer (device to host
+// into it, host to device out of it, device to device directly), then waits
+// for the stream once and copies what was read out of the staging buffer: a
+// batch costs one wait for the device, however many copies it holds. A
+// batch larger than the staging buffer (which grows up to maxStage) is run
+// in pieces, each waited for. Batches on one context run one at a time, in
+// the order they are submitted.
 //
 // All functions are safe for concurrent use.
 package emugpu
@@ -77,20 +69,9 @@ type pinned struct {
 type device struct {
 	user *cuda.Context // as installed: classification
 
-	mu     sync.Mutex // guards everything below
-	idle   sync.Cond  // signalled when a lane comes back (close waits for them)
+	mu     sync.Mutex // one batch at a time; guards everything below
 	closed bool
 	own    *cuda.Context // the adapter's reference to the same primary context
-	free   []*lane       // lanes no batch is using
-	busy   int           // lanes out
-}
-
-// maxLanes bounds the lanes of one context: batches beyond wait for one.
-const maxLanes = 16
-
-// lane is a stream and its staging buffer; one batch at a time uses it.
-type lane struct {
-	d      *device
 	stream *cuda.Stream
 	stage  unsafe.Pointer
 	stCap  int
@@ -129,7 +110,6 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 	}
 	a := installed
 	d := &device{user: ctx}
-	d.idle.L = &d.mu
 	a.mu.Lock()
 	a.devs = append(a.devs, d)
 	a.mu.Unlock()
@@ -323,13 +303,13 @@ func deviceOf(o *emu.DeviceCopy) (*device, error) {
 	return dr.d, nil
 }
 
-// setup makes the device's own context reference on first use; d.mu
-// held.
+// setup makes the device's own context reference, stream and staging
+// buffer on first use; d.mu held.
 func (d *device) setup() error {
 	if d.closed {
 		return errUninstalled
 	}
-	if d.own != nil {
+	if d.stream != nil {
 		return nil
 	}
 	if d.user == nil {
@@ -339,87 +319,35 @@ func (d *device) setup() error {
 	if err != nil {
 		return fmt.Errorf("emugpu: retain the primary context: %w", err)
 	}
-	d.own = own
-	return nil
-}
-
-// take returns a lane for one batch: a free one, a new one, or, with
-// maxLanes out, the next one given back.
-func (d *device) take() (*lane, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for {
-		if err := d.setup(); err != nil {
-			return nil, err
-		}
-		if k := len(d.free); k > 0 {
-			l := d.free[k-1]
-			d.free[k-1] = nil
-			d.free = d.free[:k-1]
-			d.busy++
-			return l, nil
-		}
-		if d.busy < maxLanes {
-			break
-		}
-		d.idle.Wait()
-	}
-	s, err := d.own.NewStream(cuda.StreamNonBlocking)
+	s, err := own.NewStream(cuda.StreamNonBlocking)
 	if err != nil {
-		return nil, fmt.Errorf("emugpu: create a copy stream: %w", err)
+		own.Release()
+		return fmt.Errorf("emugpu: create the copy stream: %w", err)
 	}
-	l := &lane{d: d, stream: s}
-	if err := l.grow(minStage); err != nil {
-		s.Destroy()
-		return nil, err
-	}
-	d.busy++
-	return l, nil
-}
-
-// give puts a lane back (or frees it, when the context was removed
-// meanwhile).
-func (d *device) give(l *lane) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.busy--
-	if d.closed {
-		l.free()
-	} else {
-		d.free = append(d.free, l)
-	}
-	d.idle.Broadcast()
+	d.own, d.stream = own, s
+	return d.grow(minStage)
 }
 
 // grow makes the staging buffer at least n bytes (up to maxStage); no copy
-// may be in flight on the lane.
-func (l *lane) grow(n int) error {
-	if n <= l.stCap {
+// may be in flight. d.mu held.
+func (d *device) grow(n int) error {
+	if n <= d.stCap {
 		return nil
 	}
-	n = min(max(n, 2*l.stCap), maxStage)
-	p, err := l.d.own.MemAllocHost(uintptr(n), 0)
+	n = min(max(n, 2*d.stCap), maxStage)
+	p, err := d.own.MemAllocHost(uintptr(n), 0)
 	if err != nil {
 		return fmt.Errorf("emugpu: pinned staging buffer: %w", err)
 	}
-	if l.stage != nil {
-		l.d.own.MemFreeHost(l.stage)
+	if d.stage != nil {
+		d.own.MemFreeHost(d.stage)
 	}
-	l.stage, l.stCap = p, n
+	d.stage, d.stCap = p, n
 	return nil
 }
 
-// free releases the lane's stream and buffer; the context is still held.
-func (l *lane) free() {
-	if l.stage != nil {
-		l.d.own.MemFreeHost(l.stage)
-	}
-	l.stream.Destroy()
-	l.stage, l.stCap = nil, 0
-}
-
 // close frees what the adapter made for the context, host ranges it
-// pinned included; batches in flight finish first, later ones fail.
+// pinned included; a batch in flight finishes first, later ones fail.
 func (d *device) close(pins []pinned) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -427,41 +355,32 @@ func (d *device) close(pins []pinned) {
 	if d.own == nil {
 		return
 	}
-	for d.busy > 0 {
-		d.idle.Wait()
-	}
 	for _, p := range pins {
 		d.own.MemHostUnregister(p.ptr)
 	}
-	for _, l := range d.free {
-		l.free()
+	if d.stage != nil {
+		d.own.MemFreeHost(d.stage)
 	}
-	d.free = nil
+	d.stream.Destroy()
 	d.own.Release()
-	d.own = nil
+	d.own, d.stream, d.stage, d.stCap = nil, nil, nil, 0
 }
 
 // stageBytes views n bytes of the staging buffer at off.
-func (l *lane) stageBytes(off, n int) []byte {
-	return unsafe.Slice((*byte)(unsafe.Add(l.stage, off)), n)
+func (d *device) stageBytes(off, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(d.stage, off)), n)
 }
 
-// run runs ops (copies first+1.. of total) on a lane of the context.
+// run queues ops (copies first+1.. of total) on the stream and waits. A
+// host side in pinned memory is copied to or from directly; any other
+// goes through the staging buffer.
 func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
-	l, err := d.take()
-	if err != nil {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.setup(); err != nil {
 		return err
 	}
-	defer d.give(l)
-	return l.run(a, ops, first, total)
-}
-
-// run queues ops on the lane's stream and waits. A host side in pinned
-// memory is copied to or from directly; any other goes through the
-// staging buffer.
-func (l *lane) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
-	d := l.d
-	direct := l.direct[:0]
+	direct := d.direct[:0]
 	need := 0
 	for i := range ops {
 		pin := ops[i].Kind != emu.CopyDeviceToDevice && a.isPinned(ops[i].Host)
@@ -470,16 +389,16 @@ func (l *lane) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 			need += len(ops[i].Host)
 		}
 	}
-	l.direct = direct
-	if need > l.stCap {
-		if err := l.grow(need); err != nil {
+	d.direct = direct
+	if need > d.stCap {
+		if err := d.grow(need); err != nil {
 			return err
 		}
 	}
 	used := 0
 	fail := func(i int, err error) error {
-		l.pend = l.pend[:0]
-		l.stream.Synchronize() // nothing may still use the staging buffer
+		d.pend = d.pend[:0]
+		d.stream.Synchronize() // nothing may still use the staging buffer
 		o := &ops[i]
 		return fmt.Errorf("emugpu: copy %d of %d (%v, %d bytes): %w", first+i+1, total, o.Kind, o.Bytes(), err)
 	}
@@ -489,44 +408,44 @@ func (l *lane) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 		case emu.CopyToHost:
 			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
 			if direct[i] {
-				if err := d.own.MemcpyDtoHAsync(unsafe.Pointer(&o.Host[0]), src, uintptr(len(o.Host)), l.stream); err != nil {
+				if err := d.own.MemcpyDtoHAsync(unsafe.Pointer(&o.Host[0]), src, uintptr(len(o.Host)), d.stream); err != nil {
 					return fail(i, err)
 				}
 				continue
 			}
 			for done := 0; done < len(o.Host); {
-				if used == l.stCap {
-					if err := l.wait(); err != nil {
+				if used == d.stCap {
+					if err := d.wait(); err != nil {
 						return fail(i, err)
 					}
 					used = 0
 				}
-				n := min(len(o.Host)-done, l.stCap-used)
-				if err := d.own.MemcpyDtoHAsync(unsafe.Add(l.stage, used), src+cuda.DevPtr(done), uintptr(n), l.stream); err != nil {
+				n := min(len(o.Host)-done, d.stCap-used)
+				if err := d.own.MemcpyDtoHAsync(unsafe.Add(d.stage, used), src+cuda.DevPtr(done), uintptr(n), d.stream); err != nil {
 					return fail(i, err)
 				}
-				l.pend = append(l.pend, pendRead{dst: o.Host[done : done+n], off: used})
+				d.pend = append(d.pend, pendRead{dst: o.Host[done : done+n], off: used})
 				used += n
 				done += n
 			}
 		case emu.CopyToDevice:
 			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
 			if direct[i] {
-				if err := d.own.MemcpyHtoDAsync(dst, unsafe.Pointer(&o.Host[0]), uintptr(len(o.Host)), l.stream); err != nil {
+				if err := d.own.MemcpyHtoDAsync(dst, unsafe.Pointer(&o.Host[0]), uintptr(len(o.Host)), d.stream); err != nil {
 					return fail(i, err)
 				}
 				continue
 			}
 			for done := 0; done < len(o.Host); {
-				if used == l.stCap {
-					if err := l.wait(); err != nil {
+				if used == d.stCap {
+					if err := d.wait(); err != nil {
 						return fail(i, err)
 					}
 					used = 0
 				}
-				n := min(len(o.Host)-done, l.stCap-used)
-				copy(l.stageBytes(used, n), o.Host[done:done+n])
-				if err := d.own.MemcpyHtoDAsync(dst+cuda.DevPtr(done), unsafe.Add(l.stage, used), uintptr(n), l.stream); err != nil {
+				n := min(len(o.Host)-done, d.stCap-used)
+				copy(d.stageBytes(used, n), o.Host[done:done+n])
+				if err := d.own.MemcpyHtoDAsync(dst+cuda.DevPtr(done), unsafe.Add(d.stage, used), uintptr(n), d.stream); err != nil {
 					return fail(i, err)
 				}
 				used += n
@@ -535,28 +454,28 @@ func (l *lane) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 		case emu.CopyDeviceToDevice:
 			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
 			src := cuda.DevPtr(o.Src.Base() + uintptr(o.SrcOff))
-			if err := d.own.MemcpyDtoDAsync(dst, src, uintptr(o.Len), l.stream); err != nil {
+			if err := d.own.MemcpyDtoDAsync(dst, src, uintptr(o.Len), d.stream); err != nil {
 				return fail(i, err)
 			}
 		default:
 			return fail(i, fmt.Errorf("unknown copy kind"))
 		}
 	}
-	if err := l.wait(); err != nil {
+	if err := d.wait(); err != nil {
 		return fail(len(ops)-1, err)
 	}
 	return nil
 }
 
-// wait waits for the stream and copies the staged reads out.
-func (l *lane) wait() error {
-	err := l.stream.Synchronize()
+// wait waits for the stream and copies the staged reads out; d.mu held.
+func (d *device) wait() error {
+	err := d.stream.Synchronize()
 	if err == nil {
-		for _, p := range l.pend {
-			copy(p.dst, l.stageBytes(p.off, len(p.dst)))
+		for _, p := range d.pend {
+			copy(p.dst, d.stageBytes(p.off, len(p.dst)))
 		}
 	}
-	clear(l.pend)
-	l.pend = l.pend[:0]
+	clear(d.pend)
+	d.pend = d.pend[:0]
 	return err
 }

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,11 +24,7 @@ import (
 // The figures default to what a synchronous cuMemcpy of a few bytes costs
 // on a PCIe Gen5 H100 host (order of magnitude, to be replaced by the GPU
 // suite's measurement); override them with
-// GDAKI_EMU_COPY_COST="call=5us,op=1us,bw=25e9,dtod=1e12". serial=1 makes
-// the batches of all callers run one at a time, as they did when the CUDA
-// adapter had one stream per context (two NICs of one process waited for
-// each other's copies); the default runs concurrent batches side by side,
-// as its lanes (a stream each) do.
+// GDAKI_EMU_COPY_COST="call=5us,op=1us,bw=25e9,dtod=1e12".
 
 // copyCost is the cost model of one device.
 type copyCost struct {
@@ -38,8 +33,6 @@ type copyCost struct {
 	op     time.Duration // each further copy in a batch
 	bw     float64       // bytes per second between host and device
 	dtod   float64       // bytes per second device to device
-	serial bool          // one batch at a time per device (one stream for every caller)
-	mu     sync.Mutex    // serial: held across a batch
 
 	calls, ops, bytes atomic.Int64
 	spent             atomic.Int64 // modelled device time charged, ns
@@ -55,7 +48,7 @@ func defaultCopyCost() *copyCost {
 	return c
 }
 
-// parse reads "call=5us,lookup=1us,op=1us,bw=25e9,dtod=1e12,serial=0".
+// parse reads "call=5us,lookup=1us,op=1us,bw=25e9,dtod=1e12".
 func (c *copyCost) parse(s string) error {
 	for _, kv := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
@@ -74,8 +67,6 @@ func (c *copyCost) parse(s string) error {
 			c.bw, err = strconv.ParseFloat(v, 64)
 		case "dtod":
 			c.dtod, err = strconv.ParseFloat(v, 64)
-		case "serial":
-			c.serial, err = strconv.ParseBool(v)
 		default:
 			err = fmt.Errorf("unknown key")
 		}
@@ -87,8 +78,8 @@ func (c *copyCost) parse(s string) error {
 }
 
 func (c *copyCost) String() string {
-	return fmt.Sprintf("call %v, op %v, %.0f GB/s host<->device, %.0f GB/s device<->device, serial %v",
-		c.call, c.op, c.bw/1e9, c.dtod/1e9, c.serial)
+	return fmt.Sprintf("call %v, op %v, %.0f GB/s host<->device, %.0f GB/s device<->device",
+		c.call, c.op, c.bw/1e9, c.dtod/1e9)
 }
 
 // charge spins until the cost of a call that started at start is paid:
