@@ -206,17 +206,10 @@ func TestDevicePayloadsCoalesced(t *testing.T) {
 				}
 			}
 			x.unlock()
-			// The requester reads the payloads with one batch (one copy
-			// when they are adjacent); had the engine taken the last WQE
-			// alone, it would have left it to the in-process responder,
-			// which copies it from its place (local.go): one more copy.
 			s := l.snapshot()
 			want := 1
 			if stride != 64 {
 				want = n
-			}
-			if s.dataReads == want+1 {
-				want++
 			}
 			if s.dataReads != want {
 				t.Fatalf("%d payload copies, want %d", s.dataReads, want)
@@ -389,9 +382,9 @@ func TestDeviceCopyFailures(t *testing.T) {
 }
 
 // The stage breakdown attributes each device copy of a ping-pong to its
-// stage: on the cost model (5 us per batch) the DBR and WQE read and the
-// copy at the responder each take at least one batch's cost, and every
-// stage follows the one before.
+// stage: on the cost model (5 us per batch) the DBR and WQE read, the
+// payload read and the write at the responder each take at least one
+// batch's cost, and every stage follows the one before.
 func TestBreakdownStages(t *testing.T) {
 	cost := &copyCost{call: 5 * time.Microsecond, op: time.Microsecond, bw: 25e9, dtod: 1e12}
 	g := newModelGPU(cost)
@@ -414,9 +407,7 @@ func TestBreakdownStages(t *testing.T) {
 	if bd.Messages < 15 {
 		t.Fatalf("%d messages followed of 20", bd.Messages)
 	}
-	// In one process the payload is not read by the requester: the
-	// responder copies it device to device (local.go), one batch.
-	for name, d := range map[string]time.Duration{"doorbell to WQE": bd.DoorbellToWQE, "payload to landed": bd.PayloadToLand} {
+	for name, d := range map[string]time.Duration{"doorbell to WQE": bd.DoorbellToWQE, "WQE to payload": bd.WQEToPayload, "payload to landed": bd.PayloadToLand} {
 		if d < 5*time.Microsecond {
 			t.Errorf("%s: %v, less than the one batch it costs", name, d)
 		}
@@ -426,93 +417,5 @@ func TestBreakdownStages(t *testing.T) {
 	}
 	if StopBreakdown() != (Breakdown{}) {
 		t.Error("a second stop returned figures")
-	}
-}
-
-// In one process a WRITE or SEND from device memory is not read by the
-// requester: the responder copies it from where it is, device to device
-// into device memory (one copy) or device to host into host memory.
-func TestDeviceLocalPayload(t *testing.T) {
-	for _, devDst := range []bool{true, false} {
-		t.Run(fmt.Sprintf("device destination %v", devDst), func(t *testing.T) {
-			g := newFakeGPU()
-			SetGPUMemory(g)
-			defer SetGPUMemory(nil)
-			a, b := twoNICs(t)
-			ob := qpOpts{rq: true, logRQ: 2, mtu: mlx5.MTU4096}
-			if devDst {
-				ob.gpu = g
-			}
-			x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU4096}, ob)
-			gx := g
-			var dtod, dtoh, htod atomic.Int64
-			f := func(o *DeviceCopy) error {
-				switch o.Kind {
-				case CopyDeviceToDevice:
-					dtod.Add(1)
-				case CopyToHost:
-					if o.Src.Base()+uintptr(o.SrcOff) >= x.addr(x.data) && o.Src.Base()+uintptr(o.SrcOff) < x.addr(x.data)+uintptr(len(x.data)) {
-						dtoh.Add(1)
-					}
-				case CopyToDevice:
-					if devDst && o.Dst.Base()+uintptr(o.DstOff) >= y.addr(y.data) && o.Dst.Base()+uintptr(o.DstOff) < y.addr(y.data)+uintptr(len(y.data)) {
-						htod.Add(1)
-					}
-				}
-				return nil
-			}
-			gx.fail.Store(&f)
-			defer gx.fail.Store(nil)
-			x.lock()
-			fill(x.data[:20000], 9)
-			x.unlock()
-			x.post(mlx5.NewRDMAWrite(signaled, y.raddr(100), x.sge(0, 20000)))
-			expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, 0)
-			y.postRecv(y.va(30000), 5000)
-			x.post(mlx5.NewSend(signaled, x.sge(100, 5000)))
-			x.mustPoll()
-			if c := y.mustPoll(); c.Opcode != mlx5.CQERespSend || c.ByteCnt != 5000 {
-				t.Fatalf("receive: %v %d", c.Opcode, c.ByteCnt)
-			}
-			x.lock() // one lock for both when both are in g
-			if !devDst {
-				y.lock()
-			}
-			okW := bytes.Equal(y.data[100:20100], x.data[:20000])
-			okS := bytes.Equal(y.data[30000:35000], x.data[100:5100])
-			if !devDst {
-				y.unlock()
-			}
-			x.unlock()
-			if !okW || !okS {
-				t.Fatalf("data: write %v send %v", okW, okS)
-			}
-			wantDtoD, wantDtoH := int64(2), int64(0)
-			if !devDst {
-				wantDtoD, wantDtoH = 0, 2 // straight into the host buffer
-			}
-			if dtod.Load() != wantDtoD || dtoh.Load() != wantDtoH || htod.Load() != 0 {
-				t.Fatalf("payload copies: %d device to device, %d out of the source, %d into the destination from the host; want %d, %d, 0",
-					dtod.Load(), dtoh.Load(), htod.Load(), wantDtoD, wantDtoH)
-			}
-		})
-	}
-}
-
-// A buffer deregistered before the requester hands its payload over in
-// place fails the WQE with LOCAL_PROT_ERR, as a read would.
-func TestDeviceLocalPayloadDeregistered(t *testing.T) {
-	_, x, y := deviceSetup(t, qpOpts{mtu: mlx5.MTU4096}, qpOpts{})
-	q := x.qpObj()
-	x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)))
-	x.mustPoll()
-	w := &q.req.w
-	q.mu.Lock()
-	q.req.tg[0].mem.dead.Store(true)
-	_, ok := q.localPayload(w, 0, 64)
-	q.req.tg[0].mem.dead.Store(false)
-	q.mu.Unlock()
-	if ok {
-		t.Fatal("a deregistered buffer was handed over")
 	}
 }

@@ -350,22 +350,13 @@ func (b *batch) write(s *span, off uint64, src []byte) {
 	b.ops = append(b.ops, DeviceCopy{Kind: CopyToDevice, Dst: s.dev, DstOff: off, Host: src})
 }
 
-// copyDev adds a device-to-device copy of n bytes.
-func (b *batch) copyDev(dst *span, dstOff uint64, src *span, srcOff, n uint64) {
-	b.use(dst)
-	b.use(src)
-	b.ops = append(b.ops, DeviceCopy{Kind: CopyDeviceToDevice, Dst: dst.dev, DstOff: dstOff, Src: src.dev, SrcOff: srcOff, Len: n})
-}
-
-// run pins the batch's spans (host spans whose bytes a copy uses too),
-// runs its copies and unpins them; the batch is empty afterwards. Every
-// device span of a batch belongs to one GPUMemory.
+// run pins the batch's spans, runs its copies and unpins them; the batch is
+// empty afterwards. Every span of a batch belongs to one GPUMemory.
 func (b *batch) run() error {
 	if len(b.ops) == 0 {
 		return nil
 	}
 	defer b.reset()
-	var g GPUMemory
 	for i, s := range b.spans {
 		if !s.pin() {
 			for _, t := range b.spans[:i] {
@@ -373,11 +364,8 @@ func (b *batch) run() error {
 			}
 			return errRetired
 		}
-		if s.gpu != nil {
-			g = s.gpu
-		}
 	}
-	err := g.Copy(b.ops)
+	err := b.spans[0].gpu.Copy(b.ops)
 	for _, s := range b.spans {
 		s.unpin()
 	}

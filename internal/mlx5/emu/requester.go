@@ -34,7 +34,6 @@ type outEntry struct {
 	signaled bool
 	done     bool
 	partial  bool   // WRITE/SEND whose frames are not all transmitted yet
-	direct   bool   // its payload stays in device memory for an in-process responder
 	sentOff  uint64 // message bytes transmitted so far
 	syn      mlx5.Syndrome
 	first    uint32 // first PSN
@@ -83,7 +82,6 @@ type requester struct {
 	dbrBuf [4]byte
 	rb     batch
 	pf     prefetch
-	local  devPayload // the Local payload of the frame being sent (in-process)
 }
 
 func (r *requester) init(q *qp) {
@@ -580,9 +578,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		if !w.isInl && !q.resolve(w, 0) {
 			return mlx5.SyndromeLocalProtErr, false
 		}
-		if r.pf.find(w.idx) == nil && q.wantLocal(w) {
-			e.direct = true // the responder copies it from where it is
-		} else if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil {
+		if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil {
 			q.prefetchFrom(w.idx) // this payload and the next ones, in one batch
 		}
 		e.kind = kAcked
@@ -750,20 +746,7 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 			f.SE = w.se && code.AllowsSE()
 		}
 		f.AckReq = !q.uc
-		var payload []byte
-		var pinned *span
-		ok := true
-		if e.direct && !q.nic.port.Local(wire.GID(q.rgid)) {
-			e.direct = false // the peer left the process (a retransmission): read the data
-		}
-		if e.direct && size > 0 {
-			var d *devPayload
-			if d, ok = q.localPayload(w, off, size); ok {
-				f.Local, pinned = d, d.mem
-			}
-		} else {
-			payload, pinned, ok = q.gather(w, off, size)
-		}
+		payload, pinned, ok := q.gather(w, off, size)
 		if !ok {
 			return mlx5.SyndromeLocalProtErr, false
 		}
@@ -775,7 +758,7 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 		if pinned != nil {
 			pinned.unpin()
 		}
-		f.Payload, f.Local = nil, nil
+		f.Payload = nil
 		if congested(err) {
 			return 0, false
 		}

@@ -44,7 +44,6 @@ type responder struct {
 	haveAtomic bool
 
 	f wire.Frame
-	b batch // copies of a local payload
 }
 
 // deliver is the NIC's wire handler.
@@ -190,7 +189,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	p := uint64(f.PayloadLen())
+	p := uint64(len(f.Payload))
 	if p > r.wLeft || (!last && !wholePackets(p, q.mtu)) || (last && p != r.wLeft) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
@@ -204,13 +203,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		}
 	}
 	if p > 0 {
-		var err error
-		if f.Local != nil {
-			err = q.copyLocal(r.wMem, r.wOff, f.Local)
-		} else {
-			err = r.wMem.write(r.wOff, f.Payload)
-		}
-		if err != nil {
+		if err := r.wMem.write(r.wOff, f.Payload); err != nil {
 			q.nak(f, accessNak(err))
 			return
 		}
@@ -343,19 +336,13 @@ func (q *qp) onSend(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	p := uint64(f.PayloadLen())
+	p := uint64(len(f.Payload))
 	if r.sOff+p > r.sCap || (!last && !wholePackets(p, q.mtu)) {
 		q.respError(r.sIdx, mlx5.SyndromeLocalLengthErr)
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	var serr error
-	if f.Local != nil {
-		serr = q.scatterLocal(r.sSG[:r.sN], r.sOff, f.Local)
-	} else {
-		serr = scatter(r.sSG[:r.sN], r.sOff, f.Payload)
-	}
-	if serr != nil {
+	if scatter(r.sSG[:r.sN], r.sOff, f.Payload) != nil {
 		// A receive buffer deregistered under the SEND.
 		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
 		q.nak(f, wire.NakRemoteOperation)

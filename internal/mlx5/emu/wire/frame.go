@@ -35,36 +35,12 @@ type Frame struct {
 	// valid only during the call (copy what you keep).
 	Payload []byte
 
-	// Local, on a frame delivered in-process only, stands for the payload
-	// (Payload is then empty): the sender's own description of where the
-	// bytes are, for a receiver of the same process to copy them from there
-	// (the emulator describes device memory, which its responder copies
-	// device to device). It is not part of the encoding: Send refuses a
-	// frame with a Local payload that would leave the process (see
-	// Port.Local). PayloadLen counts it.
-	Local LocalPayload
-
 	// Route is the connection a frame arrived on: set by the port on every
 	// frame that came over TCP, zero for in-process frames. It is not part
 	// of the encoding. A response must carry the Route of the request it
 	// answers: Port.Send sends it back on that connection (see the package
 	// documentation, Delivery).
 	Route Route
-}
-
-// LocalPayload is a payload that stays where it is (Frame.Local).
-type LocalPayload interface {
-	// Len is the payload's length in bytes.
-	Len() int
-}
-
-// PayloadLen is the length of the frame's payload: len(Payload), or the
-// Local payload's.
-func (f *Frame) PayloadLen() int {
-	if f.Local != nil {
-		return f.Local.Len()
-	}
-	return len(f.Payload)
 }
 
 // Route names the connection a frame arrived on (opaque; the zero Route is
@@ -210,14 +186,11 @@ func (f *Frame) Validate() error {
 	if f.SE && !op.AllowsSE() {
 		return &FrameError{Op: "validate", Field: "se", Reason: "solicited event on " + op.String()}
 	}
-	if f.Local != nil && len(f.Payload) > 0 {
-		return &FrameError{Op: "validate", Field: "payload", Reason: "both a Local payload and payload bytes"}
+	if len(f.Payload) > 0 && !op.HasPayload() {
+		return &FrameError{Op: "validate", Field: "payload", Reason: fmt.Sprintf("%d payload bytes on %s, which carries none", len(f.Payload), op)}
 	}
-	if n := f.PayloadLen(); n > 0 && !op.HasPayload() {
-		return &FrameError{Op: "validate", Field: "payload", Reason: fmt.Sprintf("%d payload bytes on %s, which carries none", n, op)}
-	}
-	if n := f.PayloadLen(); n < 0 || n > MaxPayload {
-		return &FrameError{Op: "validate", Field: "payload", Reason: fmt.Sprintf("%d payload bytes outside [0, MaxPayload %d]", n, MaxPayload)}
+	if len(f.Payload) > MaxPayload {
+		return &FrameError{Op: "validate", Field: "payload", Reason: fmt.Sprintf("%d payload bytes exceed MaxPayload %d", len(f.Payload), MaxPayload)}
 	}
 	if op.HasAETH() {
 		if !f.AETH.Syndrome.valid() {

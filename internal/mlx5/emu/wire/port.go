@@ -195,9 +195,6 @@ func (p *Port) send(f *Frame, wait bool) error {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: err})
 	}
 	req := f.Opcode.IsRequest()
-	if f.Local != nil && f.Route.c != nil {
-		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: errors.New("a Local payload on a connection")})
-	}
 	if c := f.Route.c; c != nil {
 		if req || c.p != p || c.dialed || c.peer != f.DstGID {
 			return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed,
@@ -219,10 +216,6 @@ func (p *Port) send(f *Frame, wait bool) error {
 			return nil
 		}
 	}
-	if f.Local != nil {
-		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed,
-			Err: errors.New("a Local payload cannot leave the process (the destination is not a port of this process)")})
-	}
 	if !req {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrNoRoute})
 	}
@@ -231,18 +224,6 @@ func (p *Port) send(f *Frame, wait bool) error {
 	}
 	p.stats.sent.Add(1)
 	return nil
-}
-
-// Local reports whether a frame to dst would be delivered in-process now
-// (a port of this process owns dst, and neither side forces its sockets):
-// only such a frame may carry a Local payload. The answer may change when
-// a port opens or closes; Send checks again.
-func (p *Port) Local(dst GID) bool {
-	if p.cfg.ForceTCP || p.cfg.ForceShm {
-		return false
-	}
-	d := lookup(dst)
-	return d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && !d.closed.Load()
 }
 
 func (p *Port) sendErr(err error) error {

@@ -525,36 +525,3 @@ func TestCloseWaitsForInProcessDelivery(t *testing.T) {
 	err = sendUntilError(t, a, &Frame{Opcode: OpSendOnly, DstGID: b.GID()}, schedSlack, schedSlack)
 	assert.True(t, errors.Is(err, ErrUnreachable), "%v", err)
 }
-
-// lenPayload is a Local payload of n bytes.
-type lenPayload int
-
-func (n lenPayload) Len() int { return int(n) }
-
-// A frame may carry a Local payload (the sender's description of where the
-// bytes are) only to a port of the same process, delivered in-process; the
-// receiver sees it and its length. Anything else refuses it.
-func TestLocalPayload(t *testing.T) {
-	noLeak(t)
-	got := make(chan Frame, 1)
-	b := listen(t, Config{Handler: func(f *Frame) { got <- *f }})
-	a := listen(t, Config{})
-	tcp := listen(t, Config{ForceTCP: true})
-	assert.True(t, a.Local(b.GID()))
-	assert.False(t, a.Local(tcp.GID()))
-	assert.False(t, tcp.Local(b.GID()))
-	assert.False(t, a.Local(GIDFromIPv4(netip.MustParseAddr("127.9.9.9"))))
-	f := Frame{Opcode: OpWriteOnly, SrcGID: a.GID(), DstGID: b.GID(), Local: lenPayload(100)}
-	require.NoError(t, a.Send(&f))
-	g := <-got
-	assert.Equal(t, 100, g.PayloadLen())
-	assert.Empty(t, g.Payload)
-	f.DstGID = tcp.GID()
-	assert.ErrorIs(t, a.Send(&f), ErrMalformed, "a Local payload cannot leave the process")
-	f.DstGID, f.Payload = b.GID(), []byte{1}
-	assert.ErrorIs(t, a.Send(&f), ErrMalformed, "both kinds of payload")
-	f.Payload, f.Opcode = nil, OpReadRequest
-	assert.ErrorIs(t, a.Send(&f), ErrMalformed, "a payload on an opcode without one")
-	f.Opcode, f.Local = OpWriteOnly, lenPayload(MaxPayload+1)
-	assert.ErrorIs(t, a.Send(&f), ErrMalformed, "longer than MaxPayload")
-}
