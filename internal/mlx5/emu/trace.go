@@ -64,11 +64,14 @@ func StartBreakdown() {
 // StopBreakdown stops following messages and returns the means.
 func StopBreakdown() Breakdown {
 	t := tracing.Swap(nil)
-	if t == nil || t.n == 0 {
+	if t == nil {
 		return Breakdown{}
 	}
-	t.mu.Lock()
+	t.mu.Lock() // a stamp that loaded the tracer before the swap may still be adding
 	defer t.mu.Unlock()
+	if t.n == 0 {
+		return Breakdown{}
+	}
 	d := func(i int) time.Duration { return t.sum[i] / time.Duration(t.n) }
 	return Breakdown{Messages: t.n, DoorbellToWQE: d(0), WQEToPayload: d(1), PayloadToLand: d(2), LandToCQE: d(3), DoorbellToLand: d(4)}
 }
