@@ -3,11 +3,10 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gdaki/gpunetio/internal/callstack"
 )
 
 // StacksEnv is the environment variable that turns on stack recording at
@@ -29,7 +28,7 @@ func init() {
 func RecordStacks(on bool) { recordStacks.Store(on) }
 
 // origin is the stack that created an object, or nil when recording was off.
-type origin []uintptr
+type origin = callstack.Stack
 
 // here records the stack of its caller's caller (the creating method and
 // everything above it).
@@ -37,26 +36,7 @@ func here() origin {
 	if !recordStacks.Load() {
 		return nil
 	}
-	pcs := make([]uintptr, 32)
-	n := runtime.Callers(2, pcs)
-	return origin(pcs[:n:n])
-}
-
-// String formats the stack as LiveObject.Stack does ("" when none).
-func (o origin) String() string {
-	if len(o) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	frames := runtime.CallersFrames(o)
-	for {
-		f, more := frames.Next()
-		fmt.Fprintf(&b, "\t%s\n\t\t%s:%d\n", f.Function, f.File, f.Line)
-		if !more {
-			break
-		}
-	}
-	return b.String()
+	return callstack.Here(1)
 }
 
 // liveContexts holds every Context retained and not yet released.
@@ -92,13 +72,7 @@ type LiveObject struct {
 }
 
 // String formats the object and, when recorded, its stack.
-func (o LiveObject) String() string {
-	s := o.Kind + ": " + o.What
-	if o.Stack != "" {
-		s += ", created at:\n" + strings.TrimRight(o.Stack, "\n")
-	}
-	return s
-}
+func (o LiveObject) String() string { return callstack.Object(o).String() }
 
 var kindOrder = map[string]int{
 	"context": 0, "device memory": 1, "pinned host memory": 2, "host registration": 3,
@@ -119,12 +93,14 @@ func LiveObjects() []LiveObject {
 	for _, c := range ctxs {
 		out = append(out, c.liveObjects()...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if a, b := kindOrder[out[i].Kind], kindOrder[out[j].Kind]; a != b {
-			return a < b
-		}
-		return out[i].What < out[j].What
-	})
+	objs := make([]callstack.Object, len(out))
+	for i, o := range out {
+		objs[i] = callstack.Object(o)
+	}
+	callstack.Sort(objs, func(kind string) int { return kindOrder[kind] })
+	for i, o := range objs {
+		out[i] = LiveObject(o)
+	}
 	return out
 }
 
@@ -139,17 +115,13 @@ func LiveObjects() []LiveObject {
 //	}
 func LeakReport() string {
 	objs := LiveObjects()
-	if len(objs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "cuda: %d CUDA object(s) still live:", len(objs))
-	for _, o := range objs {
-		b.WriteString("\n  ")
-		b.WriteString(strings.ReplaceAll(o.String(), "\n", "\n  "))
-	}
+	hint := ""
 	if !recordStacks.Load() {
-		b.WriteString("\n  (set " + StacksEnv + "=1 or call cuda.RecordStacks(true) to see where each was created)")
+		hint = "(set " + StacksEnv + "=1 or call cuda.RecordStacks(true) to see where each was created)"
 	}
-	return b.String()
+	out := make([]callstack.Object, len(objs))
+	for i, o := range objs {
+		out[i] = callstack.Object(o)
+	}
+	return callstack.Report(fmt.Sprintf("cuda: %d CUDA object(s) still live:", len(objs)), out, hint)
 }

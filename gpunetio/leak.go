@@ -3,13 +3,11 @@ package gpunetio
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/callstack"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -51,17 +49,11 @@ type OpenObject struct {
 	Stack string
 }
 
-func (o OpenObject) String() string {
-	s := o.Kind + ": " + o.What
-	if o.Stack != "" {
-		s += ", created at:\n" + strings.TrimRight(o.Stack, "\n")
-	}
-	return s
-}
+func (o OpenObject) String() string { return callstack.Object(o).String() }
 
 type tracked struct {
 	kind, what string
-	stack      []uintptr
+	stack      callstack.Stack
 }
 
 var live = struct {
@@ -73,9 +65,7 @@ var live = struct {
 func track(obj any, kind, what string) {
 	t := &tracked{kind: kind, what: what}
 	if recordStacks.Load() {
-		pcs := make([]uintptr, 32)
-		n := runtime.Callers(2, pcs)
-		t.stack = pcs[:n:n]
+		t.stack = callstack.Here(1)
 	}
 	live.Lock()
 	live.m[obj] = t
@@ -88,38 +78,21 @@ func untrack(obj any) {
 	live.Unlock()
 }
 
-func stackString(pcs []uintptr) string {
-	if len(pcs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	frames := runtime.CallersFrames(pcs)
-	for {
-		f, more := frames.Next()
-		fmt.Fprintf(&b, "\t%s\n\t\t%s:%d\n", f.Function, f.File, f.Line)
-		if !more {
-			break
-		}
-	}
-	return b.String()
-}
-
 // OpenObjects lists every open object of this package, sorted by kind and
 // name. The verbs objects under them are listed by verbs.OpenObjects.
 func OpenObjects() []OpenObject {
 	live.Lock()
-	out := make([]OpenObject, 0, len(live.m))
+	out := make([]callstack.Object, 0, len(live.m))
 	for _, t := range live.m {
-		out = append(out, OpenObject{Kind: t.kind, What: t.what, Stack: stackString(t.stack)})
+		out = append(out, callstack.Object{Kind: t.kind, What: t.what, Stack: t.stack.String()})
 	}
 	live.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
-		}
-		return out[i].What < out[j].What
-	})
-	return out
+	callstack.Sort(out, nil)
+	objs := make([]OpenObject, len(out))
+	for i, o := range out {
+		objs[i] = OpenObject(o)
+	}
+	return objs
 }
 
 // LeakReport returns "" when no object of this package is open, and
@@ -128,17 +101,13 @@ func OpenObjects() []OpenObject {
 // verbs.LeakReport and cuda.LeakReport).
 func LeakReport() string {
 	objs := OpenObjects()
-	if len(objs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "gpunetio: %d object(s) still open:", len(objs))
-	for _, o := range objs {
-		b.WriteString("\n  ")
-		b.WriteString(strings.ReplaceAll(o.String(), "\n", "\n  "))
-	}
+	hint := ""
 	if !recordStacks.Load() {
-		b.WriteString("\n  (set " + StacksEnv + "=1 or call gpunetio.RecordStacks(true) to see where each was created)")
+		hint = "(set " + StacksEnv + "=1 or call gpunetio.RecordStacks(true) to see where each was created)"
 	}
-	return b.String()
+	out := make([]callstack.Object, len(objs))
+	for i, o := range objs {
+		out[i] = callstack.Object(o)
+	}
+	return callstack.Report(fmt.Sprintf("gpunetio: %d object(s) still open:", len(objs)), out, hint)
 }

@@ -3,11 +3,12 @@ package verbs
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gdaki/gpunetio/internal/callstack"
 )
 
 // node is the lifetime bookkeeping every object embeds.
@@ -243,32 +244,14 @@ func init() {
 func RecordStacks(on bool) { recordStacks.Store(on) }
 
 // origin is the stack that created an object, or nil when recording was off.
-type origin []uintptr
+type origin = callstack.Stack
 
 // here records the stack above skip frames of its caller (1: the caller).
 func here(skip int) origin {
 	if !recordStacks.Load() {
 		return nil
 	}
-	pcs := make([]uintptr, 32)
-	n := runtime.Callers(skip+1, pcs)
-	return origin(pcs[:n:n])
-}
-
-func (o origin) String() string {
-	if len(o) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	frames := runtime.CallersFrames(o)
-	for {
-		f, more := frames.Next()
-		fmt.Fprintf(&b, "\t%s\n\t\t%s:%d\n", f.Function, f.File, f.Line)
-		if !more {
-			break
-		}
-	}
-	return b.String()
+	return callstack.Here(skip)
 }
 
 var live = struct {
@@ -324,13 +307,7 @@ type OpenObject struct {
 	Stack string
 }
 
-func (o OpenObject) String() string {
-	s := o.Kind + ": " + o.What
-	if o.Stack != "" {
-		s += ", created at:\n" + strings.TrimRight(o.Stack, "\n")
-	}
-	return s
-}
+func (o OpenObject) String() string { return callstack.Object(o).String() }
 
 // OpenObjects lists every open object and every unreleased Hold, sorted by
 // kind and name.
@@ -345,26 +322,25 @@ func OpenObjects() []OpenObject {
 		holds = append(holds, h)
 	}
 	live.Unlock()
-	out := make([]OpenObject, 0, len(nodes)+len(holds))
+	out := make([]callstack.Object, 0, len(nodes)+len(holds))
 	for _, n := range nodes {
 		n.mu.Lock()
 		what := n.userName()
 		if c, who := n.usersLocked(); c > 0 {
 			what += ", referenced by " + who
 		}
-		out = append(out, OpenObject{Kind: n.kind, What: what, Stack: n.stack.String()})
+		out = append(out, callstack.Object{Kind: n.kind, What: what, Stack: n.stack.String()})
 		n.mu.Unlock()
 	}
 	for _, h := range holds {
-		out = append(out, OpenObject{Kind: "Hold", What: fmt.Sprintf("%q on %s", h.holder, h.n.userName()), Stack: h.stack.String()})
+		out = append(out, callstack.Object{Kind: "Hold", What: fmt.Sprintf("%q on %s", h.holder, h.n.userName()), Stack: h.stack.String()})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return out[i].Kind < out[j].Kind
-		}
-		return out[i].What < out[j].What
-	})
-	return out
+	callstack.Sort(out, nil)
+	objs := make([]OpenObject, len(out))
+	for i, o := range out {
+		objs[i] = OpenObject(o)
+	}
+	return objs
 }
 
 // LeakReport returns "" when nothing is open, and otherwise a multi-line
@@ -372,17 +348,13 @@ func OpenObjects() []OpenObject {
 // recorded, where it was created. A TestMain fails the run on it.
 func LeakReport() string {
 	objs := OpenObjects()
-	if len(objs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "verbs: %d object(s) still open:", len(objs))
-	for _, o := range objs {
-		b.WriteString("\n  ")
-		b.WriteString(strings.ReplaceAll(o.String(), "\n", "\n  "))
-	}
+	hint := ""
 	if !recordStacks.Load() {
-		b.WriteString("\n  (set " + StacksEnv + "=1 or call verbs.RecordStacks(true) to see where each was created)")
+		hint = "(set " + StacksEnv + "=1 or call verbs.RecordStacks(true) to see where each was created)"
 	}
-	return b.String()
+	out := make([]callstack.Object, len(objs))
+	for i, o := range objs {
+		out[i] = callstack.Object(o)
+	}
+	return callstack.Report(fmt.Sprintf("verbs: %d object(s) still open:", len(objs)), out, hint)
 }

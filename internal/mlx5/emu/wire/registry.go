@@ -2,11 +2,11 @@ package wire
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gdaki/gpunetio/internal/callstack"
 )
 
 // registry maps the GIDs of this process's open ports to the ports, for the
@@ -48,19 +48,7 @@ var trackStacks atomic.Bool
 
 // callers returns the caller's stack below skip frames, formatted one frame
 // per line.
-func callers(skip int) string {
-	pc := make([]uintptr, 32)
-	n := runtime.Callers(skip+1, pc)
-	frames := runtime.CallersFrames(pc[:n])
-	var b strings.Builder
-	for {
-		f, more := frames.Next()
-		fmt.Fprintf(&b, "\t%s\n\t\t%s:%d\n", f.Function, f.File, f.Line)
-		if !more {
-			return b.String()
-		}
-	}
-}
+func callers(skip int) string { return callstack.Here(skip).String() }
 
 // openPorts describes every port of this process that is still open, with
 // the stack that opened it when trackStacks was set.
