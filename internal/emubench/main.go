@@ -34,6 +34,7 @@ import (
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/internal/emugpu"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 	"github.com/gdaki/gpunetio/verbs"
 )
@@ -146,6 +147,15 @@ func run() error {
 	}
 	if err := latency(e, r); err != nil {
 		return err
+	}
+	st := emugpu.CopyStats()
+	r.add("copies.copier_batches", float64(st.CopierBatches), "")
+	r.add("copies.copy_engine_batches", float64(st.EngineBatches), "")
+	if st.CopierBatches > 0 {
+		r.add("copies.copier_batch_mean", float64(st.CopierTime.Microseconds())/float64(st.CopierBatches), "us")
+	}
+	if st.EngineBatches > 0 {
+		r.add("copies.copy_engine_batch_mean", float64(st.EngineTime.Microseconds())/float64(st.EngineBatches), "us")
 	}
 	fmt.Println()
 	fmt.Println("summary (one process):")

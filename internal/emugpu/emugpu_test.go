@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,3 +132,111 @@ func TestGPUAdapter(t *testing.T) {
 type foreign struct{}
 
 func (foreign) Base() uintptr { return 0x1000 }
+
+// The copier kernel on a real GPU: short batches run on it (CopyStats),
+// byte for byte; a freed range fails its batch with an error and leaves the
+// context usable; a context synchronization waits for the running copier
+// at most its life; the copy engines still take large batches.
+func TestGPUCopier(t *testing.T) {
+	if err := cuda.Init(); err != nil {
+		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
+			gpuskip.Skipf(t, "no CUDA driver: %v", err)
+		}
+		require.NoError(t, err)
+	}
+	if !copierEnabled {
+		t.Skip("GDAKI_EMU_COPIER=0")
+	}
+	d, err := cuda.DeviceGet(0)
+	require.NoError(t, err)
+	c, err := d.PrimaryContext()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Release()) }()
+	p, err := c.MemAlloc(1 << 20)
+	require.NoError(t, err)
+	defer c.MemFree(p)
+	un := Install(c)
+	defer un()
+	a := installed
+	r, ok := a.Claim(uintptr(p), 1<<20)
+	require.True(t, ok)
+	s0 := CopyStats()
+	// Unaligned, word-aligned and 16-byte-aligned copies of every kind.
+	for _, tc := range []struct{ off, n int }{{3, 5}, {16, 64}, {100, 4096}, {4, 12}, {0, 16 << 10}} {
+		in := make([]byte, tc.n)
+		for i := range in {
+			in[i] = byte(i*13 + tc.off)
+		}
+		got, moved := make([]byte, tc.n), make([]byte, tc.n)
+		err := a.Copy([]emu.DeviceCopy{
+			{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(tc.off), Host: in},
+			{Kind: emu.CopyDeviceToDevice, Dst: r, DstOff: uint64(tc.off + 512<<10), Src: r, SrcOff: uint64(tc.off), Len: uint64(tc.n)},
+			{Kind: emu.CopyToHost, Src: r, SrcOff: uint64(tc.off + 512<<10), Host: moved},
+			{Kind: emu.CopyToHost, Src: r, SrcOff: uint64(tc.off), Host: got},
+		})
+		require.NoError(t, err, "%+v", tc)
+		assert.Equal(t, in, got, "%+v", tc)
+		assert.Equal(t, in, moved, "%+v", tc)
+	}
+	s1 := CopyStats()
+	dev := a.devs[len(a.devs)-1]
+	require.NoError(t, dev.cpErr)
+	assert.Equal(t, s0.CopierBatches+4, s1.CopierBatches, "small batches ran on the copier")
+	assert.Equal(t, s0.EngineBatches+1, s1.EngineBatches, "the 16 KiB case moves 64 KiB: copy engines")
+
+	// A context synchronization returns although the copier is running.
+	start := time.Now()
+	require.NoError(t, c.Synchronize())
+	assert.Less(t, time.Since(start), 100*time.Millisecond)
+
+	// Freed memory: the batch fails with an error, the context lives on.
+	q, err := c.MemAlloc(4096)
+	require.NoError(t, err)
+	rq, ok := a.Claim(uintptr(q), 4096)
+	require.True(t, ok)
+	require.NoError(t, c.MemFree(q))
+	err = a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: rq, Host: make([]byte, 8)}})
+	assert.Error(t, err)
+	got := make([]byte, 3)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte("ok!")}, {Kind: emu.CopyToHost, Src: r, Host: got}}))
+	assert.Equal(t, "ok!", string(got))
+	require.NoError(t, c.Synchronize())
+}
+
+// BenchmarkGPUBatch times the emulator's typical batches on the copier and
+// on the copy engines (GDAKI_EMU_COPIER=0 for the second).
+func BenchmarkGPUBatch(b *testing.B) {
+	if err := cuda.Init(); err != nil {
+		b.Skipf("no CUDA driver: %v", err)
+	}
+	d, err := cuda.DeviceGet(0)
+	require.NoError(b, err)
+	c, err := d.PrimaryContext()
+	require.NoError(b, err)
+	defer c.Release()
+	p, err := c.MemAlloc(1 << 20)
+	require.NoError(b, err)
+	defer c.MemFree(p)
+	un := Install(c)
+	defer un()
+	a := installed
+	r, _ := a.Claim(uintptr(p), 1<<20)
+	dbr, wqe, payload := make([]byte, 4), make([]byte, 64), []byte("8 bytes!")
+	for _, bc := range []struct {
+		name string
+		ops  []emu.DeviceCopy
+	}{
+		{"dbr+wqe", []emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: 4, Host: dbr}, {Kind: emu.CopyToHost, Src: r, SrcOff: 4096, Host: wqe}}},
+		{"read64", []emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: 4096, Host: wqe}}},
+		{"write8", []emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: 8192, Host: payload}}},
+		{"dtod8", []emu.DeviceCopy{{Kind: emu.CopyDeviceToDevice, Src: r, SrcOff: 8192, Dst: r, DstOff: 16384, Len: 8}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if err := a.Copy(bc.ops); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,318 @@
+package emugpu
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/mlx5/emu"
+)
+
+// hostRange is a DeviceRange over Go memory, for the fake copier.
+type hostRange struct{ b []byte }
+
+func (r hostRange) Base() uintptr { return uintptr(unsafe.Pointer(&r.b[0])) }
+
+// fakeGPU runs copier.cu's protocol in goroutines, on host memory.
+type fakeGPU struct {
+	c        *copier
+	idle     time.Duration
+	mu       sync.Mutex
+	launches int
+	wg       sync.WaitGroup
+	// hooks
+	noStart   bool // launched instances never begin
+	stall     bool // instances take batches but never finish them
+	ran       atomic.Int64
+	endRacing atomic.Bool // the next instance ends after its next look at seq, even if a batch is there
+	bufs      [][]byte    // the memory fake device addresses point into
+}
+
+// at is the n bytes at the fake device address a.
+func (f *fakeGPU) at(a, n uint64) []byte {
+	for _, b := range f.bufs {
+		base := uint64(uintptr(unsafe.Pointer(&b[0])))
+		if a >= base && a+n <= base+uint64(len(b)) {
+			return b[a-base : a-base+n]
+		}
+	}
+	panic("fake copier: an address outside every buffer")
+}
+
+func (f *fakeGPU) launch(epoch uint32) error {
+	f.mu.Lock()
+	f.launches++
+	f.mu.Unlock()
+	if f.noStart {
+		return nil
+	}
+	f.wg.Add(1)
+	go f.instance(epoch)
+	return nil
+}
+
+func (f *fakeGPU) w(off uintptr) *uint32 { return f.c.word(off) }
+
+func (f *fakeGPU) instance(epoch uint32) {
+	defer f.wg.Done()
+	seen := atomic.LoadUint32(f.w(ctlDone))
+	atomic.StoreUint32(f.w(ctlStarted), epoch)
+	last := time.Now()
+	racing := f.endRacing.Swap(false)
+	for {
+		if atomic.LoadUint32(f.w(ctlCancel)) == epoch {
+			break
+		}
+		post := atomic.LoadUint64((*uint64)(f.c.ctl))
+		s := uint32(post)
+		if racing {
+			// As if the instance had seen nothing new an instant before
+			// the host posted, and ended.
+			break
+		}
+		if s == seen {
+			if time.Since(last) > f.idle {
+				break
+			}
+			time.Sleep(10 * time.Microsecond)
+			continue
+		}
+		if f.stall {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		n := uint32(post >> 32)
+		for k := uintptr(0); k < uintptr(n); k++ {
+			p := unsafe.Add(f.c.ctl, ctlDesc+k*descSize)
+			src, dst, ln := *(*uint64)(p), *(*uint64)(unsafe.Add(p, 8)), *(*uint64)(unsafe.Add(p, 16))
+			copy(f.at(dst, ln), f.at(src, ln))
+		}
+		f.ran.Add(1)
+		seen = s
+		atomic.StoreUint32(f.w(ctlDone), s)
+		last = time.Now()
+	}
+	atomic.StoreUint32(f.w(ctlExited), epoch)
+}
+
+func newFake(t *testing.T, idle time.Duration, dev []byte) (*fakeGPU, *copier) {
+	t.Helper()
+	mem := make([]uint64, (ctlSize+copierArena)/8)
+	base := unsafe.Pointer(&mem[0])
+	f := &fakeGPU{idle: idle}
+	c := newCopier(base, uintptr(base), len(mem)*8, f)
+	f.c = c
+	f.bufs = [][]byte{c.arena, dev}
+	t.Cleanup(func() {
+		c.stop(time.Second)
+		f.wg.Wait()
+		runtimeKeep(mem)
+	})
+	return f, c
+}
+
+//go:noinline
+func runtimeKeep(any) {}
+
+func shortWaits(t *testing.T) {
+	t.Helper()
+	sw, bw, of := startWait, batchWait, offFor
+	startWait, batchWait, offFor = 20*time.Millisecond, 50*time.Millisecond, 30*time.Millisecond
+	t.Cleanup(func() { startWait, batchWait, offFor = sw, bw, of })
+}
+
+func batch(dev, host []byte, in []byte) []emu.DeviceCopy {
+	return []emu.DeviceCopy{
+		{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 64, Host: in},
+		{Kind: emu.CopyDeviceToDevice, Src: hostRange{dev}, SrcOff: 64, Dst: hostRange{dev}, DstOff: 256, Len: uint64(len(in))},
+		{Kind: emu.CopyToHost, Src: hostRange{dev}, SrcOff: 256, Host: host},
+	}
+}
+
+var okCheck = func(uint32) error { return nil }
+
+// A batch of the three kinds runs in order on the copier, through its
+// staging arena, and the reads land in the caller's slices.
+func TestCopierBatch(t *testing.T) {
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	host := make([]byte, 13)
+	in := []byte("thirteen byte")
+	ran, err := c.run(batch(dev, host, in), okCheck)
+	require.NoError(t, err)
+	assert.True(t, ran)
+	assert.Equal(t, in, host)
+	assert.Equal(t, in, dev[256:269])
+	assert.Equal(t, 1, f.launches)
+	// The running instance takes the next batch: no new launch.
+	host2 := make([]byte, 5)
+	ran, err = c.run(batch(dev, host2, []byte("again")), okCheck)
+	require.NoError(t, err)
+	assert.True(t, ran)
+	assert.Equal(t, "again", string(host2))
+	assert.Equal(t, 1, f.launches)
+	assert.EqualValues(t, 2, f.ran.Load())
+}
+
+// Batches that are not the copier's go to the copy engines untouched.
+func TestCopierPlanRefuses(t *testing.T) {
+	dev := make([]byte, copierMax+64)
+	f, c := newFake(t, time.Second, dev)
+	tooBig := []emu.DeviceCopy{{Kind: emu.CopyToHost, Src: hostRange{dev}, Host: make([]byte, copierMax+1)}}
+	tooMany := make([]emu.DeviceCopy, maxDesc+1)
+	for i := range tooMany {
+		tooMany[i] = emu.DeviceCopy{Kind: emu.CopyToHost, Src: hostRange{dev}, Host: make([]byte, 1)}
+	}
+	empty := []emu.DeviceCopy{{Kind: emu.CopyDeviceToDevice, Src: hostRange{dev}, Dst: hostRange{dev}}}
+	for name, ops := range map[string][]emu.DeviceCopy{"bytes": tooBig, "copies": tooMany, "empty": empty} {
+		ran, err := c.run(ops, okCheck)
+		assert.NoError(t, err, name)
+		assert.False(t, ran, name)
+	}
+	assert.Zero(t, f.launches)
+}
+
+// An idle instance ends; the next batch starts another, which checks the
+// ranges again.
+func TestCopierRelaunchAfterIdle(t *testing.T) {
+	dev := make([]byte, 1024)
+	f, c := newFake(t, 5*time.Millisecond, dev)
+	checks := 0
+	check := func(uint32) error { checks++; return nil }
+	for i := 0; i < 3; i++ {
+		host := make([]byte, 4)
+		ran, err := c.run(batch(dev, host, []byte{1, 2, 3, byte(i)}), check)
+		require.NoError(t, err)
+		require.True(t, ran)
+		assert.Equal(t, []byte{1, 2, 3, byte(i)}, host)
+		require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
+	}
+	assert.Equal(t, 3, f.launches)
+	// Batches 2 and 3 are posted to the instance the host last saw running,
+	// found it ended, were taken back and checked again for the next one.
+	assert.Equal(t, 5, checks)
+}
+
+// An instance that ends just as a batch is posted never runs it: the host
+// takes it back, checks the ranges again and posts it to the next instance;
+// it runs once.
+func TestCopierEndRacesPost(t *testing.T) {
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	checks := 0
+	check := func(uint32) error { checks++; return nil }
+	f.endRacing.Store(true)
+	host := make([]byte, 3)
+	ran, err := c.run(batch(dev, host, []byte("abc")), check)
+	require.NoError(t, err)
+	require.True(t, ran)
+	assert.Equal(t, "abc", string(host))
+	assert.Equal(t, 2, f.launches)
+	assert.Equal(t, 2, checks, "the ranges are checked again for the second instance")
+	assert.EqualValues(t, 1, f.ran.Load())
+}
+
+// Memory freed since registration fails the batch before any copy, and
+// after an instance ended the check runs again before the batch is reposted.
+func TestCopierCheckFails(t *testing.T) {
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	gone := errors.New("freed")
+	host := make([]byte, 3)
+	ran, err := c.run(batch(dev, host, []byte("abc")), func(uint32) error { return gone })
+	assert.True(t, ran)
+	assert.ErrorIs(t, err, gone)
+	assert.Zero(t, f.ran.Load())
+	assert.Equal(t, make([]byte, 1024), dev, "nothing was written")
+	// The failure is the batch's, not the copier's: the next one runs.
+	ran, err = c.run(batch(dev, host, []byte("xyz")), okCheck)
+	require.NoError(t, err)
+	assert.True(t, ran)
+	assert.Equal(t, "xyz", string(host))
+
+	c.stop(time.Second) // the next batch starts an instance, which ends racing it
+	f.endRacing.Store(true)
+	calls := 0
+	ran, err = c.run(batch(dev, host, []byte("123")), func(uint32) error {
+		if calls++; calls == 2 {
+			return gone
+		}
+		return nil
+	})
+	assert.True(t, ran)
+	assert.ErrorIs(t, err, gone, "the second check, after the instance ended")
+	assert.Equal(t, "xyz", string(host))
+	assert.EqualValues(t, 1, f.ran.Load())
+}
+
+// An instance that never begins (a GPU full of the user's blocks) is
+// cancelled, the copy engines take the batch, and the copier is not tried
+// again for offFor.
+func TestCopierNoStart(t *testing.T) {
+	shortWaits(t)
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	f.noStart = true
+	ran, err := c.run(batch(dev, make([]byte, 3), []byte("abc")), okCheck)
+	assert.NoError(t, err)
+	assert.False(t, ran)
+	assert.Equal(t, c.epoch, atomic.LoadUint32(c.word(ctlCancel)), "the late instance is told to end")
+	ran, _ = c.run(batch(dev, make([]byte, 3), []byte("abc")), okCheck)
+	assert.False(t, ran)
+	assert.Equal(t, 1, f.launches, "no launch while off")
+	time.Sleep(offFor + 5*time.Millisecond)
+	f.noStart = false
+	host := make([]byte, 3)
+	ran, err = c.run(batch(dev, host, []byte("abc")), okCheck)
+	require.NoError(t, err)
+	assert.True(t, ran)
+	assert.Equal(t, "abc", string(host))
+}
+
+// A batch that does not finish fails with errCopierStuck, and the copier is
+// not used again.
+func TestCopierStuck(t *testing.T) {
+	shortWaits(t)
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	f.stall = true
+	ran, err := c.run(batch(dev, make([]byte, 3), []byte("abc")), okCheck)
+	assert.True(t, ran)
+	assert.ErrorIs(t, err, errCopierStuck)
+	ran, err = c.run(batch(dev, make([]byte, 3), []byte("abc")), okCheck)
+	assert.False(t, ran)
+	assert.NoError(t, err)
+}
+
+// copier.ptx is copier.cu compiled by the nvcc that made it (CI installs
+// nvcc 11.8): a stale PTX fails here.
+func TestCopierPTXCurrent(t *testing.T) {
+	nvcc, err := exec.LookPath("nvcc")
+	if err != nil {
+		t.Skip("no nvcc on PATH: cannot rebuild copier.ptx")
+	}
+	ver, err := exec.Command(nvcc, "--version").Output()
+	require.NoError(t, err)
+	want := "release 11.8,"
+	if !strings.Contains(string(ver), want) || !bytes.Contains(copierPTX, []byte(want)) {
+		t.Skipf("copier.ptx is made with nvcc 11.8; this nvcc is another (%s)", strings.TrimSpace(string(ver)))
+	}
+	out := filepath.Join(t.TempDir(), "copier.ptx")
+	cmd := exec.Command(nvcc, "-ptx", "-arch=compute_70", "-O3", "-o", out, "copier.cu")
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(got, copierPTX), "copier.ptx is stale: run go generate ./internal/emugpu")
+}
