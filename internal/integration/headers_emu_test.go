@@ -19,7 +19,7 @@ import (
 	"github.com/gdaki/gpunetio/gpunetio"
 	"github.com/gdaki/gpunetio/internal/devhost"
 	"github.com/gdaki/gpunetio/internal/devstruct"
-	"github.com/gdaki/gpunetio/internal/leakcheck"
+	"github.com/gdaki/gpunetio/gpunetio/leaktest"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -32,16 +32,9 @@ func TestMain(m *testing.M) {
 		// (GPU_SM_NO_DBR) and behaves as the ConnectX-7 model otherwise.
 		os.Setenv(emuModelEnv, "cx8")
 	}
-	code := m.Run()
-	// Every verbs, gpunetio and CUDA object left open, with the stack that
-	// made it (stacks_test.go turns recording on).
-	for _, r := range leakcheck.Reports() {
-		fmt.Fprintln(os.Stderr, r)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	// Every verbs, gpunetio and CUDA object left open fails the run, with
+	// the stack that made it (stacks_test.go turns recording on).
+	os.Exit(leaktest.Check(m.Run(), os.Stderr))
 }
 
 // side is one emulated NIC with a high-level QP and a data buffer.
