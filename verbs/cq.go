@@ -165,9 +165,10 @@ func newCQ(op string, c *Context, d *Dev, cfg CQConfig) (cq *CQ, err error) {
 			if terr := q.teardown(); terr != nil {
 				err = errors.Join(err, terr)
 			}
-			c.release(&q.node)
 			if devHeld {
-				d.release(&q.node)
+				q.releaseParents(c, d)
+			} else {
+				c.release(&q.node)
 			}
 		}
 	}()
@@ -361,17 +362,13 @@ func (q *CQ) teardown() error {
 		q.obj = nil
 	}
 	if q.ownUAR && q.uar != nil {
-		q.uar.release(&q.node)
-		if err := q.uar.Close(); err != nil {
-			q.uar.acquire("doca_verbs_cq_destroy", "UAR", &q.node)
+		if err := q.closeOwned("doca_verbs_cq_destroy", "UAR", &q.uar.node, q.uar.Close); err != nil {
 			return err
 		}
 		q.uar = nil
 	}
 	if q.umem != nil {
-		q.umem.release(&q.node)
-		if err := q.umem.Close(); err != nil {
-			q.umem.acquire("doca_verbs_cq_destroy", "UMem", &q.node)
+		if err := q.closeOwned("doca_verbs_cq_destroy", "UMem", &q.umem.node, q.umem.Close); err != nil {
 			return err
 		}
 		q.umem = nil
@@ -503,10 +500,7 @@ func (q *CQ) Close() error {
 	}
 	err = q.teardown()
 	if err == nil {
-		q.ctx.release(&q.node)
-		if q.dev != nil {
-			q.dev.release(&q.node)
-		}
+		q.releaseParents(q.ctx, q.dev)
 	}
 	q.endClose(err)
 	return err

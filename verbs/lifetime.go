@@ -121,6 +121,49 @@ func (n *node) release(u user) {
 	n.users[u]--
 }
 
+// releaseParents drops the references n took on its Context and, when it
+// has one, its Dev.
+func (n *node) releaseParents(c *Context, d *Dev) {
+	c.release(n)
+	if d != nil {
+		d.release(n)
+	}
+}
+
+// closeOwned closes child, a UAR or UMem that the owner made for itself:
+// the owner's reference goes first, and comes back when Close fails, so
+// that a later teardown can try again.
+func (n *node) closeOwned(op, kind string, child *node, closeChild func() error) error {
+	child.release(n)
+	if err := closeChild(); err != nil {
+		child.acquire(op, kind, n)
+		return err
+	}
+	return nil
+}
+
+// closeLeaf is the Close of an object that references only its Context and
+// Dev (a UAR, a UMem). In SDK mode (sdkFree not nil) an SDK failure still
+// closes it, as DOCA releases the handle in every case; in open mode a
+// driver failure leaves it open, so Close can be called again.
+func (n *node) closeLeaf(op, kind string, c *Context, d *Dev, sdkFree, free func() error) error {
+	done, err := n.beginClose(op, kind)
+	if done || err != nil {
+		return err
+	}
+	if sdkFree != nil {
+		err = sdkFree()
+		d.release(n)
+		n.endClose(nil)
+		return err
+	}
+	if err = free(); err == nil {
+		n.releaseParents(c, d)
+	}
+	n.endClose(err)
+	return err
+}
+
 // usersLocked describes the users: "QP 0x12 on emu0 (2), hold \"...\"".
 func (n *node) usersLocked() (int, string) {
 	total := 0

@@ -586,17 +586,13 @@ func (q *QP) teardown() error {
 		q.obj = nil
 	}
 	if q.ownUAR && q.uar != nil {
-		q.uar.release(&q.node)
-		if err := q.uar.Close(); err != nil {
-			q.uar.acquire(op, "UAR", &q.node)
+		if err := q.closeOwned(op, "UAR", &q.uar.node, q.uar.Close); err != nil {
 			return err
 		}
 		q.uar = nil
 	}
 	if q.umem != nil {
-		q.umem.release(&q.node)
-		if err := q.umem.Close(); err != nil {
-			q.umem.acquire(op, "UMem", &q.node)
+		if err := q.closeOwned(op, "UMem", &q.umem.node, q.umem.Close); err != nil {
 			return err
 		}
 		q.umem = nil

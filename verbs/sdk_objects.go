@@ -54,22 +54,8 @@ func newCQAttrSDK(op string, cfg CQConfig) (_ docasdk.CQAttr, err error) {
 			}
 			return a.SetCQContext(cfg.UserContext)
 		}},
-		{"external UMEM", func() error {
-			if cfg.UMem == nil {
-				return nil
-			}
-			if err := a.SetExternalUMEM(cfg.UMem.sdk, cfg.UMemOffset); err != nil {
-				return err
-			}
-			// As DOCA does: the ring is polled outside the SDK.
-			return a.SetExternalDatapathEn(true)
-		}},
-		{"external UAR", func() error {
-			if cfg.UAR == nil {
-				return nil
-			}
-			return a.SetExternalUAR(cfg.UAR.sdk)
-		}},
+		{"external UMEM", func() error { return setExternalUMEM(a, cfg.UMem, cfg.UMemOffset) }},
+		{"external UAR", func() error { return setExternalUAR(a, cfg.UAR) }},
 		{"overrun", func() error {
 			if !cfg.Overrun {
 				return nil
@@ -89,6 +75,35 @@ func newCQAttrSDK(op string, cfg CQConfig) (_ docasdk.CQAttr, err error) {
 		}
 	}
 	return a, nil
+}
+
+// externalAttr is what the SDK's CQ attributes and QP init attributes have
+// in common: a ring in the user's memory and the user's doorbell page.
+type externalAttr interface {
+	SetExternalUMEM(umem docasdk.UMEM, offset uint64) error
+	SetExternalDatapathEn(on bool) error
+	SetExternalUAR(uar docasdk.UAR) error
+}
+
+// setExternalUMEM places the ring at offset in u, when u is set. As DOCA
+// does, the data path then runs outside the SDK: this package polls the CQ
+// and posts the WQEs itself.
+func setExternalUMEM(a externalAttr, u *UMem, offset uint64) error {
+	if u == nil {
+		return nil
+	}
+	if err := a.SetExternalUMEM(u.sdk, offset); err != nil {
+		return err
+	}
+	return a.SetExternalDatapathEn(true)
+}
+
+// setExternalUAR makes u the doorbell page, when u is set.
+func setExternalUAR(a externalAttr, u *UAR) error {
+	if u == nil {
+		return nil
+	}
+	return a.SetExternalUAR(u.sdk)
 }
 
 // destroyQuietly runs an SDK destroyer whose failure cannot be returned (a
@@ -252,28 +267,14 @@ func qpInitAttrSteps(a docasdk.QPInitAttr, vpd docasdk.VerbsPD, cfg QPConfig) []
 		{"max_inline_data", func() error { return a.SetMaxInlineData(cfg.MaxInlineData) }},
 		{"user_index", func() error { return a.SetUserIndex(cfg.UserIndex) }},
 		{"qp_type", func() error { return a.SetQPType(uint32(cfg.Type)) }},
-		{"external umem", func() error {
-			if cfg.UMem == nil {
-				return nil
-			}
-			if err := a.SetExternalUMEM(cfg.UMem.sdk, cfg.UMemOffset); err != nil {
-				return err
-			}
-			// As DOCA does: WQEs are posted outside the SDK.
-			return a.SetExternalDatapathEn(true)
-		}},
+		{"external umem", func() error { return setExternalUMEM(a, cfg.UMem, cfg.UMemOffset) }},
 		{"external umem dbr", func() error {
 			if cfg.DBRUMem == nil {
 				return nil
 			}
 			return a.SetExternalDBRUMEM(cfg.DBRUMem.sdk, cfg.DBRUMemOffset)
 		}},
-		{"external uar", func() error {
-			if cfg.UAR == nil {
-				return nil
-			}
-			return a.SetExternalUAR(cfg.UAR.sdk)
-		}},
+		{"external uar", func() error { return setExternalUAR(a, cfg.UAR) }},
 		{"qp_context", func() error {
 			if cfg.UserContext == 0 {
 				return nil

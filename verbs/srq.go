@@ -186,9 +186,7 @@ func (s *SRQ) teardown() error {
 		s.obj = nil
 	}
 	if s.umem != nil {
-		s.umem.release(&s.node)
-		if err := s.umem.Close(); err != nil {
-			s.umem.acquire(op, "UMem", &s.node)
+		if err := s.closeOwned(op, "UMem", &s.umem.node, s.umem.Close); err != nil {
 			return err
 		}
 		s.umem = nil
