@@ -14,18 +14,8 @@ import (
 // connects in one call with the DOCA defaults. Then emu0 writes into the
 // region emu1 sent.
 func ExampleQP_ConnectRC() {
-	a, err := openSide("emu0")
-	if a != nil {
-		defer a.close()
-	}
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	b, err := openSide("emu1")
-	if b != nil {
-		defer b.close()
-	}
+	a, b, done, err := openSides()
+	defer done()
 	if err != nil {
 		fmt.Println(err)
 		return
