@@ -423,3 +423,16 @@ func TestBadDeviceName(t *testing.T) {
 	assert.Equal(t, "emu", ctx.Driver())
 	require.NoError(t, ctx.Close())
 }
+
+// Every code this package names reads as its DOCA enumerator; a value
+// outside DOCA's range reads as its number.
+func TestCodeNames(t *testing.T) {
+	for c, name := range map[Code]string{
+		codeSuccess: "DOCA_SUCCESS", ErrInUse: "DOCA_ERROR_IN_USE", ErrInvalidValue: "DOCA_ERROR_INVALID_VALUE",
+		ErrBadState: "DOCA_ERROR_BAD_STATE", ErrDriver: "DOCA_ERROR_DRIVER", ErrUnexpected: "DOCA_ERROR_UNEXPECTED",
+		ErrDeviceFatal: "DOCA_ERROR_DEVICE_FATAL_ERROR", ErrDeviceFatal + 1: "DOCA_ERROR_32", -1: "DOCA_ERROR_-1",
+	} {
+		assert.Equal(t, name, c.Name())
+		assert.Equal(t, name, c.Error())
+	}
+}

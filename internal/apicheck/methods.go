@@ -1,0 +1,53 @@
+package apicheck
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// CallMethods calls every exported method of the pointer type of ptr with zero
+// arguments, on a nil pointer (methods declared on the pointer only) and on
+// a pointer to a zero value, each in a subtest, and hands each call's
+// results to check (when not nil). A panic fails the test with the
+// method's name. The nil-and-zero-receiver tests of the public packages
+// run it on every object type.
+func CallMethods(t *testing.T, ptr any, check func(t *testing.T, recv string, m reflect.Method, out []reflect.Value)) {
+	pt := reflect.TypeOf(ptr)
+	vt := pt.Elem()
+	for i := 0; i < pt.NumMethod(); i++ {
+		m := pt.Method(i)
+		_, valueMethod := vt.MethodByName(m.Name)
+		for _, recv := range []string{"nil", "zero"} {
+			if recv == "nil" && valueMethod {
+				continue // Go itself dereferences nil for value methods
+			}
+			rv := reflect.Zero(pt)
+			if recv == "zero" {
+				rv = reflect.New(vt)
+			}
+			args := []reflect.Value{rv}
+			for j := 1; j < m.Type.NumIn(); j++ {
+				args = append(args, reflect.Zero(m.Type.In(j)))
+			}
+			t.Run(fmt.Sprintf("%s.%s/%s", vt.Name(), m.Name, recv), func(t *testing.T) {
+				var out []reflect.Value
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("(%s %s).%s panicked: %v", recv, pt, m.Name, r)
+						}
+					}()
+					if m.Type.IsVariadic() {
+						out = m.Func.CallSlice(args)
+					} else {
+						out = m.Func.Call(args)
+					}
+				}()
+				if check != nil {
+					check(t, recv, m, out)
+				}
+			})
+		}
+	}
+}
