@@ -86,29 +86,18 @@ func checkBad(t *testing.T, cases []badCase) {
 	}
 }
 
-func newQPErr(f *fixture, cfg QPConfig) error {
-	q, err := NewQP(f.ctx, cfg)
+// createErr returns the error of a create call and closes what it made
+// when it succeeded.
+func createErr[T interface{ Close() error }](x T, err error) error {
 	if err == nil {
-		q.Close()
+		x.Close()
 	}
 	return err
 }
 
-func newCQErr(c *Context, cfg CQConfig) error {
-	q, err := NewCQ(c, cfg)
-	if err == nil {
-		q.Close()
-	}
-	return err
-}
-
-func newSRQErr(c *Context, cfg SRQConfig) error {
-	s, err := NewSRQ(c, cfg)
-	if err == nil {
-		s.Close()
-	}
-	return err
-}
+func newQPErr(f *fixture, cfg QPConfig) error   { return createErr(NewQP(f.ctx, cfg)) }
+func newCQErr(c *Context, cfg CQConfig) error   { return createErr(NewCQ(c, cfg)) }
+func newSRQErr(c *Context, cfg SRQConfig) error { return createErr(NewSRQ(c, cfg)) }
 
 // TestBadSizes: non-power-of-two and over-capability sizes of CQs, QPs and
 // SRQs.

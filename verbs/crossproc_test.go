@@ -37,33 +37,37 @@ const (
 	xpBackReadTo = 600000 // where the child READs the parent's read region to
 )
 
-type peerEnd struct {
-	gid  GID
-	qpn  uint32
-	addr uint64
-	rkey uint32
+// info is this side's endpoint: its QP and its whole buffer.
+func (e *end) info() Endpoint {
+	return Endpoint{GID: e.gid, QPN: e.qp.QPN(), Regions: []Region{e.mr.Region()}}
 }
 
-func (p peerEnd) String() string {
-	return fmt.Sprintf("%s %d %d %d", hex.EncodeToString(p.gid[:]), p.qpn, p.addr, p.rkey)
-}
-
-func parsePeerEnd(f []string) (peerEnd, error) {
-	var p peerEnd
-	if len(f) != 4 {
-		return p, fmt.Errorf("peer line has %d fields, want 4", len(f))
+// endpointWord is ep in this package's binary encoding, as one hex word of a
+// line; parseEndpointWord reads it back.
+func endpointWord(ep Endpoint) string {
+	b, err := ep.MarshalBinary()
+	if err != nil {
+		return "invalid:" + strings.ReplaceAll(err.Error(), " ", "_")
 	}
-	g, err := hex.DecodeString(f[0])
-	if err != nil || len(g) != len(p.gid) {
-		return p, fmt.Errorf("bad GID %q", f[0])
-	}
-	copy(p.gid[:], g)
-	_, err = fmt.Sscan(strings.Join(f[1:], " "), &p.qpn, &p.addr, &p.rkey)
-	return p, err
+	return hex.EncodeToString(b)
 }
 
-func (e *end) info() peerEnd {
-	return peerEnd{gid: e.gid, qpn: e.qp.QPN(), addr: e.addr(0), rkey: e.mr.RKey()}
+func parseEndpointWord(f []string) (Endpoint, error) {
+	var ep Endpoint
+	if len(f) != 1 {
+		return ep, fmt.Errorf("peer line has %d words, want 1", len(f))
+	}
+	b, err := hex.DecodeString(f[0])
+	if err != nil {
+		return ep, fmt.Errorf("peer endpoint %q: %w", f[0], err)
+	}
+	if err := ep.UnmarshalBinary(b); err != nil {
+		return ep, err
+	}
+	if len(ep.Regions) != 1 {
+		return ep, fmt.Errorf("peer endpoint has %d regions, want 1", len(ep.Regions))
+	}
+	return ep, nil
 }
 
 func xpOpts() pairOpts {
@@ -96,8 +100,8 @@ func TestVerbsPeerProcess(t *testing.T) {
 	e := newEnd(t, "emu0", o)
 	pattern(e.buf[xpReadOff:xpReadOff+xpReadLen], 0x5a)
 	binary.LittleEndian.PutUint64(e.buf[xpWordOff:], 41)
-	fmt.Printf("VERBS HELLO %s\n", e.info())
-	var parent peerEnd
+	fmt.Printf("VERBS HELLO %s\n", endpointWord(e.info()))
+	var parent Endpoint
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		f := strings.Fields(in.Text())
@@ -106,10 +110,10 @@ func TestVerbsPeerProcess(t *testing.T) {
 		}
 		switch f[1] {
 		case "PEER":
-			p, err := parsePeerEnd(f[2:])
+			p, err := parseEndpointWord(f[2:])
 			require.NoError(t, err)
 			parent = p
-			connectTo(t, e.qp, p.qpn, p.gid, o)
+			connectTo(t, e.qp, p.QPN, p.GID, o)
 			fmt.Println("VERBS READY")
 		case "CHECK": // did the parent's WRITE land?
 			fmt.Printf("VERBS CHECKED %v\n", hasPattern(e.buf[xpWriteOff:xpWriteOff+xpWriteLen], 7))
@@ -125,16 +129,16 @@ func TestVerbsPeerProcess(t *testing.T) {
 
 // childOps runs the child's operations on the parent and reports "ok" or
 // what went wrong (a single word-free-of-spaces token list).
-func childOps(t *testing.T, e *end, p peerEnd) string {
+func childOps(t *testing.T, e *end, p Endpoint) string {
 	lkey := e.mr.LKey()
 	pattern(e.buf[0:4096], 0x3c)
 	err := e.qp.PostSend(
 		SendWR{WRID: 1, Opcode: WRRDMAWrite, SGL: []SGE{{Addr: e.addr(0), Length: 4096, LKey: lkey}},
-			RemoteAddr: p.addr + xpBackOff, RKey: p.rkey},
+			RemoteAddr: p.Regions[0].Addr + xpBackOff, RKey: p.Regions[0].RKey},
 		SendWR{WRID: 2, Opcode: WRRDMARead, SGL: []SGE{{Addr: e.addr(xpBackReadTo), Length: xpReadLen, LKey: lkey}},
-			RemoteAddr: p.addr + xpReadOff, RKey: p.rkey, Signaled: true},
+			RemoteAddr: p.Regions[0].Addr + xpReadOff, RKey: p.Regions[0].RKey, Signaled: true},
 		SendWR{WRID: 3, Opcode: WRAtomicFetchAdd, Compare: 5, SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}},
-			RemoteAddr: p.addr + xpWordOff, RKey: p.rkey, Signaled: true, Fence: true})
+			RemoteAddr: p.Regions[0].Addr + xpWordOff, RKey: p.Regions[0].RKey, Signaled: true, Fence: true})
 	if err != nil {
 		return "post:" + strings.ReplaceAll(err.Error(), " ", "_")
 	}
@@ -227,22 +231,22 @@ func TestCrossProcessRC(t *testing.T) {
 		t.Skip("starts a second process")
 	}
 	p := startPeerProc(t)
-	child, err := parsePeerEnd(p.expect(t, "HELLO"))
+	child, err := parseEndpointWord(p.expect(t, "HELLO"))
 	require.NoError(t, err)
 	o := xpOpts()
 	e := newEnd(t, "emu0", o)
-	require.NotEqual(t, e.gid, child.gid, "each process's emu0 has its own address")
+	require.NotEqual(t, e.gid, child.GID, "each process's emu0 has its own address")
 	pattern(e.buf[xpReadOff:xpReadOff+xpReadLen], 0x77)
 	binary.LittleEndian.PutUint64(e.buf[xpWordOff:], 100)
-	p.send("PEER %s", e.info())
-	connectTo(t, e.qp, child.qpn, child.gid, o)
+	p.send("PEER %s", endpointWord(e.info()))
+	connectTo(t, e.qp, child.QPN, child.GID, o)
 	p.expect(t, "READY")
 	lkey := e.mr.LKey()
 
 	// WRITE 200000 bytes (many MTU packets); the child checks them.
 	pattern(e.buf[0:xpWriteLen], 7)
 	require.NoError(t, e.qp.PostSend(SendWR{WRID: 1, Opcode: WRRDMAWrite, Signaled: true,
-		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: lkey}}, RemoteAddr: child.addr + xpWriteOff, RKey: child.rkey}))
+		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWriteOff, RKey: child.Regions[0].RKey}))
 	wc := waitWC(t, e.cq, 1)[0]
 	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
 	p.send("CHECK")
@@ -250,7 +254,7 @@ func TestCrossProcessRC(t *testing.T) {
 
 	// READ the child's pattern.
 	require.NoError(t, e.qp.PostSend(SendWR{WRID: 2, Opcode: WRRDMARead, Signaled: true,
-		SGL: []SGE{{Addr: e.addr(300000), Length: xpReadLen, LKey: lkey}}, RemoteAddr: child.addr + xpReadOff, RKey: child.rkey}))
+		SGL: []SGE{{Addr: e.addr(300000), Length: xpReadLen, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpReadOff, RKey: child.Regions[0].RKey}))
 	wc = waitWC(t, e.cq, 1)[0]
 	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
 	assert.Equal(t, WCRDMARead, wc.Opcode)
@@ -259,9 +263,9 @@ func TestCrossProcessRC(t *testing.T) {
 	// Fetch-and-add then compare-and-swap on the child's word (41).
 	require.NoError(t, e.qp.PostSend(
 		SendWR{WRID: 3, Opcode: WRAtomicFetchAdd, Compare: 1, Signaled: true,
-			SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}}, RemoteAddr: child.addr + xpWordOff, RKey: child.rkey},
+			SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWordOff, RKey: child.Regions[0].RKey},
 		SendWR{WRID: 4, Opcode: WRAtomicCmpSwp, Compare: 42, Swap: 1000, Signaled: true,
-			SGL: []SGE{{Addr: e.addr(xpResultOff + 8), Length: 8, LKey: lkey}}, RemoteAddr: child.addr + xpWordOff, RKey: child.rkey}))
+			SGL: []SGE{{Addr: e.addr(xpResultOff + 8), Length: 8, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWordOff, RKey: child.Regions[0].RKey}))
 	for _, wc := range waitWC(t, e.cq, 2) {
 		require.Equal(t, WCSuccess, wc.Status, "WR %d: %v", wc.WRID, wc.Status)
 	}
