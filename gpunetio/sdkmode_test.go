@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/apicheck"
 	"github.com/gdaki/gpunetio/internal/devstruct"
 	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/docasdk/fakesdk"
@@ -259,16 +260,7 @@ func TestSDKChildGPU(t *testing.T) {
 // newG, and returns their outcomes.
 func runSameAPI(t *testing.T, newG func(t *testing.T) *GPU) map[string]string {
 	outcome := func(err error, detail string) string {
-		if err == nil {
-			return "ok " + detail
-		}
-		var codes []string
-		for e := err; e != nil; e = errors.Unwrap(e) {
-			if x, ok := e.(*Error); ok {
-				codes = append(codes, x.Code.Name())
-			}
-		}
-		return "error " + strings.Join(codes, "/")
+		return apicheck.Outcome(err, detail, func(x *Error) string { return x.Code.Name() })
 	}
 	rows := []struct {
 		name string

@@ -341,57 +341,50 @@ func (d *Dev) newQPSDK(op string, q *QP) error {
 
 // sendDBRMode queries the QP's send doorbell-record mode from the SDK.
 func (s *sdkQP) sendDBRMode(op string) (SendDBRMode, error) {
-	attr, init, err := s.queryAttrs(op)
-	if err != nil {
-		return 0, err
-	}
-	defer destroyQuietly("doca_verbs_qp_attr_destroy", attr.Destroy)
-	defer destroyQuietly("doca_verbs_qp_init_attr_destroy", init.Destroy)
-	if _, err := s.qp.Query(attr, init); err != nil {
-		return 0, sdkErr(op, false, err, "query QP 0x%x", s.q.qpn)
-	}
-	m, err := init.SendDBRMode()
-	if err != nil {
-		return 0, sdkErr(op, false, err, "send DBR mode of QP 0x%x", s.q.qpn)
-	}
-	return SendDBRMode(m), nil
-}
-
-// queryAttrs makes the two attribute objects a query fills.
-func (s *sdkQP) queryAttrs(op string) (docasdk.QPAttr, docasdk.QPInitAttr, error) {
-	logUse(docasdk.ObjQPAttr, ModeSDK)
-	attr, err := docasdk.QPAttrCreate()
-	if err != nil {
-		return attr, docasdk.QPInitAttr{}, sdkErr(op, false, err, "QP attributes")
-	}
-	logUse(docasdk.ObjQPInitAttr, ModeSDK)
-	init, err := docasdk.QPInitAttrCreate()
-	if err != nil {
-		destroyQuietly("doca_verbs_qp_attr_destroy", attr.Destroy)
-		return attr, init, sdkErr(op, false, err, "QP init attributes")
-	}
-	return attr, init, nil
+	var m uint32
+	err := s.query(op, func(_ docasdk.QPAttr, init docasdk.QPInitAttr) (err error) {
+		if m, err = init.SendDBRMode(); err != nil {
+			return sdkErr(op, false, err, "send DBR mode of QP 0x%x", s.q.qpn)
+		}
+		return nil
+	})
+	return SendDBRMode(m), err
 }
 
 // state queries the QP's state from the SDK.
 func (s *sdkQP) state(op string) (QPState, error) {
-	attr, init, err := s.queryAttrs(op)
+	var st uint32
+	err := s.query(op, func(attr docasdk.QPAttr, _ docasdk.QPInitAttr) (err error) {
+		if st, err = attr.CurrentState(); err != nil {
+			return sdkErr(op, false, err, "state of QP 0x%x", s.q.qpn)
+		}
+		if !QPState(st).valid() {
+			return newErr(op, ErrUnexpected, "the SDK reports QP state %d", st)
+		}
+		return nil
+	})
+	return QPState(st), err
+}
+
+// query makes the two attribute objects a query fills, queries the QP into
+// them, hands them to read and destroys them.
+func (s *sdkQP) query(op string, read func(docasdk.QPAttr, docasdk.QPInitAttr) error) error {
+	logUse(docasdk.ObjQPAttr, ModeSDK)
+	attr, err := docasdk.QPAttrCreate()
 	if err != nil {
-		return 0, err
+		return sdkErr(op, false, err, "QP attributes")
 	}
 	defer destroyQuietly("doca_verbs_qp_attr_destroy", attr.Destroy)
+	logUse(docasdk.ObjQPInitAttr, ModeSDK)
+	init, err := docasdk.QPInitAttrCreate()
+	if err != nil {
+		return sdkErr(op, false, err, "QP init attributes")
+	}
 	defer destroyQuietly("doca_verbs_qp_init_attr_destroy", init.Destroy)
 	if _, err := s.qp.Query(attr, init); err != nil {
-		return 0, sdkErr(op, false, err, "query QP 0x%x", s.q.qpn)
+		return sdkErr(op, false, err, "query QP 0x%x", s.q.qpn)
 	}
-	st, err := attr.CurrentState()
-	if err != nil {
-		return 0, sdkErr(op, false, err, "state of QP 0x%x", s.q.qpn)
-	}
-	if !QPState(st).valid() {
-		return 0, newErr(op, ErrUnexpected, "the SDK reports QP state %d", st)
-	}
-	return QPState(st), nil
+	return read(attr, init)
 }
 
 // modify applies attr through the SDK: an SDK QP attribute object (and AH

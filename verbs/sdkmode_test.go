@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/apicheck"
 	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/docasdk/fakesdk"
 	"github.com/gdaki/gpunetio/internal/doclog"
@@ -92,16 +93,7 @@ func TestSDKMode(t *testing.T) {
 // outcome describes what a call returned, in terms both modes share: "ok"
 // and a detail, or the DOCA code of the error and of each *Error under it.
 func outcome(err error, detail string) string {
-	if err == nil {
-		return "ok " + detail
-	}
-	var codes []string
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if x, ok := e.(*Error); ok {
-			codes = append(codes, x.Code.Name())
-		}
-	}
-	return "error " + strings.Join(codes, "/")
+	return apicheck.Outcome(err, detail, func(x *Error) string { return x.Code.Name() })
 }
 
 // sameAPIRows are the operations compared across the modes: the Dev and

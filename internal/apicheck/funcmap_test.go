@@ -1,6 +1,7 @@
 package apicheck
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,4 +41,23 @@ func TestFuncMapProblems(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken.go"), []byte("package p\nfunc (\n"), 0o644))
 	_, err = GoNames(dir)
 	assert.ErrorContains(t, err, "parse")
+}
+
+type codeErr struct {
+	code string
+	err  error
+}
+
+func (e *codeErr) Error() string { return e.code }
+func (e *codeErr) Unwrap() error { return e.err }
+
+// Outcome names the codes of every error of the type asked for, outermost
+// first, and skips the others.
+func TestOutcome(t *testing.T) {
+	name := func(e *codeErr) string { return e.code }
+	assert.Equal(t, "ok 3 QPs", Outcome(nil, "3 QPs", name))
+	inner := &codeErr{code: "DOCA_ERROR_DRIVER", err: os.ErrNotExist}
+	outer := &codeErr{code: "DOCA_ERROR_INITIALIZATION", err: fmt.Errorf("wrapped: %w", inner)}
+	assert.Equal(t, "error DOCA_ERROR_INITIALIZATION/DOCA_ERROR_DRIVER", Outcome(outer, "x", name))
+	assert.Equal(t, "error ", Outcome(os.ErrNotExist, "x", name))
 }

@@ -1,8 +1,10 @@
 package apicheck
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +52,21 @@ func CallMethods(t *testing.T, ptr any, check func(t *testing.T, recv string, m 
 			})
 		}
 	}
+}
+
+// Outcome describes what a call returned in terms two implementations of
+// one API can share (the SDK-mode and open-mode comparisons of verbs and
+// gpunetio): "ok " and detail, or "error " and the code (as code names it)
+// of each E in err's chain, outermost first, joined by "/".
+func Outcome[E error](err error, detail string, code func(E) string) string {
+	if err == nil {
+		return "ok " + detail
+	}
+	var codes []string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if x, ok := e.(E); ok {
+			codes = append(codes, code(x))
+		}
+	}
+	return "error " + strings.Join(codes, "/")
 }
