@@ -255,12 +255,7 @@ func TestSDKChildRouted(t *testing.T) {
 	assert.True(t, m.SetOrderingSemantic && m.GetOrderingSemantic)
 	assert.Contains(t, m.String(), "SDK (libraries from ")
 
-	ctx, err := OpenDevice("emu0")
-	require.NoError(t, err)
-	defer ctx.Close()
-	pd, err := ctx.AllocPD()
-	require.NoError(t, err)
-	defer pd.Close()
+	ctx, pd := openPD(t, "emu0")
 	log := callLog()
 
 	mark := log.Mark()
@@ -383,37 +378,40 @@ func TestSDKChildRouted(t *testing.T) {
 	require.NoError(t, err)
 	steps, err := RCTransitions(local, Endpoint{QPN: 0x4242, GID: local.GID, MTU: 4096}, nil)
 	require.NoError(t, err)
-	mark = log.Mark()
-	require.NoError(t, qp.Modify(&steps[0].Attr, steps[0].Mask))
-	lines = expectCalls(t, mark, "RST -> INIT",
-		"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_allow_remote_write",
-		"doca_verbs_qp_attr_set_allow_remote_read", "doca_verbs_qp_attr_set_atomic_mode", "doca_verbs_qp_attr_set_pkey_index",
-		"doca_verbs_qp_attr_set_port_num", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy")
-	assert.Contains(t, lines, "doca_verbs_qp_attr_set_atomic_mode attr=")
-	assert.Contains(t, lines, "mask=0x8037")
-	mark = log.Mark()
-	require.NoError(t, qp.Modify(&steps[1].Attr, steps[1].Mask))
-	lines = expectCalls(t, mark, "INIT -> RTR",
-		"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_path_mtu",
-		"doca_verbs_qp_attr_set_rq_psn", "doca_verbs_qp_attr_set_dest_qp_num",
-		"doca_verbs_ah_attr_create", "doca_verbs_ah_attr_set_gid", "doca_verbs_ah_attr_set_addr_type",
-		"doca_verbs_ah_attr_set_dlid", "doca_verbs_ah_attr_set_sl", "doca_verbs_ah_attr_set_sgid_index",
-		"doca_verbs_ah_attr_set_static_rate", "doca_verbs_ah_attr_set_hop_limit", "doca_verbs_ah_attr_set_traffic_class",
-		"doca_verbs_qp_attr_set_ah_attr", "doca_verbs_qp_attr_set_min_rnr_timer", "doca_verbs_qp_attr_set_max_dest_rd_atomic",
-		"doca_verbs_qp_modify", "doca_verbs_ah_attr_destroy", "doca_verbs_qp_attr_destroy")
-	assert.Contains(t, lines, fmt.Sprintf("v=%x", local.GID[:]), "the remote GID")
-	assert.Contains(t, lines, "v=16962", "the remote QPN 0x4242")
-	assert.Contains(t, lines, "mask=0x245a8")
-	assert.Contains(t, lines, "doca_verbs_ah_attr_create context=vctx@", "on the Dev's imported context")
-	mark = log.Mark()
-	require.NoError(t, qp.Modify(&steps[2].Attr, steps[2].Mask))
-	lines = expectCalls(t, mark, "RTR -> RTS",
-		"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_sq_psn",
-		"doca_verbs_qp_attr_set_ack_timeout", "doca_verbs_qp_attr_set_retry_cnt", "doca_verbs_qp_attr_set_rnr_retry",
-		"doca_verbs_qp_attr_set_max_rd_atomic", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy")
-	assert.Contains(t, lines, "mask=0x13a20")
-	assert.Contains(t, lines, "doca_verbs_qp_attr_set_ack_timeout attr=")
-	assert.Contains(t, lines, "v=14")
+	for i, step := range []struct {
+		name     string
+		calls    []string
+		contains []string // with what each line must hold
+	}{
+		{"RST -> INIT", []string{"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_allow_remote_write",
+			"doca_verbs_qp_attr_set_allow_remote_read", "doca_verbs_qp_attr_set_atomic_mode", "doca_verbs_qp_attr_set_pkey_index",
+			"doca_verbs_qp_attr_set_port_num", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy"},
+			[]string{"doca_verbs_qp_attr_set_atomic_mode attr=", "mask=0x8037"}},
+		{"INIT -> RTR", []string{"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_path_mtu",
+			"doca_verbs_qp_attr_set_rq_psn", "doca_verbs_qp_attr_set_dest_qp_num",
+			"doca_verbs_ah_attr_create", "doca_verbs_ah_attr_set_gid", "doca_verbs_ah_attr_set_addr_type",
+			"doca_verbs_ah_attr_set_dlid", "doca_verbs_ah_attr_set_sl", "doca_verbs_ah_attr_set_sgid_index",
+			"doca_verbs_ah_attr_set_static_rate", "doca_verbs_ah_attr_set_hop_limit", "doca_verbs_ah_attr_set_traffic_class",
+			"doca_verbs_qp_attr_set_ah_attr", "doca_verbs_qp_attr_set_min_rnr_timer", "doca_verbs_qp_attr_set_max_dest_rd_atomic",
+			"doca_verbs_qp_modify", "doca_verbs_ah_attr_destroy", "doca_verbs_qp_attr_destroy"},
+			[]string{
+				fmt.Sprintf("v=%x", local.GID[:]), // the remote GID
+				"v=16962",                         // the remote QPN 0x4242
+				"mask=0x245a8",
+				"doca_verbs_ah_attr_create context=vctx@", // on the Dev's imported context
+			}},
+		{"RTR -> RTS", []string{"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_sq_psn",
+			"doca_verbs_qp_attr_set_ack_timeout", "doca_verbs_qp_attr_set_retry_cnt", "doca_verbs_qp_attr_set_rnr_retry",
+			"doca_verbs_qp_attr_set_max_rd_atomic", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy"},
+			[]string{"mask=0x13a20", "doca_verbs_qp_attr_set_ack_timeout attr=", "v=14"}},
+	} {
+		mark = log.Mark()
+		require.NoError(t, qp.Modify(&steps[i].Attr, steps[i].Mask), step.name)
+		lines = expectCalls(t, mark, step.name, step.calls...)
+		for _, c := range step.contains {
+			assert.Contains(t, lines, c, step.name)
+		}
+	}
 
 	mark = log.Mark()
 	assert.Equal(t, QPStateRTS, qp.State(), "RTS: asked of the SDK")
@@ -512,14 +510,9 @@ func TestSDKChildFailures(t *testing.T) {
 // SDK QPs, EmulateNoDBRExt.
 func TestSDKChildRefusals(t *testing.T) {
 	childScenario(t, "sdk")
-	ctx, err := OpenDevice("emu0")
-	require.NoError(t, err)
-	defer ctx.Close()
-	pd, err := ctx.AllocPD()
-	require.NoError(t, err)
-	defer pd.Close()
+	_, pd := openPD(t, "emu0")
 	docasdk.SetStandInPDs(false)
-	_, err = OpenDev(pd)
+	_, err := OpenDev(pd)
 	docasdk.SetStandInPDs(true)
 	assert.ErrorIs(t, err, ErrNotSupported)
 	assert.ErrorContains(t, err, "emulated device")
