@@ -579,11 +579,8 @@ func (q *QP) teardown() error {
 		q.sdk = nil
 		return err
 	}
-	if q.obj != nil {
-		if err := q.obj.Destroy(); err != nil {
-			return driverErr(op, err, "qpn 0x%x", q.qpn)
-		}
-		q.obj = nil
+	if err := destroyObj(op, &q.obj, "qpn 0x%x", q.qpn); err != nil {
+		return err
 	}
 	if q.ownUAR && q.uar != nil {
 		if err := q.closeOwned(op, "UAR", &q.uar.node, q.uar.Close); err != nil {
@@ -597,13 +594,7 @@ func (q *QP) teardown() error {
 		}
 		q.umem = nil
 	}
-	if q.buf != nil {
-		if err := q.buf.free(); err != nil {
-			return wrapErr(op, ErrOperatingSystem, err, "munmap QP work queue")
-		}
-		q.buf = nil
-	}
-	return nil
+	return freeRing(op, &q.buf, "QP work queue")
 }
 
 // Close destroys the QP (doca_verbs_qp_destroy). It fails with ErrInUse

@@ -179,11 +179,8 @@ func (s *SRQ) releaseHeld() {
 
 func (s *SRQ) teardown() error {
 	const op = "doca_verbs_srq_destroy"
-	if s.obj != nil {
-		if err := s.obj.Destroy(); err != nil {
-			return driverErr(op, err, "srqn 0x%x", s.srqn)
-		}
-		s.obj = nil
+	if err := destroyObj(op, &s.obj, "srqn 0x%x", s.srqn); err != nil {
+		return err
 	}
 	if s.umem != nil {
 		if err := s.closeOwned(op, "UMem", &s.umem.node, s.umem.Close); err != nil {
@@ -191,13 +188,7 @@ func (s *SRQ) teardown() error {
 		}
 		s.umem = nil
 	}
-	if s.buf != nil {
-		if err := s.buf.free(); err != nil {
-			return wrapErr(op, ErrOperatingSystem, err, "munmap SRQ ring")
-		}
-		s.buf = nil
-	}
-	return nil
+	return freeRing(op, &s.buf, "SRQ ring")
 }
 
 // Hold takes a reference that keeps the SRQ and its ring alive (Close
