@@ -27,6 +27,18 @@ func hostGPU(t testing.TB) (*GPU, *hostBackend) {
 	return g, b
 }
 
+// proxyHL makes a CPU-proxy QPHL of sqWQEs WQEs on a new emu0 side with a
+// host-memory GPU; it is closed at cleanup (a test may close it first).
+func proxyHL(t testing.TB, sqWQEs uint16) (*QPHL, *GPU, *side) {
+	t.Helper()
+	g, _ := hostGPU(t)
+	s := newSide(t, "emu0")
+	q, err := NewQPHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: sqWQEs, NICHandler: NICHandlerCPUProxy})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, q.Close()) })
+	return q, g, s
+}
+
 // side is one emulated device with a PD, its device object (DOCA 3.0) and
 // a registered data buffer.
 type side struct {

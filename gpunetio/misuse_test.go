@@ -96,10 +96,7 @@ func TestClosedVerbsObjectsRefused(t *testing.T) {
 // of a QPHL, a QPHL in a flat list or monitored by a service, a QP of a
 // group.
 func TestHighLevelReferences(t *testing.T) {
-	g, _ := hostGPU(t)
-	s := newSide(t, "emu0")
-	hl, err := NewQPHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
-	require.NoError(t, err)
+	hl, g, s := proxyHL(t, 8)
 	closeRefused(t, hl.QP(), "gpunetio.QPHL export")
 	closeRefused(t, hl.CQ(), "gpunetio.QPHL export")
 	closeRefused(t, hl.UAR(), "QP 0x")
