@@ -3,7 +3,6 @@ package verbs_test
 import (
 	"bytes"
 	"fmt"
-	"time"
 
 	"github.com/gdaki/gpunetio/verbs"
 )
@@ -67,22 +66,10 @@ func ExampleQP_ConnectRC() {
 	}
 	fmt.Println(a.qp.State(), b.qp.State())
 
+	// Write into the region b sent, 64 bytes in (Example shows the
+	// PostSend and PollWait that write does).
 	msg := "hello, ConnectRC"
-	copy(a.buf, msg)
-	dst := remoteOfA.Regions[0]
-	err = a.qp.PostSend(verbs.SendWR{WRID: 1, Opcode: verbs.WRRDMAWrite, Signaled: true,
-		SGL:        []verbs.SGE{{Addr: a.addr(), Length: uint32(len(msg)), LKey: a.mr.LKey()}},
-		RemoteAddr: dst.Addr + 64, RKey: dst.RKey})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	wcs := make([]verbs.WC, 1)
-	if _, err := a.cq.PollWait(wcs, 1, 5*time.Second); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := wcs[0].Err(); err != nil {
+	if err := a.write(msg, remoteOfA.Regions[0], 64); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -71,6 +71,23 @@ func openSides() (a, b *side, done func(), err error) {
 	return a, b, done, err
 }
 
+// write RDMA-writes msg from the start of s's buffer to offset off of the
+// peer's region dst and waits for the completion.
+func (s *side) write(msg string, dst verbs.Region, off uint64) error {
+	copy(s.buf, msg)
+	err := s.qp.PostSend(verbs.SendWR{WRID: 1, Opcode: verbs.WRRDMAWrite, Signaled: true,
+		SGL:        []verbs.SGE{{Addr: s.addr(), Length: uint32(len(msg)), LKey: s.mr.LKey()}},
+		RemoteAddr: dst.Addr + off, RKey: dst.RKey})
+	if err != nil {
+		return err
+	}
+	wcs := make([]verbs.WC, 1)
+	if _, err := s.cq.PollWait(wcs, 1, 5*time.Second); err != nil {
+		return err
+	}
+	return wcs[0].Err()
+}
+
 func (s *side) addr() uint64 { return uint64(uintptr(unsafe.Pointer(&s.buf[0]))) }
 
 // close releases everything, children before parents (a parent with live
