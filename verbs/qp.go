@@ -274,14 +274,8 @@ func checkQPConfig(op string, c *Context, cfg QPConfig) error {
 	if err := c.check(op); err != nil {
 		return err
 	}
-	if cfg.PD == nil {
-		return newErr(op, ErrInvalidValue, "no PD")
-	}
-	if err := cfg.PD.check(op); err != nil {
+	if err := c.checkPD(op, cfg.PD); err != nil {
 		return err
-	}
-	if cfg.PD.ctx != c {
-		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
 	}
 	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
 		return newErr(op, ErrInvalidValue, "external WQ UMEM and DBR UMEM must be given together")

@@ -95,14 +95,8 @@ func checkSRQConfig(op string, c *Context, cfg SRQConfig) error {
 	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
 		return newErr(op, ErrInvalidValue, "SRQ type %v", cfg.Type)
 	}
-	if cfg.PD == nil {
-		return newErr(op, ErrInvalidValue, "no PD")
-	}
-	if err := cfg.PD.check(op); err != nil {
+	if err := c.checkPD(op, cfg.PD); err != nil {
 		return err
-	}
-	if cfg.PD.ctx != c {
-		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
 	}
 	if cfg.UMem != nil {
 		if err := cfg.UMem.sameDevice(op, c, "UMEM"); err != nil {
