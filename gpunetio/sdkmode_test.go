@@ -1,7 +1,6 @@
 package gpunetio
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -51,16 +50,10 @@ func TestSDKMode(t *testing.T) {
 	for _, name := range []string{"TestSDKChildQPHL", "TestSDKChildGPU", "TestSDKChildSameAPI"} {
 		assert.Contains(t, fakesdk.Passed(out), name, "child output:\n%s", out)
 	}
-	b, err := os.ReadFile(results)
-	require.NoError(t, err)
-	var sdk map[string]string
-	require.NoError(t, json.Unmarshal(b, &sdk))
 	open := runSameAPI(t, func(t *testing.T) *GPU { g, _ := hostGPU(t); return g })
-	for name, want := range open {
-		assert.Equal(t, want, sdk[name], "%s: open mode vs SDK mode", name)
-		t.Logf("same in both modes: %s: %s", name, want)
-	}
-	assert.Len(t, sdk, len(open))
+	diffs, err := fakesdk.CompareOutcomes(results, open)
+	require.NoError(t, err)
+	assert.Empty(t, diffs, "open mode vs SDK mode")
 }
 
 func inChild(t *testing.T) {
@@ -320,10 +313,7 @@ func runSameAPI(t *testing.T, newG func(t *testing.T) *GPU) map[string]string {
 
 func TestSDKChildSameAPI(t *testing.T) {
 	inChild(t)
-	out := runSameAPI(t, sdkHostGPU)
-	b, err := json.Marshal(out)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(os.Getenv(sdkResultsEnv), b, 0o644))
+	require.NoError(t, fakesdk.WriteOutcomes(os.Getenv(sdkResultsEnv), runSameAPI(t, sdkHostGPU)))
 }
 
 // In open mode the ordering semantic of a high-level QP is refused, naming
