@@ -98,6 +98,14 @@ type hlPair struct {
 	peerQP *verbs.QP
 }
 
+// hostPair is newHLPair on a new host-memory GPU, with the pair's GPU QP.
+func hostPair(t testing.TB, cfg QPHLConfig) (*hlPair, *QP) {
+	t.Helper()
+	g, _ := hostGPU(t)
+	p := newHLPair(t, g, cfg)
+	return p, p.hl.GPUQP()
+}
+
 func newHLPair(t testing.TB, g *GPU, cfg QPHLConfig) *hlPair {
 	t.Helper()
 	p := &hlPair{g: g, a: newSide(t, "emu0"), b: newSide(t, "emu1")}
