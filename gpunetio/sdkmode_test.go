@@ -35,12 +35,7 @@ const (
 )
 
 func TestSDKMode(t *testing.T) {
-	root := t.TempDir()
-	fake, skip, err := fakesdk.Build(root)
-	require.NoError(t, err, "building the stand-in DOCA SDK")
-	if fake == nil {
-		t.Skip(skip)
-	}
+	fake, root := fakesdk.ForTest(t)
 	results := filepath.Join(root, "same-api.json")
 	out, err := fakesdk.RunTests("^TestSDKChild", []string{
 		sdkChildEnv + "=1", docasdk.EnvLibPath + "=" + fake.Full(), fakesdk.EnvRealMem + "=1",

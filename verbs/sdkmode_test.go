@@ -41,12 +41,7 @@ func childScenario(t *testing.T, scenario string) {
 }
 
 func TestSDKMode(t *testing.T) {
-	root := t.TempDir()
-	fake, skip, err := fakesdk.Build(root)
-	require.NoError(t, err, "building the stand-in DOCA SDK")
-	if fake == nil {
-		t.Skip(skip)
-	}
+	fake, root := fakesdk.ForTest(t)
 	noVerbs, err := fake.Without(fakesdk.LibVerbs)
 	require.NoError(t, err)
 	noOrdering, err := fake.Hiding(fakesdk.LibVerbs, "doca_verbs_qp_init_attr_set_ordering_semantic", "doca_verbs_qp_init_attr_get_ordering_semantic")

@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -62,6 +63,22 @@ type SDK struct {
 	mu   sync.Mutex
 	dirs map[string]string // variant -> directory
 	errs map[string]error
+}
+
+// ForTest builds the fake under a temporary directory of t, which it
+// returns too. It skips t when there is no C compiler and fails it when the
+// build fails.
+func ForTest(t testing.TB) (*SDK, string) {
+	t.Helper()
+	root := t.TempDir()
+	s, skip, err := Build(root)
+	if err != nil {
+		t.Fatalf("building the stand-in DOCA SDK: %v", err)
+	}
+	if s == nil {
+		t.Skip(skip)
+	}
+	return s, root
 }
 
 // Build compiles the fake under root (a directory the caller removes) and

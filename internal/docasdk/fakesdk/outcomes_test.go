@@ -3,6 +3,7 @@ package fakesdk
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,4 +34,12 @@ func TestOutcomes(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
 	_, err = CompareOutcomes(path, open)
 	assert.ErrorContains(t, err, path)
+}
+
+// ForTest builds the complete stand-in under the test's directory.
+func TestForTest(t *testing.T) {
+	s, root := ForTest(t)
+	assert.DirExists(t, root)
+	assert.DirExists(t, s.Full())
+	assert.True(t, strings.HasPrefix(s.Full(), root), "%s is under %s", s.Full(), root)
 }
