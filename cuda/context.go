@@ -71,10 +71,16 @@ func (d Device) PrimaryContext() (*Context, error) {
 	if err := check("cuDevicePrimaryCtxRetain", r); err != nil {
 		return nil, err
 	}
+	return newContext(d, h, here()), nil
+}
+
+// newContext makes the Context of d's retained primary context h, made at
+// at, and registers it as live.
+func newContext(d Device, h cudasys.Ctx, at origin) *Context {
 	c := &Context{
 		dev:        d,
 		h:          h,
-		at:         here(),
+		at:         at,
 		devAllocs:  map[DevPtr]allocation{},
 		hostAllocs: map[unsafe.Pointer]allocation{},
 		registered: map[unsafe.Pointer]allocation{},
@@ -83,7 +89,7 @@ func (d Device) PrimaryContext() (*Context, error) {
 		events:     map[*Event]struct{}{},
 	}
 	addLiveContext(c)
-	return c, nil
+	return c
 }
 
 // Device returns the context's device.
@@ -173,15 +179,26 @@ func (c *Context) Release() error {
 // call runs one binding call with the context handle, holding the context
 // alive.
 func (c *Context) call(op string, f func(h cudasys.Ctx) int32) error {
+	if err := c.enter(op); err != nil {
+		return err
+	}
+	defer c.life.RUnlock()
+	return check(op, f(c.h))
+}
+
+// enter read-locks c.life for a call named op on the context handle, or
+// fails with ErrReleased (c nil or released) holding nothing. The caller
+// unlocks c.life.
+func (c *Context) enter(op string) error {
 	if c == nil {
 		return fmt.Errorf("cuda: %s: nil context: %w", op, ErrReleased)
 	}
 	c.life.RLock()
-	defer c.life.RUnlock()
 	if c.released {
+		c.life.RUnlock()
 		return fmt.Errorf("cuda: %s: %w", op, ErrReleased)
 	}
-	return check(op, f(c.h))
+	return nil
 }
 
 // Do runs fn on one OS thread with c current (cuCtxPushCurrent_v2 before,

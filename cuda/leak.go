@@ -1,10 +1,7 @@
 package cuda
 
 import (
-	"fmt"
-	"os"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gdaki/gpunetio/internal/callstack"
 )
@@ -13,31 +10,20 @@ import (
 // start-up when it is set to a non-empty value other than "0".
 const StacksEnv = "GPUNETIO_CUDA_STACKS"
 
-var recordStacks atomic.Bool
-
-func init() {
-	if v := os.Getenv(StacksEnv); v != "" && v != "0" {
-		recordStacks.Store(true)
-	}
-}
+var stacks = callstack.NewRecorder(StacksEnv, "cuda.RecordStacks(true)")
 
 // RecordStacks turns on (or off) recording of the stack that creates each
 // Context and each object made through one. LiveObjects and LeakReport show
 // the recorded stacks. It is off by default, when creating an object costs
 // nothing extra; the package's own tests and StacksEnv turn it on.
-func RecordStacks(on bool) { recordStacks.Store(on) }
+func RecordStacks(on bool) { stacks.Set(on) }
 
 // origin is the stack that created an object, or nil when recording was off.
 type origin = callstack.Stack
 
 // here records the stack of its caller's caller (the creating method and
 // everything above it).
-func here() origin {
-	if !recordStacks.Load() {
-		return nil
-	}
-	return callstack.Here(1)
-}
+func here() origin { return stacks.Here(1) }
 
 // liveContexts holds every Context retained and not yet released.
 var liveContexts = struct {
@@ -97,11 +83,7 @@ func LiveObjects() []LiveObject {
 	for i, o := range out {
 		objs[i] = callstack.Object(o)
 	}
-	callstack.Sort(objs, func(kind string) int { return kindOrder[kind] })
-	for i, o := range objs {
-		out[i] = LiveObject(o)
-	}
-	return out
+	return callstack.Sorted[LiveObject](objs, func(kind string) int { return kindOrder[kind] })
 }
 
 // LeakReport returns "" when LiveObjects is empty, and otherwise a
@@ -114,14 +96,5 @@ func LiveObjects() []LiveObject {
 //		code = 1
 //	}
 func LeakReport() string {
-	objs := LiveObjects()
-	hint := ""
-	if !recordStacks.Load() {
-		hint = "(set " + StacksEnv + "=1 or call cuda.RecordStacks(true) to see where each was created)"
-	}
-	out := make([]callstack.Object, len(objs))
-	for i, o := range objs {
-		out[i] = callstack.Object(o)
-	}
-	return callstack.Report(fmt.Sprintf("cuda: %d CUDA object(s) still live:", len(objs)), out, hint)
+	return callstack.LeakReport(stacks, "cuda: %d CUDA object(s) still live:", LiveObjects())
 }

@@ -6,23 +6,15 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/cudasys"
 )
 
 // fakeContext builds a Context without a driver (no driver call is made on
 // it) and registers it as live, as PrimaryContext does.
 func fakeContext(ordinal int) *Context {
-	c := &Context{
-		dev:        Device{ordinal: ordinal, valid: true},
-		at:         here(),
-		devAllocs:  map[DevPtr]allocation{},
-		hostAllocs: map[unsafe.Pointer]allocation{},
-		registered: map[unsafe.Pointer]allocation{},
-		modules:    map[*Module]struct{}{},
-		streams:    map[*Stream]struct{}{},
-		events:     map[*Event]struct{}{},
-	}
-	addLiveContext(c)
-	return c
+	var none cudasys.Ctx
+	return newContext(Device{ordinal: ordinal, valid: true}, none, here())
 }
 
 // TestLeakReport checks that every kind of live object is listed with its

@@ -1,9 +1,10 @@
 package cuda
 
 import (
-	"fmt"
 	"os"
 	"testing"
+
+	"github.com/gdaki/gpunetio/internal/callstack"
 )
 
 // testLibraryEnv, when set, replaces the driver library name before any
@@ -19,12 +20,5 @@ func TestMain(m *testing.M) {
 		libraryName = lib
 	}
 	RecordStacks(true)
-	code := m.Run()
-	if r := LeakReport(); r != "" {
-		fmt.Fprintln(os.Stderr, r)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(callstack.FailOnLeaks(m.Run(), os.Stderr, LeakReport()))
 }

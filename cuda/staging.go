@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"fmt"
 	"sync"
 	"unsafe"
 
@@ -65,14 +64,10 @@ func (s *stagePool) drain(h cudasys.Ctx) {
 // staged runs f with the context handle and a staging buffer, holding the
 // context alive like call does.
 func (c *Context) staged(op string, f func(h cudasys.Ctx, buf unsafe.Pointer) int32) error {
-	if c == nil {
-		return fmt.Errorf("cuda: %s: nil context: %w", op, ErrReleased)
+	if err := c.enter(op); err != nil {
+		return err
 	}
-	c.life.RLock()
 	defer c.life.RUnlock()
-	if c.released {
-		return fmt.Errorf("cuda: %s: %w", op, ErrReleased)
-	}
 	buf, r := c.stage.get(c.h)
 	if err := check("cuMemHostAlloc (copy staging)", r); err != nil {
 		return err

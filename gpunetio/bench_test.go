@@ -35,11 +35,7 @@ func BenchmarkQPPairCreateRTSExport(b *testing.B) {
 // BenchmarkProxyProgress: one ProgressProxy call that finds a new producer
 // index and rings (DB, DBR, barrier, DB) on an emulated UAR.
 func BenchmarkProxyProgress(b *testing.B) {
-	g, _ := hostGPU(b)
-	s := newSide(b, "emu0")
-	q, err := NewQPHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: 64, NICHandler: NICHandlerCPUProxy})
-	require.NoError(b, err)
-	defer q.Close()
+	q, _, _ := proxyHL(b, 64)
 	x := q.GPUQP()
 	if q.QP().State() != verbs.QPStateRST {
 		b.Fatal("QP should stay in RST: doorbells are ignored there")
@@ -55,11 +51,7 @@ func BenchmarkProxyProgress(b *testing.B) {
 
 // BenchmarkProxyProgressIdle: a call that finds nothing new.
 func BenchmarkProxyProgressIdle(b *testing.B) {
-	g, _ := hostGPU(b)
-	s := newSide(b, "emu0")
-	q, err := NewQPHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: 64, NICHandler: NICHandlerCPUProxy})
-	require.NoError(b, err)
-	defer q.Close()
+	q, _, _ := proxyHL(b, 64)
 	x := q.GPUQP()
 	for i := 0; i < b.N; i++ {
 		if _, err := x.ProgressProxy(); err != nil {

@@ -49,6 +49,8 @@
 // service, with the stack that made it when RecordStacks (or
 // GPUNETIO_STACKS=1, which also turns on the verbs and cuda recording) is
 // on; this package's tests fail on any leak, here or in verbs or cuda.
+// Package gpunetio/leaktest gives a user's tests the same check:
+// func TestMain(m *testing.M) { leaktest.Main(m) }.
 //
 // NewQPHL makes the whole GPU QP in one call (CQ and QP with rings in GPU
 // memory, exported) on the device object QPHLConfig.NetDev (verbs.OpenDev;

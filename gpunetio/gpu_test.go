@@ -176,29 +176,12 @@ func TestGPUExportDeviceQP(t *testing.T) {
 // gpuWaitCQE polls the CQ ring in GPU memory for the CQE of WQE i.
 func gpuWaitCQE(t testing.TB, g *GPU, p *hlPair, i uint32, progress func()) mlx5.CQE {
 	t.Helper()
-	n := p.hl.SQWQEs()
-	log := uint(0)
-	for 1<<log < n {
-		log++
-	}
-	slot := make([]byte, 64)
-	addr := uintptr(p.hl.CQRing().Dev) + uintptr(i&(n-1))*64
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if progress != nil {
-			progress()
-		}
-		require.NoError(t, g.b.memcpyDtoH(slot, addr))
-		if mlx5.CQEOwned(slot[63], i, log) {
-			c, err := mlx5.DecodeCQE(slot)
-			require.NoError(t, err)
-			return c
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no CQE for WQE %d (op_own %#x)", i, slot[63])
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
+	ring := uintptr(p.hl.CQRing().Dev)
+	buf := make([]byte, 64)
+	return p.pollCQE(t, i, progress, func(off uintptr) []byte {
+		require.NoError(t, g.b.memcpyDtoH(buf, ring+off))
+		return buf
+	})
 }
 
 // gpuPostWrite writes one signaled RDMA WRITE WQE into the SQ ring in GPU

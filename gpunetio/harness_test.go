@@ -27,6 +27,18 @@ func hostGPU(t testing.TB) (*GPU, *hostBackend) {
 	return g, b
 }
 
+// proxyHL makes a CPU-proxy QPHL of sqWQEs WQEs on a new emu0 side with a
+// host-memory GPU; it is closed at cleanup (a test may close it first).
+func proxyHL(t testing.TB, sqWQEs uint16) (*QPHL, *GPU, *side) {
+	t.Helper()
+	g, _ := hostGPU(t)
+	s := newSide(t, "emu0")
+	q, err := NewQPHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: sqWQEs, NICHandler: NICHandlerCPUProxy})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, q.Close()) })
+	return q, g, s
+}
+
 // side is one emulated device with a PD, its device object (DOCA 3.0) and
 // a registered data buffer.
 type side struct {
@@ -86,6 +98,14 @@ type hlPair struct {
 	peerQP *verbs.QP
 }
 
+// hostPair is newHLPair on a new host-memory GPU, with the pair's GPU QP.
+func hostPair(t testing.TB, cfg QPHLConfig) (*hlPair, *QP) {
+	t.Helper()
+	g, _ := hostGPU(t)
+	p := newHLPair(t, g, cfg)
+	return p, p.hl.GPUQP()
+}
+
 func newHLPair(t testing.TB, g *GPU, cfg QPHLConfig) *hlPair {
 	t.Helper()
 	p := &hlPair{g: g, a: newSide(t, "emu0"), b: newSide(t, "emu1")}
@@ -126,29 +146,39 @@ func storeMailbox(q *QP, pi uint64) {
 }
 
 // waitCQE waits for the CQE of WQE index i (first pass) in the high-level
-// QP's CQ ring and returns it.
+// QP's CQ ring, in host memory, and returns it.
 func (p *hlPair) waitCQE(t testing.TB, i uint32, progress func()) mlx5.CQE {
 	t.Helper()
+	ring := hostSlice(uintptr(p.hl.CQRing().Dev), uintptr(p.hl.SQWQEs())*64)
+	return p.pollCQE(t, i, progress, func(off uintptr) []byte { return ring[off : off+64] })
+}
+
+// pollCQE waits up to 10 s for the CQE of WQE index i (first pass) in the
+// high-level QP's CQ ring: it runs progress (when set), then reads the
+// 64-byte slot at offset off of the ring through slot, until the CQE is
+// software-owned.
+func (p *hlPair) pollCQE(t testing.TB, i uint32, progress func(), slot func(off uintptr) []byte) mlx5.CQE {
+	t.Helper()
 	n := p.hl.SQWQEs()
-	ring := hostSlice(uintptr(p.hl.CQRing().Dev), uintptr(n)*64)
 	log := uint(0)
 	for 1<<log < n {
 		log++
 	}
-	slot := ring[(i&(n-1))*64 : (i&(n-1))*64+64]
-	deadline := time.Now().Add(5 * time.Second)
+	off := uintptr(i&(n-1)) * 64
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if progress != nil {
 			progress()
 		}
-		if mlx5.CQEOwned(slot[63], i, log) {
+		b := slot(off)
+		if mlx5.CQEOwned(b[63], i, log) {
 			mmio.ReadBarrier()
-			c, err := mlx5.DecodeCQE(slot)
+			c, err := mlx5.DecodeCQE(b)
 			require.NoError(t, err)
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no CQE for WQE %d (op_own %#x)", i, slot[63])
+			t.Fatalf("no CQE for WQE %d (op_own %#x)", i, b[63])
 		}
 		time.Sleep(20 * time.Microsecond)
 	}

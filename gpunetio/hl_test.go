@@ -12,9 +12,7 @@ import (
 
 // A write with a bad rkey puts the QP in ERR: LastError reports it.
 func TestLastErrorAfterBadRKey(t *testing.T) {
-	g, _ := hostGPU(t)
-	p := newHLPair(t, g, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
-	q := p.hl.GPUQP()
+	p, q := hostPair(t, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
 	info, err := q.LastError()
 	require.NoError(t, err)
 	assert.False(t, info.HasError)
@@ -31,9 +29,7 @@ func TestLastErrorAfterBadRKey(t *testing.T) {
 }
 
 func TestResetTrackingAndMemory(t *testing.T) {
-	g, _ := hostGPU(t)
-	p := newHLPair(t, g, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
-	q := p.hl.GPUQP()
+	p, q := hostPair(t, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
 	assert.ErrorIs(t, q.ResetTrackingAndMemory(), ErrBadState, "no device QP yet")
 	dev, err := q.DeviceQP()
 	require.NoError(t, err)

@@ -1,10 +1,7 @@
 package gpunetio
 
 import (
-	"fmt"
-	"os"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/callstack"
@@ -16,10 +13,10 @@ import (
 // set to a non-empty value other than "0".
 const StacksEnv = "GPUNETIO_STACKS"
 
-var recordStacks atomic.Bool
+var stacks = callstack.NewRecorder(StacksEnv, "gpunetio.RecordStacks(true)")
 
 func init() {
-	if v := os.Getenv(StacksEnv); v != "" && v != "0" {
+	if stacks.On() {
 		RecordStacks(true)
 	}
 }
@@ -30,7 +27,7 @@ func init() {
 // each package. It is off by default, when creating an object costs
 // nothing extra.
 func RecordStacks(on bool) {
-	recordStacks.Store(on)
+	stacks.Set(on)
 	verbs.RecordStacks(on)
 	cuda.RecordStacks(on)
 }
@@ -63,10 +60,7 @@ var live = struct {
 
 // track records obj as open, with the stack from track's caller up.
 func track(obj any, kind, what string) {
-	t := &tracked{kind: kind, what: what}
-	if recordStacks.Load() {
-		t.stack = callstack.Here(1)
-	}
+	t := &tracked{kind: kind, what: what, stack: stacks.Here(1)}
 	live.Lock()
 	live.m[obj] = t
 	live.Unlock()
@@ -87,12 +81,7 @@ func OpenObjects() []OpenObject {
 		out = append(out, callstack.Object{Kind: t.kind, What: t.what, Stack: t.stack.String()})
 	}
 	live.Unlock()
-	callstack.Sort(out, nil)
-	objs := make([]OpenObject, len(out))
-	for i, o := range out {
-		objs[i] = OpenObject(o)
-	}
-	return objs
+	return callstack.Sorted[OpenObject](out, nil)
 }
 
 // LeakReport returns "" when no object of this package is open, and
@@ -100,14 +89,5 @@ func OpenObjects() []OpenObject {
 // recorded, where it was made. A TestMain fails the run on it (and on
 // verbs.LeakReport and cuda.LeakReport).
 func LeakReport() string {
-	objs := OpenObjects()
-	hint := ""
-	if !recordStacks.Load() {
-		hint = "(set " + StacksEnv + "=1 or call gpunetio.RecordStacks(true) to see where each was created)"
-	}
-	out := make([]callstack.Object, len(objs))
-	for i, o := range objs {
-		out[i] = callstack.Object(o)
-	}
-	return callstack.Report(fmt.Sprintf("gpunetio: %d object(s) still open:", len(objs)), out, hint)
+	return callstack.LeakReport(stacks, "gpunetio: %d object(s) still open:", OpenObjects())
 }

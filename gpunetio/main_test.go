@@ -1,11 +1,11 @@
 package gpunetio
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/callstack"
 	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 	"github.com/gdaki/gpunetio/verbs"
@@ -28,14 +28,5 @@ func TestMain(m *testing.M) {
 		os.Unsetenv(docasdk.EnvLibPath)
 	}
 	RecordStacks(true)
-	code := m.Run()
-	for _, r := range []string{LeakReport(), verbs.LeakReport(), cuda.LeakReport()} {
-		if r != "" {
-			fmt.Fprintln(os.Stderr, r)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	os.Exit(code)
+	os.Exit(callstack.FailOnLeaks(m.Run(), os.Stderr, LeakReport(), verbs.LeakReport(), cuda.LeakReport()))
 }

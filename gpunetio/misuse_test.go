@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/apicheck"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -95,10 +96,7 @@ func TestClosedVerbsObjectsRefused(t *testing.T) {
 // of a QPHL, a QPHL in a flat list or monitored by a service, a QP of a
 // group.
 func TestHighLevelReferences(t *testing.T) {
-	g, _ := hostGPU(t)
-	s := newSide(t, "emu0")
-	hl, err := NewQPHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
-	require.NoError(t, err)
+	hl, g, s := proxyHL(t, 8)
 	closeRefused(t, hl.QP(), "gpunetio.QPHL export")
 	closeRefused(t, hl.CQ(), "gpunetio.QPHL export")
 	closeRefused(t, hl.UAR(), "QP 0x")
@@ -214,45 +212,24 @@ func TestNilAndZeroReceivers(t *testing.T) {
 	for _, ptr := range []any{(*GPU)(nil), (*Mem)(nil), (*QP)(nil), (*DevQPArray)(nil), (*QPHL)(nil),
 		(*QPGroupHL)(nil), (*FlatList)(nil), (*Service)(nil)} {
 		pt := reflect.TypeOf(ptr)
-		vt := pt.Elem()
 		for i := 0; i < pt.NumMethod(); i++ {
-			m := pt.Method(i)
-			if _, valueMethod := vt.MethodByName(m.Name); valueMethod {
-				t.Fatalf("%s.%s has a value receiver", vt.Name(), m.Name)
-			}
-			for _, recv := range []string{"nil", "zero"} {
-				rv := reflect.Zero(pt)
-				if recv == "zero" {
-					rv = reflect.New(vt)
-				}
-				args := []reflect.Value{rv}
-				for j := 1; j < m.Type.NumIn(); j++ {
-					args = append(args, reflect.Zero(m.Type.In(j)))
-				}
-				t.Run(fmt.Sprintf("%s.%s/%s", vt.Name(), m.Name, recv), func(t *testing.T) {
-					var out []reflect.Value
-					func() {
-						defer func() {
-							if r := recover(); r != nil {
-								t.Fatalf("(%s %s).%s panicked: %v", recv, pt, m.Name, r)
-							}
-						}()
-						out = m.Func.Call(args)
-					}()
-					for _, o := range out {
-						if o.Type() != errType {
-							continue
-						}
-						err, _ := o.Interface().(error)
-						require.Error(t, err, "a %s receiver must be refused", recv)
-						var e *Error
-						require.True(t, errors.As(err, &e), "%T: %v", err, err)
-						assert.NotEmpty(t, e.Op)
-						assert.False(t, strings.HasPrefix(err.Error(), ":"), "%v", err)
-					}
-				})
+			if _, valueMethod := pt.Elem().MethodByName(pt.Method(i).Name); valueMethod {
+				t.Fatalf("%s.%s has a value receiver", pt.Elem().Name(), pt.Method(i).Name)
 			}
 		}
+		apicheck.CallMethods(t, ptr, func(t *testing.T, recv string, m reflect.Method, out []reflect.Value) {
+			for _, o := range out {
+				if o.Type() != errType {
+					continue
+				}
+				err, _ := o.Interface().(error)
+				require.Error(t, err, "a %s receiver must be refused", recv)
+				var e *Error
+				require.True(t, errors.As(err, &e), "%T: %v", err, err)
+				assert.NotEmpty(t, e.Op)
+				assert.False(t, strings.HasPrefix(err.Error(), ":"), "%v", err)
+			}
+		})
 	}
 }
 

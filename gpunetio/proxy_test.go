@@ -18,9 +18,7 @@ import (
 func TestCPUProxyEndToEnd(t *testing.T) {
 	for _, ext := range []SendDBRModeExt{SendDBRValid, SendNoDBRHW, SendNoDBRSWEmulated} {
 		t.Run(ext.String(), func(t *testing.T) {
-			g, _ := hostGPU(t)
-			p := newHLPair(t, g, QPHLConfig{SQWQEs: 20, NICHandler: NICHandlerCPUProxy, SendDBRModeExt: ext})
-			q := p.hl.GPUQP()
+			p, q := hostPair(t, QPHLConfig{SQWQEs: 20, NICHandler: NICHandlerCPUProxy, SendDBRModeExt: ext})
 			require.Equal(t, NICHandlerCPUProxy, q.NICHandler())
 			require.True(t, q.CPUAssisted())
 			assert.Equal(t, uint32(32), p.hl.SQWQEs())
@@ -59,9 +57,7 @@ func TestCPUProxyEndToEnd(t *testing.T) {
 // doorbell itself and advances sq_wqe_pi; the CPU helper keeps the DBR
 // current and reports no progress.
 func TestSWEmulatedHelper(t *testing.T) {
-	g, _ := hostGPU(t)
-	p := newHLPair(t, g, QPHLConfig{SQWQEs: 16, NICHandler: NICHandlerAuto, SendDBRModeExt: SendNoDBRSWEmulated})
-	q := p.hl.GPUQP()
+	p, q := hostPair(t, QPHLConfig{SQWQEs: 16, NICHandler: NICHandlerAuto, SendDBRModeExt: SendNoDBRSWEmulated})
 	require.Equal(t, NICHandlerGPUSMNoDBR, q.NICHandler())
 	require.True(t, q.CPUAssisted())
 	_, err := q.ProgressProxy()

@@ -19,9 +19,7 @@ func devRecord(dev DevPtr) []byte {
 // LastError reads what device code recorded in the device QP (here written
 // by hand where a kernel would): syndromes, WQE index and counter, by name.
 func TestLastErrorReadsDeviceRecord(t *testing.T) {
-	g, _ := hostGPU(t)
-	p := newHLPair(t, g, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerGPUSMDB})
-	q := p.hl.GPUQP()
+	_, q := hostPair(t, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerGPUSMDB})
 	info, err := q.LastError()
 	require.NoError(t, err)
 	assert.False(t, info.HasError)
@@ -55,9 +53,7 @@ func TestLastErrorReadsDeviceRecord(t *testing.T) {
 // A corrupt record is an error naming the operation; a record that stays
 // busy (a writer that never finishes) is a timeout, not a hang.
 func TestLastErrorBadRecords(t *testing.T) {
-	g, _ := hostGPU(t)
-	p := newHLPair(t, g, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerGPUSMDB})
-	q := p.hl.GPUQP()
+	_, q := hostPair(t, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerGPUSMDB})
 	dev, err := q.DeviceQP()
 	require.NoError(t, err)
 	b := devRecord(dev)
@@ -82,9 +78,8 @@ func TestLastErrorBadRecords(t *testing.T) {
 // SetPollTimeout keeps the bound in the template and in the device copy, in
 // whichever order they are made; it refuses nil and unexported QPs.
 func TestSetPollTimeout(t *testing.T) {
-	g, _ := hostGPU(t)
-	p := newHLPair(t, g, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
-	q := p.hl.GPUQP()
+	p, q := hostPair(t, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerCPUProxy})
+	g := p.g
 	assert.Zero(t, q.PollTimeout())
 	require.NoError(t, q.SetPollTimeout(1234))
 	assert.Equal(t, uint64(1234), q.PollTimeout())

@@ -1,7 +1,6 @@
 package gpunetio
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/apicheck"
 	"github.com/gdaki/gpunetio/internal/devstruct"
 	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/docasdk/fakesdk"
@@ -35,12 +35,7 @@ const (
 )
 
 func TestSDKMode(t *testing.T) {
-	root := t.TempDir()
-	fake, skip, err := fakesdk.Build(root)
-	require.NoError(t, err, "building the stand-in DOCA SDK")
-	if fake == nil {
-		t.Skip(skip)
-	}
+	fake, root := fakesdk.ForTest(t)
 	results := filepath.Join(root, "same-api.json")
 	out, err := fakesdk.RunTests("^TestSDKChild", []string{
 		sdkChildEnv + "=1", docasdk.EnvLibPath + "=" + fake.Full(), fakesdk.EnvRealMem + "=1",
@@ -50,16 +45,10 @@ func TestSDKMode(t *testing.T) {
 	for _, name := range []string{"TestSDKChildQPHL", "TestSDKChildGPU", "TestSDKChildSameAPI"} {
 		assert.Contains(t, fakesdk.Passed(out), name, "child output:\n%s", out)
 	}
-	b, err := os.ReadFile(results)
-	require.NoError(t, err)
-	var sdk map[string]string
-	require.NoError(t, json.Unmarshal(b, &sdk))
 	open := runSameAPI(t, func(t *testing.T) *GPU { g, _ := hostGPU(t); return g })
-	for name, want := range open {
-		assert.Equal(t, want, sdk[name], "%s: open mode vs SDK mode", name)
-		t.Logf("same in both modes: %s: %s", name, want)
-	}
-	assert.Len(t, sdk, len(open))
+	diffs, err := fakesdk.CompareOutcomes(results, open)
+	require.NoError(t, err)
+	assert.Empty(t, diffs, "open mode vs SDK mode")
 }
 
 func inChild(t *testing.T) {
@@ -259,16 +248,7 @@ func TestSDKChildGPU(t *testing.T) {
 // newG, and returns their outcomes.
 func runSameAPI(t *testing.T, newG func(t *testing.T) *GPU) map[string]string {
 	outcome := func(err error, detail string) string {
-		if err == nil {
-			return "ok " + detail
-		}
-		var codes []string
-		for e := err; e != nil; e = errors.Unwrap(e) {
-			if x, ok := e.(*Error); ok {
-				codes = append(codes, x.Code.Name())
-			}
-		}
-		return "error " + strings.Join(codes, "/")
+		return apicheck.Outcome(err, detail, func(x *Error) string { return x.Code.Name() })
 	}
 	rows := []struct {
 		name string
@@ -328,10 +308,7 @@ func runSameAPI(t *testing.T, newG func(t *testing.T) *GPU) map[string]string {
 
 func TestSDKChildSameAPI(t *testing.T) {
 	inChild(t)
-	out := runSameAPI(t, sdkHostGPU)
-	b, err := json.Marshal(out)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(os.Getenv(sdkResultsEnv), b, 0o644))
+	require.NoError(t, fakesdk.WriteOutcomes(os.Getenv(sdkResultsEnv), runSameAPI(t, sdkHostGPU)))
 }
 
 // In open mode the ordering semantic of a high-level QP is refused, naming

@@ -114,12 +114,9 @@ func (s *Service) publish() {
 	}
 }
 
-// Monitor adds qp (doca_gpu_verbs_service_monitor_qp); adding it twice is
-// harmless. QPs that need no CPU helper are accepted and ignored, as in
-// DOCA. A monitored QP cannot be unexported (ErrInUse) until it is
-// unmonitored or the service is closed.
-func (s *Service) Monitor(qp *QP) error {
-	const op = "doca_gpu_verbs_service_monitor_qp"
+// lockFor checks s and qp for the call op and locks s.mu; the caller
+// unlocks it.
+func (s *Service) lockFor(op string, qp *QP) error {
 	if err := s.made(op); err != nil {
 		return err
 	}
@@ -127,6 +124,18 @@ func (s *Service) Monitor(qp *QP) error {
 		return err
 	}
 	s.mu.Lock()
+	return nil
+}
+
+// Monitor adds qp (doca_gpu_verbs_service_monitor_qp); adding it twice is
+// harmless. QPs that need no CPU helper are accepted and ignored, as in
+// DOCA. A monitored QP cannot be unexported (ErrInUse) until it is
+// unmonitored or the service is closed.
+func (s *Service) Monitor(qp *QP) error {
+	const op = "doca_gpu_verbs_service_monitor_qp"
+	if err := s.lockFor(op, qp); err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
 	if !s.running.Load() {
 		return newErr(op, ErrBadState, "service is closed")
@@ -150,13 +159,9 @@ func (s *Service) Monitor(qp *QP) error {
 // longer touches qp. ErrNotFound if it was not monitored.
 func (s *Service) Unmonitor(qp *QP) error {
 	const op = "Service.Unmonitor"
-	if err := s.made(op); err != nil {
+	if err := s.lockFor(op, qp); err != nil {
 		return err
 	}
-	if err := qp.made(op); err != nil {
-		return err
-	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.set[qp]; !ok {
 		return newErr(op, ErrNotFound, "QP 0x%x is not monitored", qp.qpn)

@@ -1,86 +1,13 @@
 package verbs
 
 import (
-	"bufio"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/apicheck"
 )
-
-// goNames collects the exported functions, types, methods (Type.Method) and
-// struct fields (Type.Field) declared in this package's non-test sources.
-func goNames(t *testing.T) map[string]bool {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
-	require.NoError(t, err)
-	names := map[string]bool{}
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			for _, d := range f.Decls {
-				switch d := d.(type) {
-				case *ast.FuncDecl:
-					if d.Recv == nil {
-						names[d.Name.Name] = true
-						continue
-					}
-					rt := d.Recv.List[0].Type
-					if s, ok := rt.(*ast.StarExpr); ok {
-						rt = s.X
-					}
-					if id, ok := rt.(*ast.Ident); ok {
-						names[id.Name+"."+d.Name.Name] = true
-					}
-				case *ast.GenDecl:
-					for _, s := range d.Specs {
-						ts, ok := s.(*ast.TypeSpec)
-						if !ok {
-							continue
-						}
-						names[ts.Name.Name] = true
-						st, ok := ts.Type.(*ast.StructType)
-						if !ok {
-							continue
-						}
-						for _, fld := range st.Fields.List {
-							for _, n := range fld.Names {
-								names[ts.Name.Name+"."+n.Name] = true
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	return names
-}
-
-// readFunctionList reads a list of C function names, one per line ('#'
-// starts a comment line).
-func readFunctionList(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	var names []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		c := strings.TrimSpace(sc.Text())
-		if c == "" || strings.HasPrefix(c, "#") {
-			continue
-		}
-		names = append(names, c)
-	}
-	require.NoError(t, sc.Err())
-	return names
-}
 
 // removedIn30 are the doca_verbs.h names DOCA GPUNetIO 3.0 removed.
 var removedIn30 = []string{
@@ -106,33 +33,23 @@ var removedIn30 = []string{
 // else (none of the names 3.0 removed), each once, to a Go name that
 // exists.
 func TestDOCAFunctionMapIsThe30API(t *testing.T) {
-	want := readFunctionList(t, "testdata/doca_verbs_3.0_functions.txt")
+	want, err := apicheck.ReadNames("testdata/doca_verbs_3.0_functions.txt")
+	require.NoError(t, err)
 	require.Len(t, want, 134, "the 3.0 doca_verbs.h function list")
 	require.Len(t, removedIn30, 34)
-	inList := map[string]bool{}
+	names, err := apicheck.GoNames(".")
+	require.NoError(t, err)
+	assert.Empty(t, apicheck.FuncMapProblems(DOCAFunctions, want, names))
+	inList, mapped := map[string]bool{}, map[string]bool{}
 	for _, c := range want {
 		inList[c] = true
 	}
-	mapped := map[string]string{}
 	for _, e := range DOCAFunctions {
-		_, dup := mapped[e.C]
-		assert.False(t, dup, "%s mapped twice", e.C)
-		mapped[e.C] = e.Go
-		assert.True(t, inList[e.C], "%s is not a DOCA GPUNetIO 3.0 function", e.C)
-	}
-	for _, c := range want {
-		_, ok := mapped[c]
-		assert.True(t, ok, "DOCA function %s has no Go counterpart in DOCAFunctions", c)
+		mapped[e.C] = true
 	}
 	for _, c := range removedIn30 {
 		assert.False(t, inList[c], "%s was removed in 3.0 but is in the list", c)
-		_, ok := mapped[c]
-		assert.False(t, ok, "%s was removed in 3.0 but is mapped", c)
+		assert.False(t, mapped[c], "%s was removed in 3.0 but is mapped", c)
 	}
 	assert.Len(t, DOCAFunctions, len(want))
-
-	names := goNames(t)
-	for _, e := range DOCAFunctions {
-		assert.True(t, names[e.Go], "%s maps to %s, which does not exist", e.C, e.Go)
-	}
 }

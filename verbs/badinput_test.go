@@ -86,29 +86,18 @@ func checkBad(t *testing.T, cases []badCase) {
 	}
 }
 
-func newQPErr(f *fixture, cfg QPConfig) error {
-	q, err := NewQP(f.ctx, cfg)
+// createErr returns the error of a create call and closes what it made
+// when it succeeded.
+func createErr[T interface{ Close() error }](x T, err error) error {
 	if err == nil {
-		q.Close()
+		x.Close()
 	}
 	return err
 }
 
-func newCQErr(c *Context, cfg CQConfig) error {
-	q, err := NewCQ(c, cfg)
-	if err == nil {
-		q.Close()
-	}
-	return err
-}
-
-func newSRQErr(c *Context, cfg SRQConfig) error {
-	s, err := NewSRQ(c, cfg)
-	if err == nil {
-		s.Close()
-	}
-	return err
-}
+func newQPErr(f *fixture, cfg QPConfig) error   { return createErr(NewQP(f.ctx, cfg)) }
+func newCQErr(c *Context, cfg CQConfig) error   { return createErr(NewCQ(c, cfg)) }
+func newSRQErr(c *Context, cfg SRQConfig) error { return createErr(NewSRQ(c, cfg)) }
 
 // TestBadSizes: non-power-of-two and over-capability sizes of CQs, QPs and
 // SRQs.
@@ -422,4 +411,17 @@ func TestBadDeviceName(t *testing.T) {
 	assert.Equal(t, "emu0", ctx.Name())
 	assert.Equal(t, "emu", ctx.Driver())
 	require.NoError(t, ctx.Close())
+}
+
+// Every code this package names reads as its DOCA enumerator; a value
+// outside DOCA's range reads as its number.
+func TestCodeNames(t *testing.T) {
+	for c, name := range map[Code]string{
+		codeSuccess: "DOCA_SUCCESS", ErrInUse: "DOCA_ERROR_IN_USE", ErrInvalidValue: "DOCA_ERROR_INVALID_VALUE",
+		ErrBadState: "DOCA_ERROR_BAD_STATE", ErrDriver: "DOCA_ERROR_DRIVER", ErrUnexpected: "DOCA_ERROR_UNEXPECTED",
+		ErrDeviceFatal: "DOCA_ERROR_DEVICE_FATAL_ERROR", ErrDeviceFatal + 1: "DOCA_ERROR_32", -1: "DOCA_ERROR_-1",
+	} {
+		assert.Equal(t, name, c.Name())
+		assert.Equal(t, name, c.Error())
+	}
 }

@@ -165,9 +165,10 @@ func newCQ(op string, c *Context, d *Dev, cfg CQConfig) (cq *CQ, err error) {
 			if terr := q.teardown(); terr != nil {
 				err = errors.Join(err, terr)
 			}
-			c.release(&q.node)
 			if devHeld {
-				d.release(&q.node)
+				q.releaseParents(c, d)
+			} else {
+				c.release(&q.node)
 			}
 		}
 	}()
@@ -354,24 +355,18 @@ func newUARFallback(c *Context, op string, types ...UARAllocType) (*UAR, error) 
 // teardown releases what NewCQ acquired, in reverse order; used on a failed
 // create and by Close. It can be called again after a failure.
 func (q *CQ) teardown() error {
-	if q.obj != nil {
-		if err := q.obj.Destroy(); err != nil {
-			return driverErr("doca_verbs_cq_destroy", err, "cqn 0x%x", q.cqn)
-		}
-		q.obj = nil
+	const op = "doca_verbs_cq_destroy"
+	if err := destroyObj(op, &q.obj, "cqn 0x%x", q.cqn); err != nil {
+		return err
 	}
 	if q.ownUAR && q.uar != nil {
-		q.uar.release(&q.node)
-		if err := q.uar.Close(); err != nil {
-			q.uar.acquire("doca_verbs_cq_destroy", "UAR", &q.node)
+		if err := q.closeOwned(op, "UAR", &q.uar.node, q.uar.Close); err != nil {
 			return err
 		}
 		q.uar = nil
 	}
 	if q.umem != nil {
-		q.umem.release(&q.node)
-		if err := q.umem.Close(); err != nil {
-			q.umem.acquire("doca_verbs_cq_destroy", "UMem", &q.node)
+		if err := q.closeOwned(op, "UMem", &q.umem.node, q.umem.Close); err != nil {
 			return err
 		}
 		q.umem = nil
@@ -380,13 +375,7 @@ func (q *CQ) teardown() error {
 		n.release(&q.node)
 	}
 	q.held = nil
-	if q.buf != nil {
-		if err := q.buf.free(); err != nil {
-			return wrapErr("doca_verbs_cq_destroy", ErrOperatingSystem, err, "munmap CQ ring")
-		}
-		q.buf = nil
-	}
-	return nil
+	return freeRing(op, &q.buf, "CQ ring")
 }
 
 // The getters return values fixed at creation, and zero values for a nil
@@ -503,10 +492,7 @@ func (q *CQ) Close() error {
 	}
 	err = q.teardown()
 	if err == nil {
-		q.ctx.release(&q.node)
-		if q.dev != nil {
-			q.dev.release(&q.node)
-		}
+		q.releaseParents(q.ctx, q.dev)
 	}
 	q.endClose(err)
 	return err

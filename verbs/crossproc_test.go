@@ -1,19 +1,18 @@
 package verbs
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // The cross-process test re-executes the test binary as the peer (env
@@ -24,6 +23,9 @@ import (
 // rkey as "VERBS ..." lines: the parent writes to the child's stdin and
 // reads the child's stdout.
 const envVerbsPeer = "GDAKI_VERBS_TEST_PEER"
+
+// xpTag starts every line of the two processes.
+const xpTag = "VERBS"
 
 // Offsets in the 1 MiB buffers of both sides.
 const (
@@ -37,33 +39,37 @@ const (
 	xpBackReadTo = 600000 // where the child READs the parent's read region to
 )
 
-type peerEnd struct {
-	gid  GID
-	qpn  uint32
-	addr uint64
-	rkey uint32
+// info is this side's endpoint: its QP and its whole buffer.
+func (e *end) info() Endpoint {
+	return Endpoint{GID: e.gid, QPN: e.qp.QPN(), Regions: []Region{e.mr.Region()}}
 }
 
-func (p peerEnd) String() string {
-	return fmt.Sprintf("%s %d %d %d", hex.EncodeToString(p.gid[:]), p.qpn, p.addr, p.rkey)
-}
-
-func parsePeerEnd(f []string) (peerEnd, error) {
-	var p peerEnd
-	if len(f) != 4 {
-		return p, fmt.Errorf("peer line has %d fields, want 4", len(f))
+// endpointWord is ep in this package's binary encoding, as one hex word of a
+// line; parseEndpointWord reads it back.
+func endpointWord(ep Endpoint) string {
+	b, err := ep.MarshalBinary()
+	if err != nil {
+		return "invalid:" + strings.ReplaceAll(err.Error(), " ", "_")
 	}
-	g, err := hex.DecodeString(f[0])
-	if err != nil || len(g) != len(p.gid) {
-		return p, fmt.Errorf("bad GID %q", f[0])
-	}
-	copy(p.gid[:], g)
-	_, err = fmt.Sscan(strings.Join(f[1:], " "), &p.qpn, &p.addr, &p.rkey)
-	return p, err
+	return hex.EncodeToString(b)
 }
 
-func (e *end) info() peerEnd {
-	return peerEnd{gid: e.gid, qpn: e.qp.QPN(), addr: e.addr(0), rkey: e.mr.RKey()}
+func parseEndpointWord(f []string) (Endpoint, error) {
+	var ep Endpoint
+	if len(f) != 1 {
+		return ep, fmt.Errorf("peer line has %d words, want 1", len(f))
+	}
+	b, err := hex.DecodeString(f[0])
+	if err != nil {
+		return ep, fmt.Errorf("peer endpoint %q: %w", f[0], err)
+	}
+	if err := ep.UnmarshalBinary(b); err != nil {
+		return ep, err
+	}
+	if len(ep.Regions) != 1 {
+		return ep, fmt.Errorf("peer endpoint has %d regions, want 1", len(ep.Regions))
+	}
+	return ep, nil
 }
 
 func xpOpts() pairOpts {
@@ -96,45 +102,38 @@ func TestVerbsPeerProcess(t *testing.T) {
 	e := newEnd(t, "emu0", o)
 	pattern(e.buf[xpReadOff:xpReadOff+xpReadLen], 0x5a)
 	binary.LittleEndian.PutUint64(e.buf[xpWordOff:], 41)
-	fmt.Printf("VERBS HELLO %s\n", e.info())
-	var parent peerEnd
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		f := strings.Fields(in.Text())
-		if len(f) < 2 || f[0] != "VERBS" {
-			continue
-		}
-		switch f[1] {
+	peerproc.Say(xpTag, "HELLO %s", endpointWord(e.info()))
+	var parent Endpoint
+	peerproc.Serve(xpTag, func(word string, args []string) {
+		switch word {
 		case "PEER":
-			p, err := parsePeerEnd(f[2:])
+			p, err := parseEndpointWord(args)
 			require.NoError(t, err)
 			parent = p
-			connectTo(t, e.qp, p.qpn, p.gid, o)
-			fmt.Println("VERBS READY")
+			connectTo(t, e.qp, p.QPN, p.GID, o)
+			peerproc.Say(xpTag, "READY")
 		case "CHECK": // did the parent's WRITE land?
-			fmt.Printf("VERBS CHECKED %v\n", hasPattern(e.buf[xpWriteOff:xpWriteOff+xpWriteLen], 7))
+			peerproc.Say(xpTag, "CHECKED %v", hasPattern(e.buf[xpWriteOff:xpWriteOff+xpWriteLen], 7))
 		case "WORD": // what the parent's atomics left
-			fmt.Printf("VERBS WORD %d\n", binary.LittleEndian.Uint64(e.buf[xpWordOff:]))
+			peerproc.Say(xpTag, "WORD %d", binary.LittleEndian.Uint64(e.buf[xpWordOff:]))
 		case "DO": // the child's turn: WRITE, READ and fetch-add on the parent
-			fmt.Printf("VERBS DONE %s\n", childOps(t, e, parent))
-		case "QUIT":
-			return
+			peerproc.Say(xpTag, "DONE %s", childOps(t, e, parent))
 		}
-	}
+	})
 }
 
 // childOps runs the child's operations on the parent and reports "ok" or
 // what went wrong (a single word-free-of-spaces token list).
-func childOps(t *testing.T, e *end, p peerEnd) string {
+func childOps(t *testing.T, e *end, p Endpoint) string {
 	lkey := e.mr.LKey()
 	pattern(e.buf[0:4096], 0x3c)
 	err := e.qp.PostSend(
 		SendWR{WRID: 1, Opcode: WRRDMAWrite, SGL: []SGE{{Addr: e.addr(0), Length: 4096, LKey: lkey}},
-			RemoteAddr: p.addr + xpBackOff, RKey: p.rkey},
+			RemoteAddr: p.Regions[0].Addr + xpBackOff, RKey: p.Regions[0].RKey},
 		SendWR{WRID: 2, Opcode: WRRDMARead, SGL: []SGE{{Addr: e.addr(xpBackReadTo), Length: xpReadLen, LKey: lkey}},
-			RemoteAddr: p.addr + xpReadOff, RKey: p.rkey, Signaled: true},
+			RemoteAddr: p.Regions[0].Addr + xpReadOff, RKey: p.Regions[0].RKey, Signaled: true},
 		SendWR{WRID: 3, Opcode: WRAtomicFetchAdd, Compare: 5, SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}},
-			RemoteAddr: p.addr + xpWordOff, RKey: p.rkey, Signaled: true, Fence: true})
+			RemoteAddr: p.Regions[0].Addr + xpWordOff, RKey: p.Regions[0].RKey, Signaled: true, Fence: true})
 	if err != nil {
 		return "post:" + strings.ReplaceAll(err.Error(), " ", "_")
 	}
@@ -157,100 +156,37 @@ func childOps(t *testing.T, e *end, p peerEnd) string {
 	return "ok"
 }
 
-// peerProc is the running child.
-type peerProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan []string
-}
-
-func startPeerProc(t *testing.T) *peerProc {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestVerbsPeerProcess$", "-test.count=1", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), envVerbsPeer+"=1")
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	p := &peerProc{cmd: cmd, stdin: stdin, lines: make(chan []string, 16)}
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "VERBS" {
-				p.lines <- f[1:]
-			} else if len(f) > 0 && f[0] != "PASS" {
-				fmt.Fprintln(os.Stderr, "peer:", s.Text()) // test failures of the child
-			}
-		}
-		close(p.lines)
-	}()
-	t.Cleanup(func() {
-		fmt.Fprintln(p.stdin, "VERBS QUIT")
-		p.stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			assert.NoError(t, err, "peer process")
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Error("peer process did not exit")
-		}
-	})
-	return p
-}
-
-func (p *peerProc) send(format string, args ...any) {
-	fmt.Fprintf(p.stdin, "VERBS "+format+"\n", args...)
-}
-
-func (p *peerProc) expect(t *testing.T, word string) []string {
-	t.Helper()
-	select {
-	case f, ok := <-p.lines:
-		require.True(t, ok, "peer exited before saying %s", word)
-		require.Equal(t, word, f[0], "peer said %v", f)
-		return f[1:]
-	case <-time.After(20 * time.Second):
-		t.Fatalf("peer did not say %s", word)
-	}
-	return nil
-}
-
 // TestCrossProcessRC connects RC QPs of two processes and moves data both
 // ways with WRITE, READ and atomics; each side verifies what it received.
 func TestCrossProcessRC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a second process")
 	}
-	p := startPeerProc(t)
-	child, err := parsePeerEnd(p.expect(t, "HELLO"))
+	p := peerproc.Start(t, xpTag, "TestVerbsPeerProcess", envVerbsPeer+"=1")
+	child, err := parseEndpointWord(p.Expect(t, "HELLO"))
 	require.NoError(t, err)
 	o := xpOpts()
 	e := newEnd(t, "emu0", o)
-	require.NotEqual(t, e.gid, child.gid, "each process's emu0 has its own address")
+	require.NotEqual(t, e.gid, child.GID, "each process's emu0 has its own address")
 	pattern(e.buf[xpReadOff:xpReadOff+xpReadLen], 0x77)
 	binary.LittleEndian.PutUint64(e.buf[xpWordOff:], 100)
-	p.send("PEER %s", e.info())
-	connectTo(t, e.qp, child.qpn, child.gid, o)
-	p.expect(t, "READY")
+	p.Send("PEER %s", endpointWord(e.info()))
+	connectTo(t, e.qp, child.QPN, child.GID, o)
+	p.Expect(t, "READY")
 	lkey := e.mr.LKey()
 
 	// WRITE 200000 bytes (many MTU packets); the child checks them.
 	pattern(e.buf[0:xpWriteLen], 7)
 	require.NoError(t, e.qp.PostSend(SendWR{WRID: 1, Opcode: WRRDMAWrite, Signaled: true,
-		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: lkey}}, RemoteAddr: child.addr + xpWriteOff, RKey: child.rkey}))
+		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWriteOff, RKey: child.Regions[0].RKey}))
 	wc := waitWC(t, e.cq, 1)[0]
 	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
-	p.send("CHECK")
-	assert.Equal(t, []string{"true"}, p.expect(t, "CHECKED"), "the child's buffer holds what the parent wrote")
+	p.Send("CHECK")
+	assert.Equal(t, []string{"true"}, p.Expect(t, "CHECKED"), "the child's buffer holds what the parent wrote")
 
 	// READ the child's pattern.
 	require.NoError(t, e.qp.PostSend(SendWR{WRID: 2, Opcode: WRRDMARead, Signaled: true,
-		SGL: []SGE{{Addr: e.addr(300000), Length: xpReadLen, LKey: lkey}}, RemoteAddr: child.addr + xpReadOff, RKey: child.rkey}))
+		SGL: []SGE{{Addr: e.addr(300000), Length: xpReadLen, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpReadOff, RKey: child.Regions[0].RKey}))
 	wc = waitWC(t, e.cq, 1)[0]
 	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
 	assert.Equal(t, WCRDMARead, wc.Opcode)
@@ -259,20 +195,20 @@ func TestCrossProcessRC(t *testing.T) {
 	// Fetch-and-add then compare-and-swap on the child's word (41).
 	require.NoError(t, e.qp.PostSend(
 		SendWR{WRID: 3, Opcode: WRAtomicFetchAdd, Compare: 1, Signaled: true,
-			SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}}, RemoteAddr: child.addr + xpWordOff, RKey: child.rkey},
+			SGL: []SGE{{Addr: e.addr(xpResultOff), Length: 8, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWordOff, RKey: child.Regions[0].RKey},
 		SendWR{WRID: 4, Opcode: WRAtomicCmpSwp, Compare: 42, Swap: 1000, Signaled: true,
-			SGL: []SGE{{Addr: e.addr(xpResultOff + 8), Length: 8, LKey: lkey}}, RemoteAddr: child.addr + xpWordOff, RKey: child.rkey}))
+			SGL: []SGE{{Addr: e.addr(xpResultOff + 8), Length: 8, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWordOff, RKey: child.Regions[0].RKey}))
 	for _, wc := range waitWC(t, e.cq, 2) {
 		require.Equal(t, WCSuccess, wc.Status, "WR %d: %v", wc.WRID, wc.Status)
 	}
 	assert.Equal(t, uint64(41), binary.LittleEndian.Uint64(e.buf[xpResultOff:]), "fetch-add returns the original")
 	assert.Equal(t, uint64(42), binary.LittleEndian.Uint64(e.buf[xpResultOff+8:]), "compare-swap returns the original")
-	p.send("WORD")
-	assert.Equal(t, []string{"1000"}, p.expect(t, "WORD"), "the child's word after add 1 and swap 42->1000")
+	p.Send("WORD")
+	assert.Equal(t, []string{"1000"}, p.Expect(t, "WORD"), "the child's word after add 1 and swap 42->1000")
 
 	// The child's turn: WRITE into the parent, READ from it, fetch-add on it.
-	p.send("DO")
-	assert.Equal(t, []string{"ok"}, p.expect(t, "DONE"), "the child's view of its own operations")
+	p.Send("DO")
+	assert.Equal(t, []string{"ok"}, p.Expect(t, "DONE"), "the child's view of its own operations")
 	assert.True(t, hasPattern(e.buf[xpBackOff:xpBackOff+4096], 0x3c), "the child's WRITE landed here")
 	assert.Equal(t, uint64(105), binary.LittleEndian.Uint64(e.buf[xpWordOff:]), "the child added 5")
 }

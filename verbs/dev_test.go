@@ -108,12 +108,7 @@ func TestDevMisuse(t *testing.T) {
 		assert.False(t, errors.Is(err, ErrInitialization), "a nil Dev is not a construction failure: %v", err)
 	}
 
-	ctx, err := OpenDevice("emu0")
-	require.NoError(t, err)
-	defer ctx.Close()
-	pd, err := ctx.AllocPD()
-	require.NoError(t, err)
-	defer pd.Close()
+	_, pd := openPD(t, "emu0")
 	d, err := OpenDev(pd)
 	require.NoError(t, err)
 	require.NoError(t, d.Close())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -46,30 +47,13 @@ const (
 	ErrBadConfig            = Code(29)
 	ErrSkipped              = Code(30)
 	ErrDeviceFatal          = Code(31)
-	codeLast                = ErrDeviceFatal
 	codeSuccess             = Code(0)
 )
 
-var codeNames = [...]string{
-	"DOCA_SUCCESS", "DOCA_ERROR_UNKNOWN", "DOCA_ERROR_NOT_PERMITTED", "DOCA_ERROR_IN_USE",
-	"DOCA_ERROR_NOT_SUPPORTED", "DOCA_ERROR_AGAIN", "DOCA_ERROR_INVALID_VALUE",
-	"DOCA_ERROR_NO_MEMORY", "DOCA_ERROR_INITIALIZATION", "DOCA_ERROR_TIME_OUT",
-	"DOCA_ERROR_SHUTDOWN", "DOCA_ERROR_CONNECTION_RESET", "DOCA_ERROR_CONNECTION_ABORTED",
-	"DOCA_ERROR_CONNECTION_INPROGRESS", "DOCA_ERROR_NOT_CONNECTED", "DOCA_ERROR_NO_LOCK",
-	"DOCA_ERROR_NOT_FOUND", "DOCA_ERROR_IO_FAILED", "DOCA_ERROR_BAD_STATE",
-	"DOCA_ERROR_UNSUPPORTED_VERSION", "DOCA_ERROR_OPERATING_SYSTEM", "DOCA_ERROR_DRIVER",
-	"DOCA_ERROR_UNEXPECTED", "DOCA_ERROR_ALREADY_EXIST", "DOCA_ERROR_FULL", "DOCA_ERROR_EMPTY",
-	"DOCA_ERROR_IN_PROGRESS", "DOCA_ERROR_TOO_BIG", "DOCA_ERROR_AUTHENTICATION",
-	"DOCA_ERROR_BAD_CONFIG", "DOCA_ERROR_SKIPPED", "DOCA_ERROR_DEVICE_FATAL_ERROR",
-}
-
-// Name is the DOCA enumerator name, e.g. "DOCA_ERROR_INVALID_VALUE".
-func (c Code) Name() string {
-	if c >= 0 && c <= codeLast {
-		return codeNames[c]
-	}
-	return fmt.Sprintf("DOCA_ERROR_%d", int32(c))
-}
+// Name is the DOCA enumerator name, e.g. "DOCA_ERROR_INVALID_VALUE"; a value
+// outside DOCA's range reads "DOCA_ERROR_<n>". The names are package
+// docasdk's, the SDK's own codes.
+func (c Code) Name() string { return docasdk.Code(c).Name() }
 
 func (c Code) Error() string { return c.Name() }
 

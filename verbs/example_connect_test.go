@@ -3,7 +3,6 @@ package verbs_test
 import (
 	"bytes"
 	"fmt"
-	"time"
 
 	"github.com/gdaki/gpunetio/verbs"
 )
@@ -14,18 +13,8 @@ import (
 // connects in one call with the DOCA defaults. Then emu0 writes into the
 // region emu1 sent.
 func ExampleQP_ConnectRC() {
-	a, err := openSide("emu0")
-	if a != nil {
-		defer a.close()
-	}
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	b, err := openSide("emu1")
-	if b != nil {
-		defer b.close()
-	}
+	a, b, done, err := openSides()
+	defer done()
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -77,22 +66,10 @@ func ExampleQP_ConnectRC() {
 	}
 	fmt.Println(a.qp.State(), b.qp.State())
 
+	// Write into the region b sent, 64 bytes in (Example shows the
+	// PostSend and PollWait that write does).
 	msg := "hello, ConnectRC"
-	copy(a.buf, msg)
-	dst := remoteOfA.Regions[0]
-	err = a.qp.PostSend(verbs.SendWR{WRID: 1, Opcode: verbs.WRRDMAWrite, Signaled: true,
-		SGL:        []verbs.SGE{{Addr: a.addr(), Length: uint32(len(msg)), LKey: a.mr.LKey()}},
-		RemoteAddr: dst.Addr + 64, RKey: dst.RKey})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	wcs := make([]verbs.WC, 1)
-	if _, err := a.cq.PollWait(wcs, 1, 5*time.Second); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := wcs[0].Err(); err != nil {
+	if err := a.write(msg, remoteOfA.Regions[0], 64); err != nil {
 		fmt.Println(err)
 		return
 	}

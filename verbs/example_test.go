@@ -55,6 +55,39 @@ func openSide(name string) (*side, error) {
 	return s, err
 }
 
+// openSides opens a side on emu0 and one on emu1; done closes what was
+// opened (b, then a), after an error too.
+func openSides() (a, b *side, done func(), err error) {
+	done = func() {
+		for _, s := range []*side{b, a} {
+			if s != nil {
+				s.close()
+			}
+		}
+	}
+	if a, err = openSide("emu0"); err == nil {
+		b, err = openSide("emu1")
+	}
+	return a, b, done, err
+}
+
+// write RDMA-writes msg from the start of s's buffer to offset off of the
+// peer's region dst and waits for the completion.
+func (s *side) write(msg string, dst verbs.Region, off uint64) error {
+	copy(s.buf, msg)
+	err := s.qp.PostSend(verbs.SendWR{WRID: 1, Opcode: verbs.WRRDMAWrite, Signaled: true,
+		SGL:        []verbs.SGE{{Addr: s.addr(), Length: uint32(len(msg)), LKey: s.mr.LKey()}},
+		RemoteAddr: dst.Addr + off, RKey: dst.RKey})
+	if err != nil {
+		return err
+	}
+	wcs := make([]verbs.WC, 1)
+	if _, err := s.cq.PollWait(wcs, 1, 5*time.Second); err != nil {
+		return err
+	}
+	return wcs[0].Err()
+}
+
 func (s *side) addr() uint64 { return uint64(uintptr(unsafe.Pointer(&s.buf[0]))) }
 
 // close releases everything, children before parents (a parent with live
@@ -99,18 +132,8 @@ func connect(qp *verbs.QP, peerQPN uint32, peerGID verbs.GID) error {
 // Example connects an RC QP on emulated device emu0 to one on emu1, RDMA
 // writes a message from emu0's buffer into emu1's and polls the completion.
 func Example() {
-	a, err := openSide("emu0")
-	if a != nil {
-		defer a.close()
-	}
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	b, err := openSide("emu1")
-	if b != nil {
-		defer b.close()
-	}
+	a, b, done, err := openSides()
+	defer done()
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -48,16 +48,24 @@ func defaultPairOpts() pairOpts {
 	}
 }
 
+// openPD opens dev and allocates a PD on it; both are closed at cleanup
+// (a test may close them first: a second Close is a no-op).
+func openPD(t testing.TB, dev string) (*Context, *PD) {
+	t.Helper()
+	ctx, err := OpenDevice(dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, ctx.Close()) })
+	pd, err := ctx.AllocPD()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, pd.Close()) })
+	return ctx, pd
+}
+
 func newEnd(t testing.TB, dev string, o pairOpts) *end {
 	t.Helper()
 	e := &end{}
 	var err error
-	e.ctx, err = OpenDevice(dev)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, e.ctx.Close()) })
-	e.pd, err = e.ctx.AllocPD()
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, e.pd.Close()) })
+	e.ctx, e.pd = openPD(t, dev)
 	e.cq, err = NewCQ(e.ctx, CQConfig{Size: o.cqSize})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, e.cq.Close()) })

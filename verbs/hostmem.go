@@ -3,6 +3,8 @@ package verbs
 import (
 	"syscall"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
 // hostBuf is page-aligned, zeroed host memory from mmap, never Go heap: the
@@ -26,6 +28,32 @@ func allocHost(op string, size uint64) (*hostBuf, error) {
 }
 
 func (h *hostBuf) addr() uintptr { return uintptr(unsafe.Pointer(&h.b[0])) }
+
+// freeRing unmaps *buf, when set, and clears it; a failure (what names the
+// ring) keeps it for a retry.
+func freeRing(op string, buf **hostBuf, what string) error {
+	if *buf == nil {
+		return nil
+	}
+	if err := (*buf).free(); err != nil {
+		return wrapErr(op, ErrOperatingSystem, err, "munmap %s", what)
+	}
+	*buf = nil
+	return nil
+}
+
+// destroyObj destroys the device object *obj, when set, and clears it; a
+// failure (format and args name the object) keeps it for a retry.
+func destroyObj(op string, obj *mlx5.Obj, format string, args ...any) error {
+	if *obj == nil {
+		return nil
+	}
+	if err := (*obj).Destroy(); err != nil {
+		return driverErr(op, err, format, args...)
+	}
+	*obj = nil
+	return nil
+}
 
 func (h *hostBuf) free() error {
 	if h == nil || h.b == nil {

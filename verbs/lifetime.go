@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -33,7 +32,7 @@ type node struct {
 	kind   string
 	nm     atomic.Pointer[string] // read without mu: other nodes' locks may be held
 	users  map[user]int
-	stack  origin
+	stack  callstack.Stack
 }
 
 // user is what can reference a node: another object's node, or a Hold.
@@ -45,7 +44,7 @@ func (n *node) init(kind, name string) {
 	n.mu.Lock()
 	n.made, n.kind = true, kind
 	n.nm.Store(&name)
-	n.stack = here(2)
+	n.stack = stacks.Here(1)
 	n.mu.Unlock()
 	track(n, true)
 }
@@ -122,6 +121,49 @@ func (n *node) release(u user) {
 	n.users[u]--
 }
 
+// releaseParents drops the references n took on its Context and, when it
+// has one, its Dev.
+func (n *node) releaseParents(c *Context, d *Dev) {
+	c.release(n)
+	if d != nil {
+		d.release(n)
+	}
+}
+
+// closeOwned closes child, a UAR or UMem that the owner made for itself:
+// the owner's reference goes first, and comes back when Close fails, so
+// that a later teardown can try again.
+func (n *node) closeOwned(op, kind string, child *node, closeChild func() error) error {
+	child.release(n)
+	if err := closeChild(); err != nil {
+		child.acquire(op, kind, n)
+		return err
+	}
+	return nil
+}
+
+// closeLeaf is the Close of an object that references only its Context and
+// Dev (a UAR, a UMem). In SDK mode (sdkFree not nil) an SDK failure still
+// closes it, as DOCA releases the handle in every case; in open mode a
+// driver failure leaves it open, so Close can be called again.
+func (n *node) closeLeaf(op, kind string, c *Context, d *Dev, sdkFree, free func() error) error {
+	done, err := n.beginClose(op, kind)
+	if done || err != nil {
+		return err
+	}
+	if sdkFree != nil {
+		err = sdkFree()
+		d.release(n)
+		n.endClose(nil)
+		return err
+	}
+	if err = free(); err == nil {
+		n.releaseParents(c, d)
+	}
+	n.endClose(err)
+	return err
+}
+
 // usersLocked describes the users: "QP 0x12 on emu0 (2), hold \"...\"".
 func (n *node) usersLocked() (int, string) {
 	total := 0
@@ -186,7 +228,7 @@ func (n *node) endClose(err error) {
 type Hold struct {
 	n      *node
 	holder string
-	stack  origin
+	stack  callstack.Stack
 	done   atomic.Bool
 }
 
@@ -217,7 +259,7 @@ func (n *node) hold(op, kind, holder string) (*Hold, error) {
 	if holder == "" {
 		return nil, newErr(op, ErrInvalidValue, "empty holder description")
 	}
-	h := &Hold{n: n, holder: holder, stack: here(3)}
+	h := &Hold{n: n, holder: holder, stack: stacks.Here(2)}
 	if err := n.acquire(op, kind, h); err != nil {
 		return nil, err
 	}
@@ -229,30 +271,13 @@ func (n *node) hold(op, kind, holder string) (*Hold, error) {
 // start-up when it is set to a non-empty value other than "0".
 const StacksEnv = "GPUNETIO_VERBS_STACKS"
 
-var recordStacks atomic.Bool
-
-func init() {
-	if v := os.Getenv(StacksEnv); v != "" && v != "0" {
-		recordStacks.Store(true)
-	}
-}
+var stacks = callstack.NewRecorder(StacksEnv, "verbs.RecordStacks(true)")
 
 // RecordStacks turns on (or off) recording of the stack that creates each
 // object and takes each Hold, for OpenObjects and LeakReport. It is off by
 // default, when creating an object costs nothing extra; this package's
 // tests and StacksEnv turn it on.
-func RecordStacks(on bool) { recordStacks.Store(on) }
-
-// origin is the stack that created an object, or nil when recording was off.
-type origin = callstack.Stack
-
-// here records the stack above skip frames of its caller (1: the caller).
-func here(skip int) origin {
-	if !recordStacks.Load() {
-		return nil
-	}
-	return callstack.Here(skip)
-}
+func RecordStacks(on bool) { stacks.Set(on) }
 
 var live = struct {
 	sync.Mutex
@@ -335,26 +360,12 @@ func OpenObjects() []OpenObject {
 	for _, h := range holds {
 		out = append(out, callstack.Object{Kind: "Hold", What: fmt.Sprintf("%q on %s", h.holder, h.n.userName()), Stack: h.stack.String()})
 	}
-	callstack.Sort(out, nil)
-	objs := make([]OpenObject, len(out))
-	for i, o := range out {
-		objs[i] = OpenObject(o)
-	}
-	return objs
+	return callstack.Sorted[OpenObject](out, nil)
 }
 
 // LeakReport returns "" when nothing is open, and otherwise a multi-line
 // report naming each open object, who references it and, when stacks are
 // recorded, where it was created. A TestMain fails the run on it.
 func LeakReport() string {
-	objs := OpenObjects()
-	hint := ""
-	if !recordStacks.Load() {
-		hint = "(set " + StacksEnv + "=1 or call verbs.RecordStacks(true) to see where each was created)"
-	}
-	out := make([]callstack.Object, len(objs))
-	for i, o := range objs {
-		out[i] = callstack.Object(o)
-	}
-	return callstack.Report(fmt.Sprintf("verbs: %d object(s) still open:", len(objs)), out, hint)
+	return callstack.LeakReport(stacks, "verbs: %d object(s) still open:", OpenObjects())
 }

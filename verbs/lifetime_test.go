@@ -44,6 +44,16 @@ func TestCloseWithLiveChildren(t *testing.T) {
 		return c
 	}
 	keep := func(t *testing.T, c closer) { t.Cleanup(func() { require.NoError(t, c.Close()) }) }
+	// A PD and a CQ for a QP, closed at cleanup.
+	pdCQ := func(t *testing.T, c *Context) (*PD, *CQ) {
+		pd, err := c.AllocPD()
+		require.NoError(t, err)
+		keep(t, pd)
+		cq, err := NewCQ(c, CQConfig{Size: 16})
+		require.NoError(t, err)
+		keep(t, cq)
+		return pd, cq
+	}
 	cases := []struct {
 		name  string
 		build func(t *testing.T) made
@@ -116,12 +126,7 @@ func TestCloseWithLiveChildren(t *testing.T) {
 		}},
 		{"UMem with a QP", func(t *testing.T) made {
 			c := open(t)
-			pd, err := c.AllocPD()
-			require.NoError(t, err)
-			keep(t, pd)
-			cq, err := NewCQ(c, CQConfig{Size: 16})
-			require.NoError(t, err)
-			keep(t, cq)
+			pd, cq := pdCQ(t, c)
 			u, err := NewUMem(c, mmapBuf(t), 1<<16, AccessLocalWrite, nil)
 			require.NoError(t, err)
 			qp, err := NewQP(c, QPConfig{PD: pd, SendCQ: cq, SQWR: 4, SendMaxSGE: 1, UMem: u, DBRUMem: u, DBRUMemOffset: 8192})
@@ -138,12 +143,7 @@ func TestCloseWithLiveChildren(t *testing.T) {
 		}},
 		{"UAR with a QP", func(t *testing.T) made {
 			c := open(t)
-			pd, err := c.AllocPD()
-			require.NoError(t, err)
-			keep(t, pd)
-			cq, err := NewCQ(c, CQConfig{Size: 16})
-			require.NoError(t, err)
-			keep(t, cq)
+			pd, cq := pdCQ(t, c)
 			u, err := NewUAR(c, UARBlueFlame)
 			require.NoError(t, err)
 			qp, err := NewQP(c, QPConfig{PD: pd, SendCQ: cq, SQWR: 4, SendMaxSGE: 1, UAR: u})
@@ -152,12 +152,7 @@ func TestCloseWithLiveChildren(t *testing.T) {
 		}},
 		{"SRQ with a QP", func(t *testing.T) made {
 			c := open(t)
-			pd, err := c.AllocPD()
-			require.NoError(t, err)
-			keep(t, pd)
-			cq, err := NewCQ(c, CQConfig{Size: 16})
-			require.NoError(t, err)
-			keep(t, cq)
+			pd, cq := pdCQ(t, c)
 			s := newSRQ(t, c, SRQConfig{PD: pd, WR: 8, MaxRecvSGE: 1})
 			qp, err := NewQP(c, QPConfig{PD: pd, SendCQ: cq, RecvCQ: cq, SRQ: s, SQWR: 4, SendMaxSGE: 1})
 			require.NoError(t, err)

@@ -1,9 +1,10 @@
 package verbs
 
 import (
-	"fmt"
 	"os"
 	"testing"
+
+	"github.com/gdaki/gpunetio/internal/callstack"
 
 	"github.com/gdaki/gpunetio/internal/docasdk"
 )
@@ -21,12 +22,5 @@ func TestMain(m *testing.M) {
 		// Everything else runs in open mode, whatever the environment says.
 		os.Unsetenv(docasdk.EnvLibPath)
 	}
-	code := m.Run()
-	if r := LeakReport(); r != "" {
-		fmt.Fprintln(os.Stderr, r)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(callstack.FailOnLeaks(m.Run(), os.Stderr, LeakReport()))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/apicheck"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
@@ -190,50 +191,6 @@ var objectTypes = []any{(*Context)(nil), (*PD)(nil), (*MR)(nil), (*UMem)(nil), (
 var valueTypes = []any{(*Hold)(nil), (*DeviceAttr)(nil), (*Endpoint)(nil), (*Error)(nil),
 	(*FirmwareError)(nil), (*CompletionError)(nil), (*CQError)(nil)}
 
-// callAll calls every exported method of the pointer type of ptr with zero
-// arguments, on a nil pointer (methods declared on the pointer only) and on
-// a pointer to a zero value, and returns each call's results. A panic fails
-// the test with the method's name.
-func callAll(t *testing.T, ptr any, check func(t *testing.T, recv string, m reflect.Method, out []reflect.Value)) {
-	pt := reflect.TypeOf(ptr)
-	vt := pt.Elem()
-	for i := 0; i < pt.NumMethod(); i++ {
-		m := pt.Method(i)
-		_, valueMethod := vt.MethodByName(m.Name)
-		for _, recv := range []string{"nil", "zero"} {
-			if recv == "nil" && valueMethod {
-				continue // Go itself dereferences nil for value methods
-			}
-			rv := reflect.Zero(pt)
-			if recv == "zero" {
-				rv = reflect.New(vt)
-			}
-			args := []reflect.Value{rv}
-			for j := 1; j < m.Type.NumIn(); j++ {
-				args = append(args, reflect.Zero(m.Type.In(j)))
-			}
-			t.Run(fmt.Sprintf("%s.%s/%s", vt.Name(), m.Name, recv), func(t *testing.T) {
-				var out []reflect.Value
-				func() {
-					defer func() {
-						if r := recover(); r != nil {
-							t.Fatalf("(%s %s).%s panicked: %v", recv, pt, m.Name, r)
-						}
-					}()
-					if m.Type.IsVariadic() {
-						out = m.Func.CallSlice(args)
-					} else {
-						out = m.Func.Call(args)
-					}
-				}()
-				if check != nil {
-					check(t, recv, m, out)
-				}
-			})
-		}
-	}
-}
-
 var errType = reflect.TypeOf((*error)(nil)).Elem()
 
 // Every exported method of every verbs object, on a nil pointer and on a
@@ -241,7 +198,7 @@ var errType = reflect.TypeOf((*error)(nil)).Elem()
 // a zero value; none panics.
 func TestNilAndZeroReceivers(t *testing.T) {
 	for _, p := range objectTypes {
-		callAll(t, p, func(t *testing.T, recv string, m reflect.Method, out []reflect.Value) {
+		apicheck.CallMethods(t, p, func(t *testing.T, recv string, m reflect.Method, out []reflect.Value) {
 			for _, o := range out {
 				if o.Type() != errType {
 					continue
@@ -257,7 +214,7 @@ func TestNilAndZeroReceivers(t *testing.T) {
 		})
 	}
 	for _, p := range valueTypes {
-		callAll(t, p, nil)
+		apicheck.CallMethods(t, p, nil)
 	}
 }
 

@@ -97,3 +97,17 @@ func (p *PD) Close() error {
 	p.endClose(err)
 	return err
 }
+
+// checkPD refuses a missing PD, a closed one and one of another device.
+func (c *Context) checkPD(op string, pd *PD) error {
+	if pd == nil {
+		return newErr(op, ErrInvalidValue, "no PD")
+	}
+	if err := pd.check(op); err != nil {
+		return err
+	}
+	if pd.ctx != c {
+		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", pd.ctx.Name(), c.name)
+	}
+	return nil
+}

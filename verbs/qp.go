@@ -274,14 +274,8 @@ func checkQPConfig(op string, c *Context, cfg QPConfig) error {
 	if err := c.check(op); err != nil {
 		return err
 	}
-	if cfg.PD == nil {
-		return newErr(op, ErrInvalidValue, "no PD")
-	}
-	if err := cfg.PD.check(op); err != nil {
+	if err := c.checkPD(op, cfg.PD); err != nil {
 		return err
-	}
-	if cfg.PD.ctx != c {
-		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
 	}
 	if (cfg.UMem == nil) != (cfg.DBRUMem == nil) {
 		return newErr(op, ErrInvalidValue, "external WQ UMEM and DBR UMEM must be given together")
@@ -579,35 +573,22 @@ func (q *QP) teardown() error {
 		q.sdk = nil
 		return err
 	}
-	if q.obj != nil {
-		if err := q.obj.Destroy(); err != nil {
-			return driverErr(op, err, "qpn 0x%x", q.qpn)
-		}
-		q.obj = nil
+	if err := destroyObj(op, &q.obj, "qpn 0x%x", q.qpn); err != nil {
+		return err
 	}
 	if q.ownUAR && q.uar != nil {
-		q.uar.release(&q.node)
-		if err := q.uar.Close(); err != nil {
-			q.uar.acquire(op, "UAR", &q.node)
+		if err := q.closeOwned(op, "UAR", &q.uar.node, q.uar.Close); err != nil {
 			return err
 		}
 		q.uar = nil
 	}
 	if q.umem != nil {
-		q.umem.release(&q.node)
-		if err := q.umem.Close(); err != nil {
-			q.umem.acquire(op, "UMem", &q.node)
+		if err := q.closeOwned(op, "UMem", &q.umem.node, q.umem.Close); err != nil {
 			return err
 		}
 		q.umem = nil
 	}
-	if q.buf != nil {
-		if err := q.buf.free(); err != nil {
-			return wrapErr(op, ErrOperatingSystem, err, "munmap QP work queue")
-		}
-		q.buf = nil
-	}
-	return nil
+	return freeRing(op, &q.buf, "QP work queue")
 }
 
 // Close destroys the QP (doca_verbs_qp_destroy). It fails with ErrInUse

@@ -54,22 +54,8 @@ func newCQAttrSDK(op string, cfg CQConfig) (_ docasdk.CQAttr, err error) {
 			}
 			return a.SetCQContext(cfg.UserContext)
 		}},
-		{"external UMEM", func() error {
-			if cfg.UMem == nil {
-				return nil
-			}
-			if err := a.SetExternalUMEM(cfg.UMem.sdk, cfg.UMemOffset); err != nil {
-				return err
-			}
-			// As DOCA does: the ring is polled outside the SDK.
-			return a.SetExternalDatapathEn(true)
-		}},
-		{"external UAR", func() error {
-			if cfg.UAR == nil {
-				return nil
-			}
-			return a.SetExternalUAR(cfg.UAR.sdk)
-		}},
+		{"external UMEM", func() error { return setExternalUMEM(a, cfg.UMem, cfg.UMemOffset) }},
+		{"external UAR", func() error { return setExternalUAR(a, cfg.UAR) }},
 		{"overrun", func() error {
 			if !cfg.Overrun {
 				return nil
@@ -89,6 +75,35 @@ func newCQAttrSDK(op string, cfg CQConfig) (_ docasdk.CQAttr, err error) {
 		}
 	}
 	return a, nil
+}
+
+// externalAttr is what the SDK's CQ attributes and QP init attributes have
+// in common: a ring in the user's memory and the user's doorbell page.
+type externalAttr interface {
+	SetExternalUMEM(umem docasdk.UMEM, offset uint64) error
+	SetExternalDatapathEn(on bool) error
+	SetExternalUAR(uar docasdk.UAR) error
+}
+
+// setExternalUMEM places the ring at offset in u, when u is set. As DOCA
+// does, the data path then runs outside the SDK: this package polls the CQ
+// and posts the WQEs itself.
+func setExternalUMEM(a externalAttr, u *UMem, offset uint64) error {
+	if u == nil {
+		return nil
+	}
+	if err := a.SetExternalUMEM(u.sdk, offset); err != nil {
+		return err
+	}
+	return a.SetExternalDatapathEn(true)
+}
+
+// setExternalUAR makes u the doorbell page, when u is set.
+func setExternalUAR(a externalAttr, u *UAR) error {
+	if u == nil {
+		return nil
+	}
+	return a.SetExternalUAR(u.sdk)
 }
 
 // destroyQuietly runs an SDK destroyer whose failure cannot be returned (a
@@ -252,28 +267,14 @@ func qpInitAttrSteps(a docasdk.QPInitAttr, vpd docasdk.VerbsPD, cfg QPConfig) []
 		{"max_inline_data", func() error { return a.SetMaxInlineData(cfg.MaxInlineData) }},
 		{"user_index", func() error { return a.SetUserIndex(cfg.UserIndex) }},
 		{"qp_type", func() error { return a.SetQPType(uint32(cfg.Type)) }},
-		{"external umem", func() error {
-			if cfg.UMem == nil {
-				return nil
-			}
-			if err := a.SetExternalUMEM(cfg.UMem.sdk, cfg.UMemOffset); err != nil {
-				return err
-			}
-			// As DOCA does: WQEs are posted outside the SDK.
-			return a.SetExternalDatapathEn(true)
-		}},
+		{"external umem", func() error { return setExternalUMEM(a, cfg.UMem, cfg.UMemOffset) }},
 		{"external umem dbr", func() error {
 			if cfg.DBRUMem == nil {
 				return nil
 			}
 			return a.SetExternalDBRUMEM(cfg.DBRUMem.sdk, cfg.DBRUMemOffset)
 		}},
-		{"external uar", func() error {
-			if cfg.UAR == nil {
-				return nil
-			}
-			return a.SetExternalUAR(cfg.UAR.sdk)
-		}},
+		{"external uar", func() error { return setExternalUAR(a, cfg.UAR) }},
 		{"qp_context", func() error {
 			if cfg.UserContext == 0 {
 				return nil
@@ -340,57 +341,50 @@ func (d *Dev) newQPSDK(op string, q *QP) error {
 
 // sendDBRMode queries the QP's send doorbell-record mode from the SDK.
 func (s *sdkQP) sendDBRMode(op string) (SendDBRMode, error) {
-	attr, init, err := s.queryAttrs(op)
-	if err != nil {
-		return 0, err
-	}
-	defer destroyQuietly("doca_verbs_qp_attr_destroy", attr.Destroy)
-	defer destroyQuietly("doca_verbs_qp_init_attr_destroy", init.Destroy)
-	if _, err := s.qp.Query(attr, init); err != nil {
-		return 0, sdkErr(op, false, err, "query QP 0x%x", s.q.qpn)
-	}
-	m, err := init.SendDBRMode()
-	if err != nil {
-		return 0, sdkErr(op, false, err, "send DBR mode of QP 0x%x", s.q.qpn)
-	}
-	return SendDBRMode(m), nil
-}
-
-// queryAttrs makes the two attribute objects a query fills.
-func (s *sdkQP) queryAttrs(op string) (docasdk.QPAttr, docasdk.QPInitAttr, error) {
-	logUse(docasdk.ObjQPAttr, ModeSDK)
-	attr, err := docasdk.QPAttrCreate()
-	if err != nil {
-		return attr, docasdk.QPInitAttr{}, sdkErr(op, false, err, "QP attributes")
-	}
-	logUse(docasdk.ObjQPInitAttr, ModeSDK)
-	init, err := docasdk.QPInitAttrCreate()
-	if err != nil {
-		destroyQuietly("doca_verbs_qp_attr_destroy", attr.Destroy)
-		return attr, init, sdkErr(op, false, err, "QP init attributes")
-	}
-	return attr, init, nil
+	var m uint32
+	err := s.query(op, func(_ docasdk.QPAttr, init docasdk.QPInitAttr) (err error) {
+		if m, err = init.SendDBRMode(); err != nil {
+			return sdkErr(op, false, err, "send DBR mode of QP 0x%x", s.q.qpn)
+		}
+		return nil
+	})
+	return SendDBRMode(m), err
 }
 
 // state queries the QP's state from the SDK.
 func (s *sdkQP) state(op string) (QPState, error) {
-	attr, init, err := s.queryAttrs(op)
+	var st uint32
+	err := s.query(op, func(attr docasdk.QPAttr, _ docasdk.QPInitAttr) (err error) {
+		if st, err = attr.CurrentState(); err != nil {
+			return sdkErr(op, false, err, "state of QP 0x%x", s.q.qpn)
+		}
+		if !QPState(st).valid() {
+			return newErr(op, ErrUnexpected, "the SDK reports QP state %d", st)
+		}
+		return nil
+	})
+	return QPState(st), err
+}
+
+// query makes the two attribute objects a query fills, queries the QP into
+// them, hands them to read and destroys them.
+func (s *sdkQP) query(op string, read func(docasdk.QPAttr, docasdk.QPInitAttr) error) error {
+	logUse(docasdk.ObjQPAttr, ModeSDK)
+	attr, err := docasdk.QPAttrCreate()
 	if err != nil {
-		return 0, err
+		return sdkErr(op, false, err, "QP attributes")
 	}
 	defer destroyQuietly("doca_verbs_qp_attr_destroy", attr.Destroy)
+	logUse(docasdk.ObjQPInitAttr, ModeSDK)
+	init, err := docasdk.QPInitAttrCreate()
+	if err != nil {
+		return sdkErr(op, false, err, "QP init attributes")
+	}
 	defer destroyQuietly("doca_verbs_qp_init_attr_destroy", init.Destroy)
 	if _, err := s.qp.Query(attr, init); err != nil {
-		return 0, sdkErr(op, false, err, "query QP 0x%x", s.q.qpn)
+		return sdkErr(op, false, err, "query QP 0x%x", s.q.qpn)
 	}
-	st, err := attr.CurrentState()
-	if err != nil {
-		return 0, sdkErr(op, false, err, "state of QP 0x%x", s.q.qpn)
-	}
-	if !QPState(st).valid() {
-		return 0, newErr(op, ErrUnexpected, "the SDK reports QP state %d", st)
-	}
-	return QPState(st), nil
+	return read(attr, init)
 }
 
 // modify applies attr through the SDK: an SDK QP attribute object (and AH

@@ -1,7 +1,6 @@
 package verbs
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/apicheck"
 	"github.com/gdaki/gpunetio/internal/docasdk"
 	"github.com/gdaki/gpunetio/internal/docasdk/fakesdk"
 	"github.com/gdaki/gpunetio/internal/doclog"
@@ -41,12 +41,7 @@ func childScenario(t *testing.T, scenario string) {
 }
 
 func TestSDKMode(t *testing.T) {
-	root := t.TempDir()
-	fake, skip, err := fakesdk.Build(root)
-	require.NoError(t, err, "building the stand-in DOCA SDK")
-	if fake == nil {
-		t.Skip(skip)
-	}
+	fake, root := fakesdk.ForTest(t)
 	noVerbs, err := fake.Without(fakesdk.LibVerbs)
 	require.NoError(t, err)
 	noOrdering, err := fake.Hiding(fakesdk.LibVerbs, "doca_verbs_qp_init_attr_set_ordering_semantic", "doca_verbs_qp_init_attr_get_ordering_semantic")
@@ -76,32 +71,17 @@ func TestSDKMode(t *testing.T) {
 	}
 
 	// The Go API behaves the same in both modes.
-	b, err := os.ReadFile(results)
-	require.NoError(t, err)
-	var sdk map[string]string
-	require.NoError(t, json.Unmarshal(b, &sdk))
 	open := runSameAPI(t)
 	require.NotEmpty(t, open)
-	for name, want := range open {
-		assert.Equal(t, want, sdk[name], "%s: open mode vs SDK mode", name)
-		t.Logf("same in both modes: %s: %s", name, want)
-	}
-	assert.Len(t, sdk, len(open))
+	diffs, err := fakesdk.CompareOutcomes(results, open)
+	require.NoError(t, err)
+	assert.Empty(t, diffs, "open mode vs SDK mode")
 }
 
 // outcome describes what a call returned, in terms both modes share: "ok"
 // and a detail, or the DOCA code of the error and of each *Error under it.
 func outcome(err error, detail string) string {
-	if err == nil {
-		return "ok " + detail
-	}
-	var codes []string
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if x, ok := e.(*Error); ok {
-			codes = append(codes, x.Code.Name())
-		}
-	}
-	return "error " + strings.Join(codes, "/")
+	return apicheck.Outcome(err, detail, func(x *Error) string { return x.Code.Name() })
 }
 
 // sameAPIRows are the operations compared across the modes: the Dev and
@@ -236,10 +216,7 @@ func runSameAPI(t *testing.T) map[string]string {
 func TestSDKChildSameAPI(t *testing.T) {
 	childScenario(t, "sdk")
 	require.Equal(t, ModeSDK, SDKMode().Mode)
-	out := runSameAPI(t)
-	b, err := json.Marshal(out)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(os.Getenv(sdkResultsEnv), b, 0o644))
+	require.NoError(t, fakesdk.WriteOutcomes(os.Getenv(sdkResultsEnv), runSameAPI(t)))
 }
 
 // callLog is the stand-in's record of this child's calls.
@@ -263,12 +240,7 @@ func TestSDKChildRouted(t *testing.T) {
 	assert.True(t, m.SetOrderingSemantic && m.GetOrderingSemantic)
 	assert.Contains(t, m.String(), "SDK (libraries from ")
 
-	ctx, err := OpenDevice("emu0")
-	require.NoError(t, err)
-	defer ctx.Close()
-	pd, err := ctx.AllocPD()
-	require.NoError(t, err)
-	defer pd.Close()
+	ctx, pd := openPD(t, "emu0")
 	log := callLog()
 
 	mark := log.Mark()
@@ -391,37 +363,40 @@ func TestSDKChildRouted(t *testing.T) {
 	require.NoError(t, err)
 	steps, err := RCTransitions(local, Endpoint{QPN: 0x4242, GID: local.GID, MTU: 4096}, nil)
 	require.NoError(t, err)
-	mark = log.Mark()
-	require.NoError(t, qp.Modify(&steps[0].Attr, steps[0].Mask))
-	lines = expectCalls(t, mark, "RST -> INIT",
-		"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_allow_remote_write",
-		"doca_verbs_qp_attr_set_allow_remote_read", "doca_verbs_qp_attr_set_atomic_mode", "doca_verbs_qp_attr_set_pkey_index",
-		"doca_verbs_qp_attr_set_port_num", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy")
-	assert.Contains(t, lines, "doca_verbs_qp_attr_set_atomic_mode attr=")
-	assert.Contains(t, lines, "mask=0x8037")
-	mark = log.Mark()
-	require.NoError(t, qp.Modify(&steps[1].Attr, steps[1].Mask))
-	lines = expectCalls(t, mark, "INIT -> RTR",
-		"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_path_mtu",
-		"doca_verbs_qp_attr_set_rq_psn", "doca_verbs_qp_attr_set_dest_qp_num",
-		"doca_verbs_ah_attr_create", "doca_verbs_ah_attr_set_gid", "doca_verbs_ah_attr_set_addr_type",
-		"doca_verbs_ah_attr_set_dlid", "doca_verbs_ah_attr_set_sl", "doca_verbs_ah_attr_set_sgid_index",
-		"doca_verbs_ah_attr_set_static_rate", "doca_verbs_ah_attr_set_hop_limit", "doca_verbs_ah_attr_set_traffic_class",
-		"doca_verbs_qp_attr_set_ah_attr", "doca_verbs_qp_attr_set_min_rnr_timer", "doca_verbs_qp_attr_set_max_dest_rd_atomic",
-		"doca_verbs_qp_modify", "doca_verbs_ah_attr_destroy", "doca_verbs_qp_attr_destroy")
-	assert.Contains(t, lines, fmt.Sprintf("v=%x", local.GID[:]), "the remote GID")
-	assert.Contains(t, lines, "v=16962", "the remote QPN 0x4242")
-	assert.Contains(t, lines, "mask=0x245a8")
-	assert.Contains(t, lines, "doca_verbs_ah_attr_create context=vctx@", "on the Dev's imported context")
-	mark = log.Mark()
-	require.NoError(t, qp.Modify(&steps[2].Attr, steps[2].Mask))
-	lines = expectCalls(t, mark, "RTR -> RTS",
-		"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_sq_psn",
-		"doca_verbs_qp_attr_set_ack_timeout", "doca_verbs_qp_attr_set_retry_cnt", "doca_verbs_qp_attr_set_rnr_retry",
-		"doca_verbs_qp_attr_set_max_rd_atomic", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy")
-	assert.Contains(t, lines, "mask=0x13a20")
-	assert.Contains(t, lines, "doca_verbs_qp_attr_set_ack_timeout attr=")
-	assert.Contains(t, lines, "v=14")
+	for i, step := range []struct {
+		name     string
+		calls    []string
+		contains []string // with what each line must hold
+	}{
+		{"RST -> INIT", []string{"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_allow_remote_write",
+			"doca_verbs_qp_attr_set_allow_remote_read", "doca_verbs_qp_attr_set_atomic_mode", "doca_verbs_qp_attr_set_pkey_index",
+			"doca_verbs_qp_attr_set_port_num", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy"},
+			[]string{"doca_verbs_qp_attr_set_atomic_mode attr=", "mask=0x8037"}},
+		{"INIT -> RTR", []string{"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_path_mtu",
+			"doca_verbs_qp_attr_set_rq_psn", "doca_verbs_qp_attr_set_dest_qp_num",
+			"doca_verbs_ah_attr_create", "doca_verbs_ah_attr_set_gid", "doca_verbs_ah_attr_set_addr_type",
+			"doca_verbs_ah_attr_set_dlid", "doca_verbs_ah_attr_set_sl", "doca_verbs_ah_attr_set_sgid_index",
+			"doca_verbs_ah_attr_set_static_rate", "doca_verbs_ah_attr_set_hop_limit", "doca_verbs_ah_attr_set_traffic_class",
+			"doca_verbs_qp_attr_set_ah_attr", "doca_verbs_qp_attr_set_min_rnr_timer", "doca_verbs_qp_attr_set_max_dest_rd_atomic",
+			"doca_verbs_qp_modify", "doca_verbs_ah_attr_destroy", "doca_verbs_qp_attr_destroy"},
+			[]string{
+				fmt.Sprintf("v=%x", local.GID[:]), // the remote GID
+				"v=16962",                         // the remote QPN 0x4242
+				"mask=0x245a8",
+				"doca_verbs_ah_attr_create context=vctx@", // on the Dev's imported context
+			}},
+		{"RTR -> RTS", []string{"doca_verbs_qp_attr_create", "doca_verbs_qp_attr_set_next_state", "doca_verbs_qp_attr_set_sq_psn",
+			"doca_verbs_qp_attr_set_ack_timeout", "doca_verbs_qp_attr_set_retry_cnt", "doca_verbs_qp_attr_set_rnr_retry",
+			"doca_verbs_qp_attr_set_max_rd_atomic", "doca_verbs_qp_modify", "doca_verbs_qp_attr_destroy"},
+			[]string{"mask=0x13a20", "doca_verbs_qp_attr_set_ack_timeout attr=", "v=14"}},
+	} {
+		mark = log.Mark()
+		require.NoError(t, qp.Modify(&steps[i].Attr, steps[i].Mask), step.name)
+		lines = expectCalls(t, mark, step.name, step.calls...)
+		for _, c := range step.contains {
+			assert.Contains(t, lines, c, step.name)
+		}
+	}
 
 	mark = log.Mark()
 	assert.Equal(t, QPStateRTS, qp.State(), "RTS: asked of the SDK")
@@ -520,14 +495,9 @@ func TestSDKChildFailures(t *testing.T) {
 // SDK QPs, EmulateNoDBRExt.
 func TestSDKChildRefusals(t *testing.T) {
 	childScenario(t, "sdk")
-	ctx, err := OpenDevice("emu0")
-	require.NoError(t, err)
-	defer ctx.Close()
-	pd, err := ctx.AllocPD()
-	require.NoError(t, err)
-	defer pd.Close()
+	_, pd := openPD(t, "emu0")
 	docasdk.SetStandInPDs(false)
-	_, err = OpenDev(pd)
+	_, err := OpenDev(pd)
 	docasdk.SetStandInPDs(true)
 	assert.ErrorIs(t, err, ErrNotSupported)
 	assert.ErrorContains(t, err, "emulated device")

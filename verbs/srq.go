@@ -95,14 +95,8 @@ func checkSRQConfig(op string, c *Context, cfg SRQConfig) error {
 	if cfg.Type != SRQLinkedList && cfg.Type != SRQContiguous {
 		return newErr(op, ErrInvalidValue, "SRQ type %v", cfg.Type)
 	}
-	if cfg.PD == nil {
-		return newErr(op, ErrInvalidValue, "no PD")
-	}
-	if err := cfg.PD.check(op); err != nil {
+	if err := c.checkPD(op, cfg.PD); err != nil {
 		return err
-	}
-	if cfg.PD.ctx != c {
-		return newErr(op, ErrInvalidValue, "PD belongs to device %s, not %s", cfg.PD.ctx.Name(), c.name)
 	}
 	if cfg.UMem != nil {
 		if err := cfg.UMem.sameDevice(op, c, "UMEM"); err != nil {
@@ -179,27 +173,16 @@ func (s *SRQ) releaseHeld() {
 
 func (s *SRQ) teardown() error {
 	const op = "doca_verbs_srq_destroy"
-	if s.obj != nil {
-		if err := s.obj.Destroy(); err != nil {
-			return driverErr(op, err, "srqn 0x%x", s.srqn)
-		}
-		s.obj = nil
+	if err := destroyObj(op, &s.obj, "srqn 0x%x", s.srqn); err != nil {
+		return err
 	}
 	if s.umem != nil {
-		s.umem.release(&s.node)
-		if err := s.umem.Close(); err != nil {
-			s.umem.acquire(op, "UMem", &s.node)
+		if err := s.closeOwned(op, "UMem", &s.umem.node, s.umem.Close); err != nil {
 			return err
 		}
 		s.umem = nil
 	}
-	if s.buf != nil {
-		if err := s.buf.free(); err != nil {
-			return wrapErr(op, ErrOperatingSystem, err, "munmap SRQ ring")
-		}
-		s.buf = nil
-	}
-	return nil
+	return freeRing(op, &s.buf, "SRQ ring")
 }
 
 // Hold takes a reference that keeps the SRQ and its ring alive (Close

@@ -83,10 +83,7 @@ func newUAR(op string, c *Context, d *Dev, t UARAllocType) (*UAR, error) {
 	}
 	u, err := c.dev.AllocUAR(dt)
 	if err != nil {
-		c.release(&x.node)
-		if d != nil {
-			d.release(&x.node)
-		}
+		x.releaseParents(c, d)
 		return nil, driverErr(op, err, "type %v", t)
 	}
 	x.u = u
@@ -236,27 +233,19 @@ func (u *UAR) Close() error {
 		logPrint(logInfo, "Failed to destroy uar: parameter uar is NULL")
 		return newErr(op, ErrInvalidValue, "nil UAR")
 	}
-	done, err := u.beginClose(op, "UAR")
-	if done || err != nil {
-		return err
-	}
+	var sdkFree func() error
 	if !u.sdk.IsZero() {
-		if derr := u.sdk.Destroy(); derr != nil {
-			err = sdkErr(op, false, derr, "uar %d", u.id)
-		}
-		u.dev.release(&u.node)
-		u.endClose(nil)
-		return err
-	}
-	err = u.u.Free()
-	if err != nil {
-		err = driverErr(op, err, "uar %d", u.u.PageID())
-	} else {
-		u.ctx.release(&u.node)
-		if u.dev != nil {
-			u.dev.release(&u.node)
+		sdkFree = func() error {
+			if err := u.sdk.Destroy(); err != nil {
+				return sdkErr(op, false, err, "uar %d", u.id)
+			}
+			return nil
 		}
 	}
-	u.endClose(err)
-	return err
+	return u.closeLeaf(op, "UAR", u.ctx, u.dev, sdkFree, func() error {
+		if err := u.u.Free(); err != nil {
+			return driverErr(op, err, "uar %d", u.u.PageID())
+		}
+		return nil
+	})
 }

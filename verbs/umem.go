@@ -257,27 +257,19 @@ func (u *UMem) Close() error {
 	if u == nil {
 		return newErr(op, ErrInvalidValue, "nil UMem")
 	}
-	done, err := u.beginClose(op, "UMem")
-	if done || err != nil {
-		return err
-	}
+	var sdkFree func() error
 	if !u.sdk.IsZero() {
-		if derr := u.sdk.Destroy(); derr != nil {
-			err = sdkErr(op, false, derr, "umem %d", u.id)
-		}
-		u.dev.release(&u.node)
-		u.endClose(nil)
-		return err
-	}
-	err = u.u.Dereg()
-	if err != nil {
-		err = driverErr(op, err, "umem %d", u.u.ID())
-	} else {
-		u.ctx.release(&u.node)
-		if u.dev != nil {
-			u.dev.release(&u.node)
+		sdkFree = func() error {
+			if err := u.sdk.Destroy(); err != nil {
+				return sdkErr(op, false, err, "umem %d", u.id)
+			}
+			return nil
 		}
 	}
-	u.endClose(err)
-	return err
+	return u.closeLeaf(op, "UMem", u.ctx, u.dev, sdkFree, func() error {
+		if err := u.u.Dereg(); err != nil {
+			return driverErr(op, err, "umem %d", u.u.ID())
+		}
+		return nil
+	})
 }

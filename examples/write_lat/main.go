@@ -70,11 +70,7 @@ func run(ctx context.Context, cfg common.Config, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := e.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer gpurun.CloseInto(e, &err)
 	name, err := kernelName(e.QP.NICHandler())
 	if err != nil {
 		return err
@@ -107,26 +103,15 @@ func run(ctx context.Context, cfg common.Config, stdout, stderr io.Writer) (err 
 		return fmt.Errorf("failed to set up the OOB connection with the remote peer: %w", err)
 	}
 	defer conn.Close()
-	peer, err := common.Exchange(conn, e.Endpoint(local), n, cfg.Timeout)
+	peer, err := e.Link(conn, local, n, cfg.Timeout)
 	if err != nil {
 		return err
 	}
-	if err := e.Connect(peer); err != nil {
-		return err
-	}
-
-	t, err := e.NewTimer()
+	t, err := e.StartTimer(stderr)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := t.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	if _, err := e.StartProxy(stderr); err != nil {
-		return err
-	}
+	defer gpurun.CloseInto(t, &err)
 	fmt.Fprintf(stderr, "Launching write_lat %s kernel %s with 1 CUDA block, 1 CUDA thread, %d round trips per message size\n",
 		cfg.Role(), name, cfg.Iters)
 

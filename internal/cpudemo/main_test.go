@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/leakcheck"
+	"github.com/gdaki/gpunetio/gpunetio/leaktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestMain fails the package when a test leaves a verbs, gpunetio or CUDA
 // object open, naming each and the stack that made it.
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { leaktest.Main(m) }
 
 func testConfig(h gpunetio.NICHandler) config {
 	return config{iters: 512, threads: 4, handler: h, maxSize: 4096, server: "emu0", client: "emu1", timeout: 10 * time.Second}

@@ -14,17 +14,7 @@ func TestGPUBadRKey(t *testing.T) {
 	for _, hc := range handlerCases {
 		t.Run(hc.name, func(t *testing.T) {
 			hc.skipUnsupported(t)
-			f, err := e.newFixture(hc)
-			if err != nil {
-				t.Fatalf("handler %s: create and connect fresh QPs: %v", hc.name, err)
-			}
-			t.Cleanup(func() {
-				if !e.abandoned {
-					if err := f.close(e); err != nil {
-						t.Errorf("release the fresh QPs: %v", err)
-					}
-				}
-			})
+			f := e.errFixture(t, hc, false)
 			init := newImages(nextSeed())
 			e.load(t, init)
 			a := e.baseArgs()

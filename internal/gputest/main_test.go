@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/gdaki/gpunetio/gpunetio"
-	"github.com/gdaki/gpunetio/internal/leakcheck"
+	"github.com/gdaki/gpunetio/gpunetio/leaktest"
 )
 
 // emuModelEnv is the emulator's NIC model variable (internal/mlx5/emu.EnvModel).
@@ -31,12 +31,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	if !sharedAbandoned() {
-		for _, r := range leakcheck.Reports() {
-			fmt.Fprintln(os.Stderr, r)
-			if code == 0 {
-				code = 1
-			}
-		}
+		code = leaktest.Check(code, os.Stderr)
 	}
 	os.Exit(code)
 }

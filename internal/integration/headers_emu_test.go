@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -17,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gdaki/gpunetio/gpunetio"
+	"github.com/gdaki/gpunetio/gpunetio/leaktest"
 	"github.com/gdaki/gpunetio/internal/devhost"
 	"github.com/gdaki/gpunetio/internal/devstruct"
-	"github.com/gdaki/gpunetio/internal/leakcheck"
 	"github.com/gdaki/gpunetio/verbs"
 )
 
@@ -32,16 +33,9 @@ func TestMain(m *testing.M) {
 		// (GPU_SM_NO_DBR) and behaves as the ConnectX-7 model otherwise.
 		os.Setenv(emuModelEnv, "cx8")
 	}
-	code := m.Run()
-	// Every verbs, gpunetio and CUDA object left open, with the stack that
-	// made it (stacks_test.go turns recording on).
-	for _, r := range leakcheck.Reports() {
-		fmt.Fprintln(os.Stderr, r)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	// Every verbs, gpunetio and CUDA object left open fails the run, with
+	// the stack that made it (stacks_test.go turns recording on).
+	os.Exit(leaktest.Check(m.Run(), os.Stderr))
 }
 
 // side is one emulated NIC with a high-level QP and a data buffer.
@@ -123,12 +117,16 @@ func devQP(t *testing.T, s *side) *devhost.QP {
 	return q
 }
 
-var handlers = []struct {
+// handlerCase is a NIC handler as the QP is made (qp, ext) and as device
+// code sees it (dev).
+type handlerCase struct {
 	name string
-	h    gpunetio.NICHandler
+	qp   gpunetio.NICHandler
 	ext  gpunetio.SendDBRModeExt
 	dev  devhost.Handler
-}{
+}
+
+var handlers = []handlerCase{
 	{"GPU_SM_DB", gpunetio.NICHandlerGPUSMDB, gpunetio.SendDBRValid, devhost.HandlerGPUSMDB},
 	{"CPU_PROXY", gpunetio.NICHandlerCPUProxy, gpunetio.SendDBRValid, devhost.HandlerCPUProxy},
 	{"AUTO", gpunetio.NICHandlerAuto, gpunetio.SendDBRValid, devhost.HandlerAuto},
@@ -143,8 +141,8 @@ func TestHeadersPutOnEmulator(t *testing.T) {
 		t.Run(hc.name, func(t *testing.T) {
 			g := gpunetio.NewHostGPU()
 			t.Cleanup(func() { require.NoError(t, g.Close()) }) // first registered: runs last
-			a := newSide(t, g, "emu0", hc.h, hc.ext)
-			b := newSide(t, g, "emu1", hc.h, hc.ext)
+			a := newSide(t, g, "emu0", hc.qp, hc.ext)
+			b := newSide(t, g, "emu1", hc.qp, hc.ext)
 			connect(t, a, b)
 			connect(t, b, a)
 			if a.hl.GPUQP().CPUAssisted() {
@@ -262,17 +260,8 @@ func hung(t *testing.T, what string, d time.Duration) {
 
 // errHandlers are the NIC handlers a host-compiled kernel can drive on the
 // emulator (GPU_SM_NO_DBR needs the ConnectX-8 model, which TestMain selects).
-var errHandlers = []struct {
-	name string
-	qp   gpunetio.NICHandler
-	ext  gpunetio.SendDBRModeExt
-	dev  devhost.Handler
-}{
-	{"AUTO", gpunetio.NICHandlerAuto, gpunetio.SendDBRValid, devhost.HandlerAuto},
-	{"CPU_PROXY", gpunetio.NICHandlerCPUProxy, gpunetio.SendDBRValid, devhost.HandlerCPUProxy},
-	{"GPU_SM_DB", gpunetio.NICHandlerGPUSMDB, gpunetio.SendDBRValid, devhost.HandlerGPUSMDB},
-	{"GPU_SM_NO_DBR", gpunetio.NICHandlerGPUSMDB, gpunetio.SendNoDBRHW, devhost.HandlerGPUSMNoDBR},
-}
+var errHandlers = append(slices.Clip(handlers),
+	handlerCase{"GPU_SM_NO_DBR", gpunetio.NICHandlerGPUSMDB, gpunetio.SendNoDBRHW, devhost.HandlerGPUSMNoDBR})
 
 // failure is how the initiator's operations fail, and the CQE syndrome that says so.
 type failure struct {

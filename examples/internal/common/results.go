@@ -62,9 +62,12 @@ const (
 )
 
 // WriteBWHeader prints the bandwidth table header.
-func WriteBWHeader(w io.Writer) {
-	line := strings.Repeat("-", 84)
-	fmt.Fprintf(w, "%s\n%s\n%s\n", line, bwHeader, line)
+func WriteBWHeader(w io.Writer) { writeHeader(w, bwHeader, 84) }
+
+// writeHeader prints header between two rules of width dashes.
+func writeHeader(w io.Writer, header string, width int) {
+	line := strings.Repeat("-", width)
+	fmt.Fprintf(w, "%s\n%s\n%s\n", line, header, line)
 }
 
 // WriteBWRow prints one bandwidth row in the reference's format.
@@ -74,10 +77,7 @@ func WriteBWRow(w io.Writer, r BWRow) {
 }
 
 // WriteLatHeader prints the latency table header.
-func WriteLatHeader(w io.Writer) {
-	line := strings.Repeat("-", 94)
-	fmt.Fprintf(w, "%s\n%s\n%s\n", line, latHeader, line)
-}
+func WriteLatHeader(w io.Writer) { writeHeader(w, latHeader, 94) }
 
 // WriteLatRow prints one latency row in the reference's format.
 func WriteLatRow(w io.Writer, r LatRow) {

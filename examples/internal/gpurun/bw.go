@@ -61,8 +61,10 @@ func save(r *common.Report, cfg common.Config) error {
 	return r.Save(cfg.Output, cfg.Format)
 }
 
-func closeEnv(e *Env, err *error) {
-	if cerr := e.Close(); cerr != nil && *err == nil {
+// CloseInto closes c and, when *err is nil, stores Close's error there:
+// deferred by a function with a named error result.
+func CloseInto(c io.Closer, err *error) {
+	if cerr := c.Close(); cerr != nil && *err == nil {
 		*err = cerr
 	}
 }
@@ -73,7 +75,7 @@ func bwServer(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 	if err != nil {
 		return err
 	}
-	defer closeEnv(e, &err)
+	defer CloseInto(e, &err)
 
 	bufs := make([]*Buffer, len(common.BWSizes))
 	remote := make([]verbs.Region, len(common.BWSizes))
@@ -99,11 +101,7 @@ func bwServer(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 		return fmt.Errorf("failed to set up the OOB connection with the remote peer: %w", err)
 	}
 	defer conn.Close()
-	peer, err := common.Exchange(conn, e.Endpoint(remote), 0, cfg.Timeout)
-	if err != nil {
-		return err
-	}
-	if err := e.Connect(peer); err != nil {
+	if _, err := e.Link(conn, remote, 0, cfg.Timeout); err != nil {
 		return err
 	}
 
@@ -183,7 +181,7 @@ func bwClient(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 	if err != nil {
 		return err
 	}
-	defer closeEnv(e, &err)
+	defer CloseInto(e, &err)
 
 	bufs := make([]*Buffer, len(common.BWSizes))
 	for i, size := range common.BWSizes {
@@ -201,26 +199,15 @@ func bwClient(ctx context.Context, spec BWSpec, cfg common.Config, stdout, stder
 		return fmt.Errorf("failed to set up the OOB connection with the remote peer: %w", err)
 	}
 	defer conn.Close()
-	peer, err := common.Exchange(conn, e.Endpoint(nil), len(common.BWSizes), cfg.Timeout)
+	peer, err := e.Link(conn, nil, len(common.BWSizes), cfg.Timeout)
 	if err != nil {
 		return err
 	}
-	if err := e.Connect(peer); err != nil {
-		return err
-	}
-
-	t, err := e.NewTimer()
+	t, err := e.StartTimer(stderr)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := t.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	if _, err := e.StartProxy(stderr); err != nil {
-		return err
-	}
+	defer CloseInto(t, &err)
 	fmt.Fprintln(stderr, spec.Describe(cfg))
 
 	r := report(spec.Prog, cfg, e)

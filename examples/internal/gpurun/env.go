@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"time"
 
 	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/examples/internal/common"
@@ -172,6 +174,30 @@ func (e *Env) Connect(remote verbs.Endpoint) error {
 		return fmt.Errorf("connect QP 0x%x to QP 0x%x: %w", e.QP.QP().QPN(), remote.QPN, err)
 	}
 	return nil
+}
+
+// Link sends this side's record (with the regions local) over conn, reads
+// the peer's (with remoteRegions regions) and connects the QP to the peer's.
+func (e *Env) Link(conn net.Conn, local []verbs.Region, remoteRegions int, timeout time.Duration) (verbs.Endpoint, error) {
+	peer, err := common.Exchange(conn, e.Endpoint(local), remoteRegions, timeout)
+	if err != nil {
+		return peer, err
+	}
+	return peer, e.Connect(peer)
+}
+
+// StartTimer makes the timer of the measured launches and starts the CPU
+// proxy where the QP's NIC handler needs one (StartProxy). The caller
+// closes the timer.
+func (e *Env) StartTimer(log io.Writer) (*Timer, error) {
+	t, err := e.NewTimer()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.StartProxy(log); err != nil {
+		return nil, errors.Join(err, t.Close())
+	}
+	return t, nil
 }
 
 // StartProxy starts the CPU-proxy service when the resolved NIC handler needs

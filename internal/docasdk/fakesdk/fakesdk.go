@@ -20,12 +20,15 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -60,6 +63,22 @@ type SDK struct {
 	mu   sync.Mutex
 	dirs map[string]string // variant -> directory
 	errs map[string]error
+}
+
+// ForTest builds the fake under a temporary directory of t, which it
+// returns too. It skips t when there is no C compiler and fails it when the
+// build fails.
+func ForTest(t testing.TB) (*SDK, string) {
+	t.Helper()
+	root := t.TempDir()
+	s, skip, err := Build(root)
+	if err != nil {
+		t.Fatalf("building the stand-in DOCA SDK: %v", err)
+	}
+	if s == nil {
+		t.Skip(skip)
+	}
+	return s, root
 }
 
 // Build compiles the fake under root (a directory the caller removes) and
@@ -261,4 +280,46 @@ func Passed(output string) []string {
 		}
 	}
 	return names
+}
+
+// A package's same-API test runs one table of operations in open mode in
+// the parent and in SDK mode in a child, each operation giving an outcome
+// string. WriteOutcomes is the child's half, CompareOutcomes the parent's.
+
+// WriteOutcomes writes the child's outcomes, by operation name, to path.
+func WriteOutcomes(path string, outcomes map[string]string) error {
+	b, err := json.Marshal(outcomes)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// CompareOutcomes reads the outcomes a child wrote to path and returns a
+// line per operation whose outcome differs from open's, or that only one
+// side has, sorted; none when the two modes behaved the same.
+func CompareOutcomes(path string, open map[string]string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the SDK-mode outcomes: %w", err)
+	}
+	var sdk map[string]string
+	if err := json.Unmarshal(b, &sdk); err != nil {
+		return nil, fmt.Errorf("the SDK-mode outcomes in %s: %w", path, err)
+	}
+	var diffs []string
+	for name, want := range open {
+		if got, ok := sdk[name]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: open mode %q, not run in SDK mode", name, want))
+		} else if got != want {
+			diffs = append(diffs, fmt.Sprintf("%s: open mode %q, SDK mode %q", name, want, got))
+		}
+	}
+	for name, got := range sdk {
+		if _, ok := open[name]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: SDK mode %q, not run in open mode", name, got))
+		}
+	}
+	sort.Strings(diffs)
+	return diffs, nil
 }

@@ -1,4 +1,4 @@
-package leakcheck
+package leaktest
 
 import (
 	"bytes"
@@ -17,21 +17,21 @@ func TestMain(m *testing.M) { Main(m) }
 // it; a failing run keeps its status; no leak, no change.
 func TestCheck(t *testing.T) {
 	var out bytes.Buffer
-	assert.Equal(t, 0, check(0, &out))
+	assert.Equal(t, 0, Check(0, &out))
 	assert.Empty(t, out.String())
 
 	ctx, err := verbs.OpenDevice("emu0")
 	require.NoError(t, err)
 	g := gpunetio.NewHostGPU()
-	assert.Equal(t, 1, check(0, &out))
-	assert.Equal(t, 2, check(2, &out))
+	assert.Equal(t, 1, Check(0, &out))
+	assert.Equal(t, 2, Check(2, &out))
 	r := out.String()
 	assert.Contains(t, r, "Context: Context emu0")
 	assert.Contains(t, r, "GPU: host-memory test GPU")
-	assert.Contains(t, r, "leakcheck.TestCheck", "the stack that made each")
+	assert.Contains(t, r, "leaktest.TestCheck", "the stack that made each")
 	require.NoError(t, g.Close())
 	require.NoError(t, ctx.Close())
 	out.Reset()
-	assert.Equal(t, 0, check(0, &out))
+	assert.Equal(t, 0, Check(0, &out))
 	assert.Empty(t, Reports())
 }

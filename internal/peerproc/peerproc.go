@@ -1,0 +1,133 @@
+// Package peerproc runs the other side of a cross-process test: the test
+// binary re-executes itself to run one test as a child process, and the two
+// talk in text lines that start with a tag ("VERBS HELLO ..."), the parent
+// writing to the child's standard input and the child printing to its
+// standard output. Lines without the tag are the child's own test output:
+// the parent copies them to its standard error, so a failure in the child
+// is seen.
+package peerproc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Wait bounds how long the parent waits for a line from the child and for
+// the child to exit.
+const Wait = 20 * time.Second
+
+// Proc is a running child.
+type Proc struct {
+	tag   string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan []string
+}
+
+// Start runs test (a test name of this binary, matched exactly) in a child
+// process with env ("K=V") added to this process's environment. At tb's
+// cleanup the child is told "QUIT" and waited for; it must exit with
+// status 0 within Wait, or tb fails (and the child is killed).
+func Start(tb testing.TB, tag, test string, env ...string) *Proc {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatalf("peer process: stdin: %v", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatalf("peer process: stdout: %v", err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("peer process: %v", err)
+	}
+	p := &Proc{tag: tag, cmd: cmd, stdin: stdin, lines: make(chan []string, 16)}
+	go p.read(stdout)
+	tb.Cleanup(func() { p.stop(tb) })
+	return p
+}
+
+func (p *Proc) read(stdout io.Reader) {
+	s := bufio.NewScanner(stdout)
+	for s.Scan() {
+		if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == p.tag {
+			p.lines <- f[1:]
+		} else if len(f) > 0 && f[0] != "PASS" {
+			fmt.Fprintln(os.Stderr, "peer:", s.Text())
+		}
+	}
+	close(p.lines)
+}
+
+func (p *Proc) stop(tb testing.TB) {
+	p.Send("QUIT")
+	p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			tb.Errorf("peer process: %v", err)
+		}
+	case <-time.After(Wait):
+		p.cmd.Process.Kill()
+		<-done
+		tb.Error("peer process did not exit")
+	}
+}
+
+// Send writes a line to the child: the tag, then format and args.
+func (p *Proc) Send(format string, args ...any) {
+	fmt.Fprintf(p.stdin, p.tag+" "+format+"\n", args...)
+}
+
+// Expect waits up to Wait for the child's next line, which must start with
+// word, and returns the words after it.
+func (p *Proc) Expect(tb testing.TB, word string) []string {
+	tb.Helper()
+	select {
+	case f, ok := <-p.lines:
+		if !ok {
+			tb.Fatalf("peer exited before saying %s", word)
+		}
+		if f[0] != word {
+			tb.Fatalf("peer said %v, want %s", f, word)
+		}
+		return f[1:]
+	case <-time.After(Wait):
+		tb.Fatalf("peer did not say %s", word)
+	}
+	return nil
+}
+
+// Say prints a line for the parent (in the child): the tag, then format and
+// args.
+func Say(tag, format string, args ...any) {
+	fmt.Printf(tag+" "+format+"\n", args...)
+}
+
+// Serve reads the parent's lines (in the child) and hands each tagged one
+// to handle as its first word and the words after it, until "QUIT" or the
+// end of the input.
+func Serve(tag string, handle func(word string, args []string)) {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) < 2 || f[0] != tag {
+			continue
+		}
+		if f[1] == "QUIT" {
+			return
+		}
+		handle(f[1], f[2:])
+	}
+}
