@@ -199,9 +199,11 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if opmod>>1 > 0xff || c.nic.caps.capability(t) == nil {
 			return fwError(SynCapType)
 		}
-		if err := c.nic.caps.encode(t, out[mlx5.CapMailboxBit/8:mlx5.CapMailboxBit/8+mlx5.CapLen]); err != nil {
+		var o mlx5.QueryHCACapOut
+		if err := c.nic.caps.encode(t, o.Cap[:]); err != nil {
 			return fwError(SynCapType)
 		}
+		_ = o.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryRoCEAddress:
 		if opmod != 0 {
@@ -215,7 +217,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		}
 		a := mlx5.RoCEAddr{SourceL3Address: c.nic.gid, RoCEL3Type: mlx5.RoCEL3IPv4, RoCEVersion: mlx5.RoCEv2}
 		copy(a.SourceMAC[:], c.nic.mac())
-		_ = a.Encode(out[mlx5.RoCEAddrMailboxBit/8:]) // fits: checkLen ran
+		_ = mlx5.QueryRoCEAddressOut{Addr: a}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryHCAVportContext:
 		if opmod != 0 {
@@ -231,7 +233,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		g := nodeGUID(c.nic.cfg.Name)
 		// Port LinkUp (5) and ACTIVE (4); lid 0 on RoCE.
 		v := mlx5.HCAVportContext{PortPhysicalState: 5, PortState: 4, PortGUID: g, NodeGUID: g}
-		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
+		_ = mlx5.QueryHCAVportContextOut{Context: v}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryNICVportContext:
 		if opmod != 0 {
@@ -239,7 +241,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		}
 		var v mlx5.NICVportContext
 		copy(v.PermanentAddress[:], c.nic.mac())
-		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
+		_ = mlx5.QueryNICVportContextOut{Context: v}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	}
 	return fwError(SynBadOpcode)

@@ -307,6 +307,48 @@ func (u *universe) emitStruct(w *writer, s *structDef) {
 		w.p("return in, err")
 		w.p("}")
 	}
+	if s.out != nil {
+		u.emitOut(w, s)
+	}
+}
+
+// emitOut writes Marshal, MarshalTo and Unmarshal<Name> of a command output.
+func (u *universe) emitOut(w *writer, s *structDef) {
+	o := s.out
+	cmd := strings.TrimSuffix(o.name, " out")
+	w.p("")
+	w.p("// MarshalTo writes the %s output mailbox into b (at least %s bytes):", cmd, o.length)
+	w.p("// the status header and every member. Bits no member names keep what b")
+	w.p("// holds. A value that does not fit its field is an error and leaves b")
+	w.p("// untouched.")
+	w.p("func (o %s) MarshalTo(b []byte) error {", s.name)
+	w.p(`if err := encodeFields("marshal %s", b, %s, o.bindings()); err != nil {`, o.name, o.length)
+	w.p("return err")
+	w.p("}")
+	w.p("return o.OutHeader.Encode(b)")
+	w.p("}")
+	w.p("")
+	w.p("// Marshal builds the %s output mailbox (%s bytes).", cmd, o.length)
+	w.p("func (o %s) Marshal() ([]byte, error) {", s.name)
+	w.p("b := make([]byte, %s)", o.length)
+	w.p("if err := o.MarshalTo(b); err != nil {")
+	w.p("return nil, err")
+	w.p("}")
+	w.p("return b, nil")
+	w.p("}")
+	w.p("")
+	w.p("// Unmarshal%s parses a %s output mailbox of %s bytes.", s.name, cmd, o.length)
+	w.p("func Unmarshal%s(b []byte) (%s, error) {", s.name, s.name)
+	w.p("const name = %q", o.name)
+	w.p("var o %s", s.name)
+	w.p("h, err := unmarshalOut(name, b, %s)", o.length)
+	w.p("if err != nil {")
+	w.p("return o, err")
+	w.p("}")
+	w.p("o.OutHeader = h")
+	w.p(`err = decodeFields("unmarshal "+name, b, %s, o.bindings())`, o.length)
+	w.p("return o, err")
+	w.p("}")
 }
 
 func (u *universe) bindExpr(s *structDef, m *member) string {
