@@ -375,4 +375,3 @@ func UnmarshalCreateOut(b []byte) (CreateOut, error) {
 	}
 	return CreateOut{OutHeader: h, ID: Get32(b, ObjIDField)}, nil
 }
-
