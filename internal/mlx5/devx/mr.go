@@ -32,13 +32,7 @@ type mr struct {
 // RegMR calls ibv_reg_mr_iova2.
 func (d *device) RegMR(x mlx5.PD, addr uintptr, length uint64, iova uint64, access mlx5.Access) (mlx5.MR, error) {
 	const op = "ibv_reg_mr_iova2"
-	if err := checkRange(op, "MR", addr, length); err != nil {
-		return nil, err
-	}
-	if err := checkAccess(op, access); err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
+	if err := d.enterChecked(op, checkRange(op, "MR", addr, length), checkAccess(op, access)); err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()
@@ -59,16 +53,8 @@ func (d *device) RegMR(x mlx5.PD, addr uintptr, length uint64, iova uint64, acce
 // recorded for Addr() only; the NIC reaches the memory through the dma-buf.
 func (d *device) RegDmabufMR(x mlx5.PD, fd int, offset, length, iova uint64, addr uintptr, access mlx5.Access) (mlx5.MR, error) {
 	const op = "ibv_reg_dmabuf_mr"
-	if err := checkDmabuf(op, fd, offset, length); err != nil {
-		return nil, err
-	}
-	if err := checkAccess(op, access); err != nil {
-		return nil, err
-	}
-	if err := need(op, symRegDmabufMR); err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
+	err := d.enterChecked(op, checkDmabuf(op, fd, offset, length), checkAccess(op, access), need(op, symRegDmabufMR))
+	if err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()
