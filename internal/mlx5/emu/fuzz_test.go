@@ -129,12 +129,7 @@ func fuzzWQE(t *testing.T, na, nb *NIC, x, y *endpoint, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	defer x.bindTest(t)()
-	defer y.bindTest(t)()
-	x.resetFast()
-	y.resetFast()
-	for x.drainCQ() || y.drainCQ() {
-	}
+	defer fuzzStart(t, x, y)()
 	y.postRecv(y.va(0), 4096)
 	n := int(data[0]) % 17
 	ring := x.sq
@@ -216,6 +211,18 @@ func (e *endpoint) bindTest(t testing.TB) func() {
 	owner := e.t
 	e.t = t
 	return func() { e.t = owner }
+}
+
+// fuzzStart begins one fuzz input on a connected pair: both endpoints report
+// to t, are reset and have empty CQs. The returned function hands them back
+// to their owner.
+func fuzzStart(t testing.TB, x, y *endpoint) (done func()) {
+	ux, uy := x.bindTest(t), y.bindTest(t)
+	x.resetFast()
+	y.resetFast()
+	for x.drainCQ() || y.drainCQ() {
+	}
+	return func() { uy(); ux() }
 }
 
 // drainCQ consumes every CQE there is; it reports whether there was one.
@@ -352,12 +359,7 @@ const (
 )
 
 func fuzzIncoming(t *testing.T, na, nb *NIC, x, y *endpoint, gx, gy *guarded, data []byte) {
-	defer x.bindTest(t)()
-	defer y.bindTest(t)()
-	x.resetFast()
-	y.resetFast()
-	for x.drainCQ() || y.drainCQ() {
-	}
+	defer fuzzStart(t, x, y)()
 	y.postRecv(y.va(0), 512)
 	y.postRecv(gy.va, 4096)
 	// Three requests in flight: a WRITE, a READ into a guarded MR, an atomic.
