@@ -112,9 +112,7 @@ func FuzzWQE(f *testing.F) {
 // and its batched reads, payloads through the read-ahead window, CQEs
 // through batched flushes.
 func FuzzWQEDevice(f *testing.F) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	f.Cleanup(func() { SetGPUMemory(nil) })
+	g := useGPU(f, newFakeGPU())
 	na := newManualNIC(f, Config{Name: "emuFd"})
 	nb := newManualNIC(f, Config{Name: "emuGd"})
 	o := qpOpts{gpu: g, logSQ: 4, logCQ: 6, oi: true, iova: fuzzIOVA, retry: 1, ackTO: 1, rnrRetry: 1, minRNR: 1, dataLen: 1 << 16}

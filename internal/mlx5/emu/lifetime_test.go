@@ -115,9 +115,7 @@ func TestDeregMRDuringTransfer(t *testing.T) {
 // completes with an error.
 func TestDeregWaitsForInFlightAccess(t *testing.T) {
 	forBothPaths(t, func(t *testing.T, tcp bool) {
-		g := newFakeGPU()
-		SetGPUMemory(g)
-		defer SetGPUMemory(nil)
+		g := useGPU(t, newFakeGPU())
 		a, b := nicPair(t, tcp)
 		o := qpOpts{mtu: mlx5.MTU4096, dataLen: 8 << 20, ackTO: 12, retry: 2}
 		oy := o
