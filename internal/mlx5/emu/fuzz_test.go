@@ -153,22 +153,7 @@ func fuzzWQE(t *testing.T, na, nb *NIC, x, y *endpoint, data []byte) {
 	}
 	x.pi = uint16(n)
 	x.ring(mlx5.CtrlSeg{})
-	q := x.qpObj()
-	clk := newFuzzClock()
-	for {
-		now := clk.tick()
-		na.round(now)
-		nb.round(now)
-		q.mu.Lock()
-		ci := q.req.ci
-		q.mu.Unlock()
-		if ci == uint16(n) {
-			break
-		}
-		if clk.expired() {
-			t.Fatalf("SQ did not drain: consumer %d of %d, state %d", ci, n, q.state.Load())
-		}
-	}
+	newFuzzClock().drain(t, na, nb, x.qpObj(), uint16(n))
 	for {
 		c, ok := x.tryPoll()
 		if !ok {
@@ -202,6 +187,26 @@ func (c *fuzzClock) tick() time.Time {
 }
 
 func (c *fuzzClock) expired() bool { return time.Duration(c.n)*fuzzStep > fuzzLimit }
+
+// drain runs engine rounds on both NICs until q's requester has consumed
+// its send queue up to pi; past the clock's limit it fails the input.
+func (c *fuzzClock) drain(t testing.TB, na, nb *NIC, q *qp, pi uint16) {
+	t.Helper()
+	for {
+		now := c.tick()
+		na.round(now)
+		nb.round(now)
+		q.mu.Lock()
+		ci := q.req.ci
+		q.mu.Unlock()
+		if ci == pi {
+			return
+		}
+		if c.expired() {
+			t.Fatalf("requester SQ did not drain: consumer %d of %d, state %d", ci, pi, q.state.Load())
+		}
+	}
+}
 
 // bindTest makes the endpoint report to t (one fuzz input) until the
 // returned function restores its owner.
@@ -446,20 +451,7 @@ func fuzzIncoming(t *testing.T, na, nb *NIC, x, y *endpoint, gx, gy *guarded, da
 		na.round(now)
 		nb.round(now)
 	}
-	for {
-		now := clk.tick()
-		na.round(now)
-		nb.round(now)
-		qx.mu.Lock()
-		ci := qx.req.ci
-		qx.mu.Unlock()
-		if ci == pi {
-			break
-		}
-		if clk.expired() {
-			t.Fatalf("requester SQ did not drain: consumer %d of %d, state %d", ci, pi, qx.state.Load())
-		}
-	}
+	clk.drain(t, na, nb, qx, pi)
 	if !gx.intact() || !gy.intact() {
 		t.Fatal("bytes landed outside a registered MR")
 	}
