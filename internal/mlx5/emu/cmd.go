@@ -65,7 +65,7 @@ func kernelErr(op string, in []byte, errno syscall.Errno) error {
 // prepare copies in (the kernel copies the mailbox), checks what the
 // kernel checks and overwrites the uid.
 func (c *devCtx) prepare(op string, in, out []byte) ([]byte, error) {
-	if len(in) < 8 || len(out) < 8 {
+	if len(in) < mlx5.CmdHeaderLen || len(out) < mlx5.CmdHeaderLen {
 		return nil, kernelErr(op, in, syscall.EINVAL)
 	}
 	if c.closed {
@@ -125,7 +125,7 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	if e := checkLen(code, b, out); e != 0 {
 		return nil, finish(op, in, out, e)
 	}
-	clear(out[:16])
+	clear(out[:mlx5.CmdShortLen])
 	if mlx5.Get(b, fOpMod) != 0 {
 		return nil, finish(op, in, out, fwError(SynBadOpMod))
 	}
@@ -343,7 +343,7 @@ func (o *object) Modify(in, out []byte) error {
 		n.mu.RUnlock()
 		return finish(op, in, out, e)
 	}
-	clear(out[:16])
+	clear(out[:mlx5.CmdShortLen])
 	var e fwError
 	q := n.qps[o.id]
 	switch {
@@ -387,8 +387,8 @@ func (o *object) Destroy() error {
 	if o.dead {
 		return nil
 	}
-	in := make([]byte, 16)
-	out := make([]byte, 16)
+	in := make([]byte, mlx5.CmdShortLen)
+	out := make([]byte, mlx5.CmdShortLen)
 	var e fwError
 	switch o.kind {
 	case objCQ:
