@@ -293,19 +293,9 @@ func (u *universe) emitStruct(w *writer, s *structDef) {
 		w.p("}")
 		w.p("return b, nil")
 		w.p("}")
-		w.p("")
-		w.p("// Unmarshal%s parses a %s input mailbox: %s bytes with opcode %s.", s.name, cmd, in.length, in.opcode)
-		w.p("func Unmarshal%s(b []byte) (%s, error) {", s.name, s.name)
-		w.p("const name = %q", in.name)
-		w.p("var in %s", s.name)
-		w.p("h, err := unmarshalIn(name, b, %s, %s)", in.opcode, in.length)
-		w.p("if err != nil {")
-		w.p("return in, err")
-		w.p("}")
-		w.p("in.CmdHeader = h")
-		w.p(`err = decodeFields("unmarshal "+name, b, %s, in.bindings())`, in.length)
-		w.p("return in, err")
-		w.p("}")
+		emitUnmarshal(w, s, "in", in.name, in.length, "CmdHeader",
+			fmt.Sprintf("unmarshalIn(name, b, %s, %s)", in.opcode, in.length),
+			fmt.Sprintf("parses a %s input mailbox: %s bytes with opcode %s.", cmd, in.length, in.opcode))
 	}
 	if s.out != nil {
 		u.emitOut(w, s)
@@ -336,18 +326,27 @@ func (u *universe) emitOut(w *writer, s *structDef) {
 	w.p("}")
 	w.p("return b, nil")
 	w.p("}")
+	emitUnmarshal(w, s, "o", o.name, o.length, "OutHeader", fmt.Sprintf("unmarshalOut(name, b, %s)", o.length),
+		fmt.Sprintf("parses a %s output mailbox of %s bytes.", cmd, o.length))
+}
+
+// emitUnmarshal writes Unmarshal<Name> of a command mailbox: check (a call
+// of unmarshalIn or unmarshalOut) validates b and returns the embedded
+// header, then every member is decoded. v names the value in the generated
+// code; doc completes its doc comment.
+func emitUnmarshal(w *writer, s *structDef, v, name, length, header, check, doc string) {
 	w.p("")
-	w.p("// Unmarshal%s parses a %s output mailbox of %s bytes.", s.name, cmd, o.length)
+	w.p("// Unmarshal%s %s", s.name, doc)
 	w.p("func Unmarshal%s(b []byte) (%s, error) {", s.name, s.name)
-	w.p("const name = %q", o.name)
-	w.p("var o %s", s.name)
-	w.p("h, err := unmarshalOut(name, b, %s)", o.length)
+	w.p("const name = %q", name)
+	w.p("var %s %s", v, s.name)
+	w.p("h, err := %s", check)
 	w.p("if err != nil {")
-	w.p("return o, err")
+	w.p("return %s, err", v)
 	w.p("}")
-	w.p("o.OutHeader = h")
-	w.p(`err = decodeFields("unmarshal "+name, b, %s, o.bindings())`, o.length)
-	w.p("return o, err")
+	w.p("%s.%s = h", v, header)
+	w.p(`err = decodeFields("unmarshal "+name, b, %s, %s.bindings())`, length, v)
+	w.p("return %s, err", v)
 	w.p("}")
 }
 
