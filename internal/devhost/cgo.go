@@ -5,3 +5,11 @@ package devhost
 // #cgo CFLAGS: -std=gnu11 -Wall -Werror
 // #cgo LDFLAGS: -lpthread
 import "C"
+
+// cBool is b as the 0/1 int the C wrappers take for a flag.
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -162,11 +162,7 @@ type AtomicExt struct {
 
 // PrepareAtomicExt runs wqe_prepare_atomic_ext<4 or 8> into wqe0 (and wqe1 for the 8-byte masked CS).
 func (q *QP) PrepareAtomicExt(wqe0, wqe1 unsafe.Pointer, idx uint16, opcode, flags uint32, raddr, laddr Addr, a AtomicExt) {
-	b8 := C.int(0)
-	if a.Bytes8 {
-		b8 = 1
-	}
-	C.devhost_prepare_atomic_ext(q.p, wqe0, wqe1, b8, C.uint16_t(idx), C.uint32_t(opcode), C.uint32_t(flags),
+	C.devhost_prepare_atomic_ext(q.p, wqe0, wqe1, cBool(a.Bytes8), C.uint16_t(idx), C.uint32_t(opcode), C.uint32_t(flags),
 		C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(laddr.Addr), C.uint32_t(laddr.Key),
 		C.uint64_t(a.AddData), C.uint64_t(a.FieldBoundary), C.uint64_t(a.SwapData), C.uint64_t(a.CompareData),
 		C.uint64_t(a.SwapMask), C.uint64_t(a.CompareMask))
@@ -281,11 +277,7 @@ func (q *QP) PollCQCollapsedAt(ci uint64, s Sharing, timeout time.Duration) erro
 
 // CQUpdateDBRec runs cq_update_dbrec<isOverrun>(cq, n) and returns the new 24-bit index.
 func (q *QP) CQUpdateDBRec(n uint32, isOverrun bool) uint32 {
-	o := C.int(0)
-	if isOverrun {
-		o = 1
-	}
-	return uint32(C.devhost_cq_update_dbrec(q.cq(), C.uint32_t(n), o))
+	return uint32(C.devhost_cq_update_dbrec(q.cq(), C.uint32_t(n), cBool(isOverrun)))
 }
 
 // ---- high-level one-sided (thread scope) -------------------------------------------------------------
@@ -342,15 +334,16 @@ func (q *QP) Signal(sigR, sigL Addr, sigVal uint64, m Mode) (uint64, error) {
 
 // Get runs get<RSM, NIC, THREAD, mcst, NON-BLOCKING> and returns the ticket (last read or DUMP).
 func (q *QP) Get(raddr, laddr Addr, size uint64, daddr Addr, mcst bool, m Mode) (uint64, error) {
+	return q.get(raddr, laddr, size, daddr, mcst, false, m)
+}
+
+// get runs get<RSM, NIC, THREAD, mcst, blocking> (Get and GetBlocking).
+func (q *QP) get(raddr, laddr Addr, size uint64, daddr Addr, mcst, blocking bool, m Mode) (uint64, error) {
 	if err := m.check("get"); err != nil {
 		return 0, err
 	}
-	mc := C.int(0)
-	if mcst {
-		mc = 1
-	}
 	return uint64(C.devhost_get(q.p, C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(laddr.Addr),
-		C.uint32_t(laddr.Key), C.uint64_t(size), C.uint64_t(daddr.Addr), C.uint32_t(daddr.Key), mc, 0,
+		C.uint32_t(laddr.Key), C.uint64_t(size), C.uint64_t(daddr.Addr), C.uint32_t(daddr.Key), cBool(mcst), cBool(blocking),
 		C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
 }
 

@@ -59,27 +59,14 @@ func (q *QP) GetWaitDirect(daddr Addr, ticket uint64, mcst bool, m Mode) error {
 	if err := m.check("get_wait"); err != nil {
 		return err
 	}
-	mc := C.int(0)
-	if mcst {
-		mc = 1
-	}
-	C.devhost_get_wait(q.p, C.uint64_t(daddr.Addr), C.uint32_t(daddr.Key), C.uint64_t(ticket), mc, C.int(m.Sharing), C.int(m.Handler))
+	C.devhost_get_wait(q.p, C.uint64_t(daddr.Addr), C.uint32_t(daddr.Key), C.uint64_t(ticket), cBool(mcst), C.int(m.Sharing), C.int(m.Handler))
 	return nil
 }
 
 // GetBlocking runs get<RSM, NIC, THREAD, mcst, BLOCKING_MODE_ENABLED>: the
 // read (and DUMP) and the void wait for its completion in one call.
 func (q *QP) GetBlocking(raddr, laddr Addr, size uint64, daddr Addr, mcst bool, m Mode) (uint64, error) {
-	if err := m.check("get"); err != nil {
-		return 0, err
-	}
-	mc := C.int(0)
-	if mcst {
-		mc = 1
-	}
-	return uint64(C.devhost_get(q.p, C.uint64_t(raddr.Addr), C.uint32_t(raddr.Key), C.uint64_t(laddr.Addr),
-		C.uint32_t(laddr.Key), C.uint64_t(size), C.uint64_t(daddr.Addr), C.uint32_t(daddr.Key), mc, 1,
-		C.int(m.Sharing), C.int(m.Handler), C.uint32_t(m.Opt))), nil
+	return q.get(raddr, laddr, size, daddr, mcst, true, m)
 }
 
 // FetchAdd runs gdaki_dev_fetch_add: value is added to the 8-byte word at

@@ -14,11 +14,7 @@ type Store struct {
 
 // EnableStoreLog turns the process-global store log on or off.
 func EnableStoreLog(on bool) {
-	v := C.int(0)
-	if on {
-		v = 1
-	}
-	C.devhost_log_enable(v)
+	C.devhost_log_enable(cBool(on))
 }
 
 // ResetStoreLog clears the log.

@@ -19,39 +19,43 @@ struct ds_field {
 #define DS_TFIELD(T, f) {#T "." #f, offsetof(T, f), sizeof(((T *)0)->f)}
 #define DS_TSIZE(T) {#T, 0, sizeof(T)}
 
+// The structs Go encodes in place list their fields once, as X-macros: each
+// list makes both the table rows and the enum of offsets the Go constants
+// read (ds_qp_sq_num, ds_err_status, ...).
+typedef struct doca_gpu_dev_verbs_qp ds_qp;
+typedef struct doca_gpu_dev_verbs_cq ds_cq;
+typedef struct gdaki_dev_qp_ext ds_ext;
+typedef struct gdaki_dev_qp_error ds_err;
+#define DS_NAME_qp "doca_gpu_dev_verbs_qp"
+#define DS_NAME_cq "doca_gpu_dev_verbs_cq"
+#define DS_NAME_ext "gdaki_dev_qp_ext"
+#define DS_NAME_err "gdaki_dev_qp_error"
+#define DS_ROW(p, f) {DS_NAME_##p "." #f, offsetof(ds_##p, f), sizeof(((ds_##p *)0)->f)},
+#define DS_OFF(p, f) ds_##p##_##f = offsetof(ds_##p, f),
+#define DS_STRUCT_ROWS(p) {DS_NAME_##p, 0, sizeof(ds_##p)}, {DS_NAME_##p ".align", 0, _Alignof(ds_##p)},
+
+#define DS_QP_FIELDS(X)                                                                            \
+	X(qp, sq_rsvd_index) X(qp, sq_ready_index) X(qp, sq_wqe_pi) X(qp, sq_num) X(qp, sq_num_shift8) \
+	X(qp, sq_num_shift8_be) X(qp, sq_num_shift8_be_1ds) X(qp, sq_num_shift8_be_2ds)             \
+	X(qp, sq_num_shift8_be_3ds) X(qp, sq_num_shift8_be_4ds) X(qp, sq_num_shift8_be_5ds)          \
+	X(qp, sq_lock) X(qp, sq_wqe_num) X(qp, sq_wqe_mask) X(qp, sq_wqe_daddr) X(qp, sq_dbrec)       \
+	X(qp, sq_db) X(qp, reserved1) X(qp, reserved2) X(qp, gdaki) X(qp, cq_sq) X(qp, reserved3)     \
+	X(qp, nic_handler) X(qp, mem_type)
+#define DS_CQ_FIELDS(X)                                                                             \
+	X(cq, cqe_daddr) X(cq, cq_num) X(cq, cqe_num) X(cq, dbrec) X(cq, cqe_ci) X(cq, cqe_mask)       \
+	X(cq, cqe_size) X(cq, reserved1) X(cq, gdaki_flags) X(cq, cqe_rsvd) X(cq, mem_type)           \
+	X(cq, reserved2)
+#define DS_EXT_FIELDS(X) X(ext, error) X(ext, poll_timeout) X(ext, reserved)
+#define DS_ERR_FIELDS(X)                                                                            \
+	X(err, status) X(err, syndrome) X(err, vendor_syndrome) X(err, hw_syndrome)                   \
+	X(err, hw_syndrome_type) X(err, cqe_opcode) X(err, wqe_opcode) X(err, wqe_counter)            \
+	X(err, reserved) X(err, wqe_index)
+
 static const struct ds_field ds_fields[] = {
-	DS_SIZE(doca_gpu_dev_verbs_qp), DS_ALIGN(doca_gpu_dev_verbs_qp),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_rsvd_index), DS_FIELD(doca_gpu_dev_verbs_qp, sq_ready_index),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_pi), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_1ds), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_2ds),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_3ds), DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_4ds),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_num_shift8_be_5ds), DS_FIELD(doca_gpu_dev_verbs_qp, sq_lock),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_num), DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_mask),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_daddr), DS_FIELD(doca_gpu_dev_verbs_qp, sq_dbrec),
-	DS_FIELD(doca_gpu_dev_verbs_qp, sq_db), DS_FIELD(doca_gpu_dev_verbs_qp, reserved1),
-	DS_FIELD(doca_gpu_dev_verbs_qp, reserved2), DS_FIELD(doca_gpu_dev_verbs_qp, gdaki),
-	DS_FIELD(doca_gpu_dev_verbs_qp, cq_sq), DS_FIELD(doca_gpu_dev_verbs_qp, reserved3),
-	DS_FIELD(doca_gpu_dev_verbs_qp, nic_handler), DS_FIELD(doca_gpu_dev_verbs_qp, mem_type),
-
-	DS_SIZE(doca_gpu_dev_verbs_cq), DS_ALIGN(doca_gpu_dev_verbs_cq),
-	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_daddr), DS_FIELD(doca_gpu_dev_verbs_cq, cq_num),
-	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_num), DS_FIELD(doca_gpu_dev_verbs_cq, dbrec),
-	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_ci), DS_FIELD(doca_gpu_dev_verbs_cq, cqe_mask),
-	DS_FIELD(doca_gpu_dev_verbs_cq, cqe_size), DS_FIELD(doca_gpu_dev_verbs_cq, reserved1),
-	DS_FIELD(doca_gpu_dev_verbs_cq, gdaki_flags), DS_FIELD(doca_gpu_dev_verbs_cq, cqe_rsvd),
-	DS_FIELD(doca_gpu_dev_verbs_cq, mem_type), DS_FIELD(doca_gpu_dev_verbs_cq, reserved2),
-
-	DS_SIZE(gdaki_dev_qp_ext), DS_ALIGN(gdaki_dev_qp_ext),
-	DS_FIELD(gdaki_dev_qp_ext, error), DS_FIELD(gdaki_dev_qp_ext, poll_timeout),
-	DS_FIELD(gdaki_dev_qp_ext, reserved),
-
-	DS_SIZE(gdaki_dev_qp_error), DS_ALIGN(gdaki_dev_qp_error),
-	DS_FIELD(gdaki_dev_qp_error, status), DS_FIELD(gdaki_dev_qp_error, syndrome),
-	DS_FIELD(gdaki_dev_qp_error, vendor_syndrome), DS_FIELD(gdaki_dev_qp_error, hw_syndrome),
-	DS_FIELD(gdaki_dev_qp_error, hw_syndrome_type), DS_FIELD(gdaki_dev_qp_error, cqe_opcode),
-	DS_FIELD(gdaki_dev_qp_error, wqe_opcode), DS_FIELD(gdaki_dev_qp_error, wqe_counter),
-	DS_FIELD(gdaki_dev_qp_error, reserved), DS_FIELD(gdaki_dev_qp_error, wqe_index),
+	DS_STRUCT_ROWS(qp) DS_QP_FIELDS(DS_ROW)
+	DS_STRUCT_ROWS(cq) DS_CQ_FIELDS(DS_ROW)
+	DS_STRUCT_ROWS(ext) DS_EXT_FIELDS(DS_ROW)
+	DS_STRUCT_ROWS(err) DS_ERR_FIELDS(DS_ROW)
 
 	DS_SIZE(doca_gpu_dev_verbs_wqe), DS_ALIGN(doca_gpu_dev_verbs_wqe),
 	DS_FIELD(doca_gpu_dev_verbs_wqe, inl_data), DS_FIELD(doca_gpu_dev_verbs_wqe, dseg0),
@@ -139,70 +143,15 @@ static size_t ds_layout(const struct ds_field **out)
 	return sizeof(ds_fields) / sizeof(ds_fields[0]);
 }
 
-typedef struct doca_gpu_dev_verbs_qp ds_qp;
-typedef struct doca_gpu_dev_verbs_cq ds_cq;
-typedef struct gdaki_dev_qp_ext ds_ext;
-typedef struct gdaki_dev_qp_error ds_err;
-
 enum {
 	ds_qp_size = sizeof(ds_qp),
 	ds_qp_align = _Alignof(ds_qp),
 	ds_cq_size = sizeof(ds_cq),
 	ds_cq_align = _Alignof(ds_cq),
-
-	ds_qp_sq_rsvd_index = offsetof(ds_qp, sq_rsvd_index),
-	ds_qp_sq_ready_index = offsetof(ds_qp, sq_ready_index),
-	ds_qp_sq_wqe_pi = offsetof(ds_qp, sq_wqe_pi),
-	ds_qp_sq_num = offsetof(ds_qp, sq_num),
-	ds_qp_sq_num_shift8 = offsetof(ds_qp, sq_num_shift8),
-	ds_qp_sq_num_shift8_be = offsetof(ds_qp, sq_num_shift8_be),
-	ds_qp_sq_num_shift8_be_1ds = offsetof(ds_qp, sq_num_shift8_be_1ds),
-	ds_qp_sq_num_shift8_be_2ds = offsetof(ds_qp, sq_num_shift8_be_2ds),
-	ds_qp_sq_num_shift8_be_3ds = offsetof(ds_qp, sq_num_shift8_be_3ds),
-	ds_qp_sq_num_shift8_be_4ds = offsetof(ds_qp, sq_num_shift8_be_4ds),
-	ds_qp_sq_num_shift8_be_5ds = offsetof(ds_qp, sq_num_shift8_be_5ds),
-	ds_qp_sq_lock = offsetof(ds_qp, sq_lock),
-	ds_qp_sq_wqe_num = offsetof(ds_qp, sq_wqe_num),
-	ds_qp_sq_wqe_mask = offsetof(ds_qp, sq_wqe_mask),
-	ds_qp_sq_wqe_daddr = offsetof(ds_qp, sq_wqe_daddr),
-	ds_qp_sq_dbrec = offsetof(ds_qp, sq_dbrec),
-	ds_qp_sq_db = offsetof(ds_qp, sq_db),
-	ds_qp_reserved1 = offsetof(ds_qp, reserved1),
-	ds_qp_reserved2 = offsetof(ds_qp, reserved2),
-	ds_qp_cq_sq = offsetof(ds_qp, cq_sq),
-	ds_qp_reserved3 = offsetof(ds_qp, reserved3),
-	ds_qp_nic_handler = offsetof(ds_qp, nic_handler),
-	ds_qp_mem_type = offsetof(ds_qp, mem_type),
-
-	ds_cq_cqe_daddr = offsetof(ds_cq, cqe_daddr),
-	ds_cq_cq_num = offsetof(ds_cq, cq_num),
-	ds_cq_cqe_num = offsetof(ds_cq, cqe_num),
-	ds_cq_dbrec = offsetof(ds_cq, dbrec),
-	ds_cq_cqe_ci = offsetof(ds_cq, cqe_ci),
-	ds_cq_cqe_mask = offsetof(ds_cq, cqe_mask),
-	ds_cq_cqe_size = offsetof(ds_cq, cqe_size),
-	ds_cq_reserved1 = offsetof(ds_cq, reserved1),
-	ds_cq_cqe_rsvd = offsetof(ds_cq, cqe_rsvd),
-	ds_cq_mem_type = offsetof(ds_cq, mem_type),
-	ds_cq_reserved2 = offsetof(ds_cq, reserved2),
-
-	ds_qp_gdaki = offsetof(ds_qp, gdaki),
-	ds_cq_gdaki_flags = offsetof(ds_cq, gdaki_flags),
 	ds_ext_size = sizeof(ds_ext),
-	ds_ext_error = offsetof(ds_ext, error),
-	ds_ext_poll_timeout = offsetof(ds_ext, poll_timeout),
-	ds_ext_reserved = offsetof(ds_ext, reserved),
 	ds_err_size = sizeof(ds_err),
-	ds_err_status = offsetof(ds_err, status),
-	ds_err_syndrome = offsetof(ds_err, syndrome),
-	ds_err_vendor_syndrome = offsetof(ds_err, vendor_syndrome),
-	ds_err_hw_syndrome = offsetof(ds_err, hw_syndrome),
-	ds_err_hw_syndrome_type = offsetof(ds_err, hw_syndrome_type),
-	ds_err_cqe_opcode = offsetof(ds_err, cqe_opcode),
-	ds_err_wqe_opcode = offsetof(ds_err, wqe_opcode),
-	ds_err_wqe_counter = offsetof(ds_err, wqe_counter),
-	ds_err_reserved = offsetof(ds_err, reserved),
-	ds_err_wqe_index = offsetof(ds_err, wqe_index),
+	DS_QP_FIELDS(DS_OFF) DS_CQ_FIELDS(DS_OFF) DS_EXT_FIELDS(DS_OFF) DS_ERR_FIELDS(DS_OFF)
+
 	ds_err_ok = GDAKI_DEV_QP_OK,
 	ds_err_cqe = GDAKI_DEV_QP_ERR_CQE,
 	ds_err_timeout = GDAKI_DEV_QP_ERR_TIMEOUT,

@@ -2,6 +2,7 @@ package devstruct
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -263,4 +264,60 @@ func FuzzDecodeQPError(f *testing.F) {
 			t.Fatalf("re-encoding differs")
 		}
 	})
+}
+
+// Every member Put and the decoders walk has the width of the C field at its
+// offset (a member typed wider or narrower than the header's field would
+// spill into its neighbour or drop bytes).
+func TestMembersMatchCFieldSizes(t *testing.T) {
+	sizes := func(prefix string, base uintptr) map[uintptr]uintptr {
+		m := map[uintptr]uintptr{}
+		for _, f := range Layout() {
+			// reserved arrays share offsets with the extension fields of their unions
+			if rest, ok := strings.CutPrefix(f.Name, prefix+"."); ok && rest != "align" && !strings.HasPrefix(rest, "reserved") {
+				m[base+f.Offset] = f.Size
+			}
+		}
+		return m
+	}
+	qp := sizes("doca_gpu_dev_verbs_qp", 0)
+	for off, n := range sizes("gdaki_dev_qp_ext", uintptr(offExt)) {
+		qp[off] = n
+	}
+	width := func(p any) uintptr {
+		switch p.(type) {
+		case *uint8:
+			return 1
+		case *uint16:
+			return 2
+		case *uint32, *int32:
+			return 4
+		case *uint64:
+			return 8
+		}
+		t.Fatalf("member of type %T", p)
+		return 0
+	}
+	var q QP
+	var e QPError
+	var c CQ
+	for _, s := range []struct {
+		name    string
+		members []member
+		sizes   map[uintptr]uintptr
+	}{
+		{"QP", q.members(), qp},
+		{"QPError", e.members(), sizes("gdaki_dev_qp_error", 0)},
+		{"CQ", c.members(), sizes("doca_gpu_dev_verbs_cq", 0)},
+	} {
+		for _, m := range s.members {
+			n, ok := s.sizes[uintptr(m.off)]
+			if s.name == "QP" && m.off >= offSQNumShift8BE && m.off < offSQLock {
+				n, ok = 4, true // the six big-endian qpn words
+			}
+			if assert.Truef(t, ok, "%s member at %d: no C field starts there", s.name, m.off) {
+				assert.Equalf(t, n, width(m.p), "%s member at %d", s.name, m.off)
+			}
+		}
+	}
 }

@@ -101,45 +101,99 @@ func (q *QP) Encode() []byte {
 	return b
 }
 
+// member ties one scalar of a mirror struct to its offset in the C image;
+// p is a *uint8, *uint16, *uint32, *int32 or *uint64 and gives the width.
+// Each struct lists its members once (members below), and Put and the
+// decoders walk that list, so an offset is written in one place.
+type member struct {
+	off int
+	p   any
+}
+
+func putMembers(b []byte, ms []member) {
+	for _, m := range ms {
+		switch p := m.p.(type) {
+		case *uint8:
+			b[m.off] = *p
+		case *uint16:
+			le.PutUint16(b[m.off:], *p)
+		case *uint32:
+			le.PutUint32(b[m.off:], *p)
+		case *int32:
+			le.PutUint32(b[m.off:], uint32(*p))
+		case *uint64:
+			le.PutUint64(b[m.off:], *p)
+		}
+	}
+}
+
+func getMembers(b []byte, ms []member) {
+	for _, m := range ms {
+		switch p := m.p.(type) {
+		case *uint8:
+			*p = b[m.off]
+		case *uint16:
+			*p = le.Uint16(b[m.off:])
+		case *uint32:
+			*p = le.Uint32(b[m.off:])
+		case *int32:
+			*p = int32(le.Uint32(b[m.off:]))
+		case *uint64:
+			*p = le.Uint64(b[m.off:])
+		}
+	}
+}
+
+// members lists the scalars of struct doca_gpu_dev_verbs_qp outside its
+// embedded CQ and error record.
+func (q *QP) members() []member {
+	ms := []member{
+		{offSQRsvdIndex, &q.SQRsvdIndex}, {offSQReadyIndex, &q.SQReadyIndex}, {offSQWQEPI, &q.SQWQEPI},
+		{offSQNum, &q.SQNum}, {offSQNumShift8, &q.SQNumShift8}, {offSQLock, &q.SQLock},
+		{offSQWQENum, &q.SQWQENum}, {offSQWQEMask, &q.SQWQEMask}, {offSQWQEDAddr, &q.SQWQEDAddr},
+		{offSQDBRec, &q.SQDBRec}, {offSQDB, &q.SQDB}, {offExt + offExtPollTimeout, &q.PollTimeout},
+		{offNICHandler, &q.NICHandler}, {offQPMemType, &q.MemType},
+	}
+	for k, off := range beOffsets {
+		ms = append(ms, member{off, &q.SQNumShift8BE[k]})
+	}
+	return ms
+}
+
+// members lists the fields of struct gdaki_dev_qp_error but its reserved word.
+func (e *QPError) members() []member {
+	return []member{
+		{offErrStatus, &e.Status}, {offErrSyndrome, &e.Syndrome}, {offErrVendor, &e.VendorSyndrome},
+		{offErrHW, &e.HWSyndrome}, {offErrHWType, &e.HWSyndromeType}, {offErrCQEOpcode, &e.CQEOpcode},
+		{offErrWQEOpcode, &e.WQEOpcode}, {offErrWQECounter, &e.WQECounter}, {offErrWQEIndex, &e.WQEIndex},
+	}
+}
+
+// members lists the fields of struct doca_gpu_dev_verbs_cq but its reserved
+// bytes.
+func (c *CQ) members() []member {
+	return []member{
+		{offCQEDAddr, &c.CQEDAddr}, {offCQNum, &c.CQNum}, {offCQENum, &c.CQENum}, {offCQDBRec, &c.DBRec},
+		{offCQECI, &c.CQECI}, {offCQEMask, &c.CQEMask}, {offCQESize, &c.CQESize}, {offCQFlags, &c.Flags},
+		{offCQERsvd, &c.CQERsvd}, {offCQMemType, &c.MemType},
+	}
+}
+
 // Put writes the image of q to b[:QPSize], reserved bytes zeroed. b must be
 // at least QPSize bytes.
 func (q *QP) Put(b []byte) {
 	b = b[:QPSize]
 	clear(b)
-	le.PutUint64(b[offSQRsvdIndex:], q.SQRsvdIndex)
-	le.PutUint64(b[offSQReadyIndex:], q.SQReadyIndex)
-	le.PutUint64(b[offSQWQEPI:], q.SQWQEPI)
-	le.PutUint32(b[offSQNum:], q.SQNum)
-	le.PutUint32(b[offSQNumShift8:], q.SQNumShift8)
-	for k, off := range beOffsets {
-		le.PutUint32(b[off:], q.SQNumShift8BE[k])
-	}
-	le.PutUint32(b[offSQLock:], uint32(q.SQLock))
-	le.PutUint16(b[offSQWQENum:], q.SQWQENum)
-	le.PutUint16(b[offSQWQEMask:], q.SQWQEMask)
-	le.PutUint64(b[offSQWQEDAddr:], q.SQWQEDAddr)
-	le.PutUint64(b[offSQDBRec:], q.SQDBRec)
-	le.PutUint64(b[offSQDB:], q.SQDB)
+	putMembers(b, q.members())
 	q.Error.Put(b[offExt+offExtError : offExt+offExtError+QPErrorSize])
-	le.PutUint64(b[offExt+offExtPollTimeout:], q.PollTimeout)
 	q.CQ.Put(b[offCQSQ : offCQSQ+CQSize])
-	le.PutUint32(b[offNICHandler:], q.NICHandler)
-	le.PutUint32(b[offQPMemType:], q.MemType)
 }
 
 // Put writes the image of e to b[:QPErrorSize], the reserved word zeroed.
 func (e *QPError) Put(b []byte) {
 	b = b[:QPErrorSize]
 	clear(b)
-	le.PutUint32(b[offErrStatus:], e.Status)
-	b[offErrSyndrome] = e.Syndrome
-	b[offErrVendor] = e.VendorSyndrome
-	b[offErrHW] = e.HWSyndrome
-	b[offErrHWType] = e.HWSyndromeType
-	b[offErrCQEOpcode] = e.CQEOpcode
-	b[offErrWQEOpcode] = e.WQEOpcode
-	le.PutUint16(b[offErrWQECounter:], e.WQECounter)
-	le.PutUint64(b[offErrWQEIndex:], e.WQEIndex)
+	putMembers(b, e.members())
 }
 
 // DecodeQPError reads an error record (for example one copied back from a
@@ -151,17 +205,8 @@ func DecodeQPError(b []byte) (QPError, error) {
 	if len(b) < QPErrorSize {
 		return QPError{}, fmt.Errorf("devstruct: QP error record of %d bytes, need %d", len(b), QPErrorSize)
 	}
-	e := QPError{
-		Status:         le.Uint32(b[offErrStatus:]),
-		Syndrome:       b[offErrSyndrome],
-		VendorSyndrome: b[offErrVendor],
-		HWSyndrome:     b[offErrHW],
-		HWSyndromeType: b[offErrHWType],
-		CQEOpcode:      b[offErrCQEOpcode],
-		WQEOpcode:      b[offErrWQEOpcode],
-		WQECounter:     le.Uint16(b[offErrWQECounter:]),
-		WQEIndex:       le.Uint64(b[offErrWQEIndex:]),
-	}
+	var e QPError
+	getMembers(b, e.members())
 	switch {
 	case e.Status == qpErrWriting:
 		return QPError{}, ErrRecordBusy
@@ -187,28 +232,11 @@ func DecodeQP(b []byte) (QP, error) {
 		}
 	}
 	var q QP
-	q.SQRsvdIndex = le.Uint64(b[offSQRsvdIndex:])
-	q.SQReadyIndex = le.Uint64(b[offSQReadyIndex:])
-	q.SQWQEPI = le.Uint64(b[offSQWQEPI:])
-	q.SQNum = le.Uint32(b[offSQNum:])
-	q.SQNumShift8 = le.Uint32(b[offSQNumShift8:])
-	for k, off := range beOffsets {
-		q.SQNumShift8BE[k] = le.Uint32(b[off:])
-	}
-	q.SQLock = int32(le.Uint32(b[offSQLock:]))
-	q.SQWQENum = le.Uint16(b[offSQWQENum:])
-	q.SQWQEMask = le.Uint16(b[offSQWQEMask:])
-	q.SQWQEDAddr = le.Uint64(b[offSQWQEDAddr:])
-	q.SQDBRec = le.Uint64(b[offSQDBRec:])
-	q.SQDB = le.Uint64(b[offSQDB:])
-	cq, err := DecodeCQ(b[offCQSQ : offCQSQ+CQSize])
-	if err != nil {
+	getMembers(b, q.members())
+	var err error
+	if q.CQ, err = DecodeCQ(b[offCQSQ : offCQSQ+CQSize]); err != nil {
 		return QP{}, err
 	}
-	q.CQ = cq
-	q.NICHandler = le.Uint32(b[offNICHandler:])
-	q.MemType = le.Uint32(b[offQPMemType:])
-	q.PollTimeout = le.Uint64(b[offExt+offExtPollTimeout:])
 	if q.Error, err = DecodeQPError(b[offExt+offExtError:]); err != nil {
 		return QP{}, err
 	}
@@ -219,16 +247,7 @@ func DecodeQP(b []byte) (QP, error) {
 func (c *CQ) Put(b []byte) {
 	b = b[:CQSize]
 	clear(b)
-	le.PutUint64(b[offCQEDAddr:], c.CQEDAddr)
-	le.PutUint32(b[offCQNum:], c.CQNum)
-	le.PutUint32(b[offCQENum:], c.CQENum)
-	le.PutUint64(b[offCQDBRec:], c.DBRec)
-	le.PutUint64(b[offCQECI:], c.CQECI)
-	le.PutUint32(b[offCQEMask:], c.CQEMask)
-	b[offCQESize] = c.CQESize
-	b[offCQFlags] = c.Flags
-	le.PutUint64(b[offCQERsvd:], c.CQERsvd)
-	le.PutUint32(b[offCQMemType:], c.MemType)
+	putMembers(b, c.members())
 }
 
 // DecodeCQ reads a device CQ image; reserved bytes must be zero.
@@ -242,18 +261,9 @@ func DecodeCQ(b []byte) (CQ, error) {
 			return CQ{}, fmt.Errorf("devstruct: device CQ reserved byte at offset %d is not zero", r[0]+off)
 		}
 	}
-	return CQ{
-		CQEDAddr: le.Uint64(b[offCQEDAddr:]),
-		CQNum:    le.Uint32(b[offCQNum:]),
-		CQENum:   le.Uint32(b[offCQENum:]),
-		DBRec:    le.Uint64(b[offCQDBRec:]),
-		CQECI:    le.Uint64(b[offCQECI:]),
-		CQEMask:  le.Uint32(b[offCQEMask:]),
-		CQESize:  b[offCQESize],
-		Flags:    b[offCQFlags],
-		CQERsvd:  le.Uint64(b[offCQERsvd:]),
-		MemType:  le.Uint32(b[offCQMemType:]),
-	}, nil
+	var c CQ
+	getMembers(b, c.members())
+	return c, nil
 }
 
 func nonZero(b []byte) (int, bool) {

@@ -5,9 +5,7 @@ import "fmt"
 // QUERY_HCA_CAP (0x100) and the capability structures it returns: general
 // caps (type 0), atomic caps (type 3) and general caps 2 (type 0x20); RoCE
 // caps (type 4) in roce.go. The structures, QUERY_HCA_CAP in and the sizes
-// are generated from prm/caps.prm (caps_gen.go).
-
-const capMailboxByte = CapMailboxBit / 8
+// and QUERY_HCA_CAP out are generated from prm/caps.prm (caps_gen.go).
 
 // HCACapOpMod returns op_mod = cap_type<<1 | current.
 func HCACapOpMod(t CapType, current bool) uint16 {
@@ -64,39 +62,11 @@ func (in QueryHCACapIn) CapType() CapType { return CapType(in.OpMod >> 1) }
 // Current reports whether the current (not maximum) values are asked for.
 func (in QueryHCACapIn) Current() bool { return in.OpMod&1 != 0 }
 
-// QueryHCACapOut is the 4112-byte output: the status header and the
-// capability union at byte 16. Cap holds the union's first CapLen bytes
-// (all the types used here define); the rest of the union is zero.
-type QueryHCACapOut struct {
-	OutHeader
-	Cap [CapLen]byte
-}
-
 // NewQueryHCACapOut builds a successful output carrying c.
 func NewQueryHCACapOut(c Capability) (QueryHCACapOut, error) {
 	var o QueryHCACapOut
 	err := c.Encode(o.Cap[:])
 	return o, err
-}
-
-// Marshal builds the 4112-byte output mailbox.
-func (o QueryHCACapOut) Marshal() ([]byte, error) {
-	b := make([]byte, QueryHCACapOutLen)
-	_ = o.OutHeader.Encode(b)
-	copy(b[capMailboxByte:], o.Cap[:])
-	return b, nil
-}
-
-// UnmarshalQueryHCACapOut parses a 4112-byte output.
-func UnmarshalQueryHCACapOut(b []byte) (QueryHCACapOut, error) {
-	var o QueryHCACapOut
-	h, err := unmarshalOut("QUERY_HCA_CAP out", b, QueryHCACapOutLen)
-	if err != nil {
-		return o, err
-	}
-	o.OutHeader = h
-	copy(o.Cap[:], b[capMailboxByte:])
-	return o, nil
 }
 
 // General decodes Cap as general caps (type 0).

@@ -449,3 +449,52 @@ func UnmarshalQueryHCACapIn(b []byte) (QueryHCACapIn, error) {
 	err = decodeFields("unmarshal "+name, b, QueryHCACapInLen, in.bindings())
 	return in, err
 }
+
+// QueryHCACapOut is the 4112-byte QUERY_HCA_CAP output: the status header
+// and the capability union at CapMailboxBit. Cap holds the union's first
+// CapLen bytes (all the types used here define); the rest of the union is
+// zero.
+type QueryHCACapOut struct {
+	OutHeader
+	Cap [256]byte // capability
+}
+
+// bindings ties every member of QueryHCACapOut to its field, in layout-table order.
+func (x *QueryHCACapOut) bindings() []binding {
+	return []binding{
+		bindRaw("capability", F(CapMailboxBit, 2048), x.Cap[:]),
+	}
+}
+
+// MarshalTo writes the QUERY_HCA_CAP output mailbox into b (at least QueryHCACapOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryHCACapOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_HCA_CAP out", b, QueryHCACapOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_HCA_CAP output mailbox (QueryHCACapOutLen bytes).
+func (o QueryHCACapOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryHCACapOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryHCACapOut parses a QUERY_HCA_CAP output mailbox of QueryHCACapOutLen bytes.
+func UnmarshalQueryHCACapOut(b []byte) (QueryHCACapOut, error) {
+	const name = "QUERY_HCA_CAP out"
+	var o QueryHCACapOut
+	h, err := unmarshalOut(name, b, QueryHCACapOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryHCACapOutLen, o.bindings())
+	return o, err
+}

@@ -276,3 +276,49 @@ func UnmarshalCreateCQIn(b []byte) (CreateCQIn, error) {
 	err = decodeFields("unmarshal "+name, b, CreateCQInLen, in.bindings())
 	return in, err
 }
+
+// QueryCQOut is the 272-byte QUERY_CQ (0x402) output: the live cqc.
+type QueryCQOut struct {
+	OutHeader
+	CQC CQContext // cq_context
+}
+
+// bindings ties every member of QueryCQOut to its field, in layout-table order.
+func (x *QueryCQOut) bindings() []binding {
+	bs := make([]binding, 0, 0)
+	bs = append(bs, nest("cq_context", CQCMailboxBit, x.CQC.bindings())...)
+	return bs
+}
+
+// MarshalTo writes the QUERY_CQ output mailbox into b (at least QueryCQOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryCQOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_CQ out", b, QueryCQOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_CQ output mailbox (QueryCQOutLen bytes).
+func (o QueryCQOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryCQOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryCQOut parses a QUERY_CQ output mailbox of QueryCQOutLen bytes.
+func UnmarshalQueryCQOut(b []byte) (QueryCQOut, error) {
+	const name = "QUERY_CQ out"
+	var o QueryCQOut
+	h, err := unmarshalOut(name, b, QueryCQOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryCQOutLen, o.bindings())
+	return o, err
+}

@@ -67,7 +67,8 @@
 // The layouts and enumerations are tables, one per structure and per enum,
 // in prm/*.prm; go generate (prmgen, internal/prmgen) writes the Field
 // tables, the structs, their bindings, Encode/Decode, the simple command
-// inputs' Marshal/Unmarshal, the fixed WQE segments and every enum's
+// inputs' Marshal/Unmarshal, the outputs' Marshal, MarshalTo and Unmarshal
+// (every output but CreateOut), the fixed WQE segments and every enum's
 // constants and String into *_gen.go. Adding a field is one line of a table.
 // prm/README.md describes the format; a test fails when a generated file is
 // stale.
@@ -79,16 +80,15 @@
 //   - status.go: CmdError and the errno of a failed command.
 //   - driver.go: the driver boundary (Provider, Device, PD, MR, UMEM, UAR).
 //   - misc_cmd.go: LayoutError, the field-binding machinery every typed
-//     structure uses, the output header, ObjCmdIn, CreateOut and the
-//     QUERY_HCA_VPORT_CONTEXT output.
-//   - caps.go: op_mod, the QUERY_HCA_CAP output and DecodeCapability.
-//   - roce.go: the RoCE cap bits and the QUERY_ROCE_ADDRESS output.
-//   - cq.go: QUERY_CQ out.
+//     structure uses, the output header, ObjCmdIn and CreateOut.
+//   - caps.go: op_mod, NewQueryHCACapOut and the typed views of the
+//     QUERY_HCA_CAP output, DecodeCapability.
+//   - roce.go: the RoCE cap bits and RoCEAddr.String.
+//   - cq.go: the CQE size codes.
 //   - qpc.go: MTU conversions, QPCFieldNames and CopyFields.
-//   - qp.go: CREATE_QP Marshal/Unmarshal (two sizes) and QUERY_QP.
+//   - qp.go: CREATE_QP Marshal/Unmarshal (two sizes).
 //   - transition.go: opt_param_mask, the transition rules, the modify-QP
 //     Marshal/Unmarshal and the timer encodings.
-//   - rmp.go: QUERY_RMP out.
 //   - wqe.go, wqe_segments.go: send and receive WQE formats.
 //   - cqe.go, syndrome.go: the CQE format and completion errors.
 //   - doorbell.go: doorbell records and UAR doorbell values.

@@ -9,8 +9,8 @@ import (
 // This file holds what every command layout shares: the layout errors, the
 // field-binding machinery the typed structs use to encode and decode
 // themselves, the output header's codec, the 16-byte "object id" commands
-// and the outputs of the small commands. The mailbox headers, NOP and
-// QUERY_HCA_VPORT_CONTEXT in are generated from prm/misc.prm (misc_gen.go).
+// and CreateOut. The mailbox headers, NOP and the vport queries' inputs and
+// outputs are generated from prm/misc.prm (misc_gen.go).
 
 // Sentinel causes of a LayoutError; test them with errors.Is.
 var (
@@ -374,35 +374,4 @@ func UnmarshalCreateOut(b []byte) (CreateOut, error) {
 		return CreateOut{}, err
 	}
 	return CreateOut{OutHeader: h, ID: Get32(b, ObjIDField)}, nil
-}
-
-// hcaVportContextOff is where the context starts in the output.
-const hcaVportContextOff = 16
-
-// QueryHCAVportContextOut is the 528-byte output.
-type QueryHCAVportContextOut struct {
-	OutHeader
-	Context HCAVportContext
-}
-
-// Marshal builds the 528-byte output mailbox.
-func (o QueryHCAVportContextOut) Marshal() ([]byte, error) {
-	b := make([]byte, QueryHCAVportContextOutLen)
-	_ = o.OutHeader.Encode(b)
-	if err := o.Context.Encode(b[hcaVportContextOff:]); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// UnmarshalQueryHCAVportContextOut parses the output.
-func UnmarshalQueryHCAVportContextOut(b []byte) (QueryHCAVportContextOut, error) {
-	var o QueryHCAVportContextOut
-	h, err := unmarshalOut("QUERY_HCA_VPORT_CONTEXT out", b, QueryHCAVportContextOutLen)
-	if err != nil {
-		return o, err
-	}
-	o.OutHeader = h
-	o.Context, err = DecodeHCAVportContext(b[hcaVportContextOff:])
-	return o, err
 }

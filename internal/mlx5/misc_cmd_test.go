@@ -1,6 +1,7 @@
 package mlx5
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -382,6 +383,8 @@ func FuzzCmdOut(f *testing.F) {
 		CreateOut{ID: 0x1a2b}, QueryCQOut{CQC: goldenCreateCQIn().CQC}, QueryQPOut{QPC: goldenCreateQPIn().QPC},
 		QueryRMPOut{RMPC: RMPContext{State: RMPStateRDY}}, QueryRoCEAddressOut{Addr: RoCEAddr{RoCEVersion: RoCEv2}},
 		QueryHCAVportContextOut{Context: HCAVportContext{LID: 7}},
+		QueryNICVportContextOut{Context: NICVportContext{PermanentAddress: [6]byte{2, 0, 0, 0, 0, 1}}},
+		QueryHCACapOut{Cap: [CapLen]byte{0: 0x80, CapLen - 1: 1}},
 	} {
 		b, _ := m.Marshal()
 		f.Add(b)
@@ -407,5 +410,46 @@ func FuzzCmdOut(f *testing.F) {
 		if o, err := UnmarshalQueryHCAVportContextOut(b); err == nil {
 			remarshal(t, o, QueryHCAVportContextOut.Marshal, UnmarshalQueryHCAVportContextOut)
 		}
+		if o, err := UnmarshalQueryNICVportContextOut(b); err == nil {
+			remarshal(t, o, QueryNICVportContextOut.Marshal, UnmarshalQueryNICVportContextOut)
+		}
+		if o, err := UnmarshalQueryHCACapOut(b); err == nil {
+			remarshal(t, o, QueryHCACapOut.Marshal, UnmarshalQueryHCACapOut)
+		}
 	})
+}
+
+// MarshalTo writes the status header and every member and leaves the bits no
+// member names as they are (the emulator lays a stored context under the
+// live fields); a value too wide for its field fails and writes nothing.
+func TestOutMarshalTo(t *testing.T) {
+	b := bytes.Repeat([]byte{0xff}, QueryQPOutLen)
+	o := QueryQPOut{OptParamMask: 0x12, QPC: QPContext{State: QPStateRTS, NextSendPSN: 0x123456}}
+	if err := o.MarshalTo(b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalQueryQPOut(b)
+	if err != nil || !reflect.DeepEqual(back, o) {
+		t.Fatalf("named fields: got %+v, %v; want %+v", back, err, o)
+	}
+	if want := make([]byte, CmdHeaderLen); !bytes.Equal(b[:CmdHeaderLen], want) {
+		t.Errorf("status header % x, want zeros", b[:CmdHeaderLen])
+	}
+	// Bytes 8..15 and 20..23 are reserved in QUERY_QP out.
+	if !bytes.Equal(b[8:16], bytes.Repeat([]byte{0xff}, 8)) || !bytes.Equal(b[20:24], bytes.Repeat([]byte{0xff}, 4)) {
+		t.Errorf("reserved bytes were written: % x", b[:24])
+	}
+
+	before := bytes.Clone(b)
+	err = QueryQPOut{QPC: QPContext{NextSendPSN: 1 << 24}}.MarshalTo(b)
+	var le *LayoutError
+	if !errors.As(err, &le) || !errors.Is(err, ErrRange) || le.Field != "qpc.next_send_psn" {
+		t.Fatalf("psn past 24 bits: got %v, want a LayoutError for qpc.next_send_psn (ErrRange)", err)
+	}
+	if !bytes.Equal(b, before) {
+		t.Errorf("a failed MarshalTo wrote to the mailbox")
+	}
+	if err := o.MarshalTo(b[:QueryQPOutLen-1]); !errors.Is(err, ErrLength) {
+		t.Errorf("short mailbox: got %v, want ErrLength", err)
+	}
 }

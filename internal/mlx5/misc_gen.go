@@ -275,3 +275,95 @@ func DecodeNICVportContext(b []byte) (NICVportContext, error) {
 	err := decodeFields("decode nic_vport_context", b, NICVportContextLen, x.bindings())
 	return x, err
 }
+
+// QueryHCAVportContextOut is the 528-byte QUERY_HCA_VPORT_CONTEXT output.
+type QueryHCAVportContextOut struct {
+	OutHeader
+	Context HCAVportContext // hca_vport_context
+}
+
+// bindings ties every member of QueryHCAVportContextOut to its field, in layout-table order.
+func (x *QueryHCAVportContextOut) bindings() []binding {
+	bs := make([]binding, 0, 0)
+	bs = append(bs, nest("hca_vport_context", 0x080, x.Context.bindings())...)
+	return bs
+}
+
+// MarshalTo writes the QUERY_HCA_VPORT_CONTEXT output mailbox into b (at least QueryHCAVportContextOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryHCAVportContextOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_HCA_VPORT_CONTEXT out", b, QueryHCAVportContextOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_HCA_VPORT_CONTEXT output mailbox (QueryHCAVportContextOutLen bytes).
+func (o QueryHCAVportContextOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryHCAVportContextOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryHCAVportContextOut parses a QUERY_HCA_VPORT_CONTEXT output mailbox of QueryHCAVportContextOutLen bytes.
+func UnmarshalQueryHCAVportContextOut(b []byte) (QueryHCAVportContextOut, error) {
+	const name = "QUERY_HCA_VPORT_CONTEXT out"
+	var o QueryHCAVportContextOut
+	h, err := unmarshalOut(name, b, QueryHCAVportContextOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryHCAVportContextOutLen, o.bindings())
+	return o, err
+}
+
+// QueryNICVportContextOut is the 272-byte QUERY_NIC_VPORT_CONTEXT output.
+type QueryNICVportContextOut struct {
+	OutHeader
+	Context NICVportContext // nic_vport_context
+}
+
+// bindings ties every member of QueryNICVportContextOut to its field, in layout-table order.
+func (x *QueryNICVportContextOut) bindings() []binding {
+	bs := make([]binding, 0, 0)
+	bs = append(bs, nest("nic_vport_context", 0x080, x.Context.bindings())...)
+	return bs
+}
+
+// MarshalTo writes the QUERY_NIC_VPORT_CONTEXT output mailbox into b (at least QueryNICVportContextOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryNICVportContextOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_NIC_VPORT_CONTEXT out", b, QueryNICVportContextOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_NIC_VPORT_CONTEXT output mailbox (QueryNICVportContextOutLen bytes).
+func (o QueryNICVportContextOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryNICVportContextOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryNICVportContextOut parses a QUERY_NIC_VPORT_CONTEXT output mailbox of QueryNICVportContextOutLen bytes.
+func UnmarshalQueryNICVportContextOut(b []byte) (QueryNICVportContextOut, error) {
+	const name = "QUERY_NIC_VPORT_CONTEXT out"
+	var o QueryNICVportContextOut
+	h, err := unmarshalOut(name, b, QueryNICVportContextOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryNICVportContextOutLen, o.bindings())
+	return o, err
+}

@@ -1,8 +1,8 @@
 package mlx5
 
-// CREATE_QP (0x500) and QUERY_QP (0x50b). CreateQPIn, its layout and the
-// sizes are generated from prm/qp.prm (qp_gen.go); Marshal and Unmarshal are
-// written here because CREATE_QP has two sizes. DESTROY_QP and QUERY_QP
+// CREATE_QP (0x500) and QUERY_QP (0x50b). CreateQPIn, its layout, the sizes
+// and QUERY_QP out are generated from prm/qp.prm (qp_gen.go); CREATE_QP's
+// Marshal and Unmarshal are written here because it has two sizes. DESTROY_QP and QUERY_QP
 // inputs are ObjCmdIn (misc_cmd.go); CREATE_QP's output is CreateOut. The
 // transitions are in transition.go.
 
@@ -39,36 +39,4 @@ func UnmarshalCreateQPIn(b []byte) (CreateQPIn, error) {
 	in.CmdHeader = h
 	err = decodeFields("unmarshal "+name, b, CreateQPInLen, in.bindings())
 	return in, err
-}
-
-// QueryQPOut is the 272-byte QUERY_QP output: the live qpc, with state and
-// the counters filled in.
-type QueryQPOut struct {
-	OutHeader
-	OptParamMask uint32
-	QPC          QPContext
-}
-
-// Marshal builds the 272-byte output mailbox.
-func (o QueryQPOut) Marshal() ([]byte, error) {
-	b := make([]byte, QueryQPOutLen)
-	_ = o.OutHeader.Encode(b)
-	Set(b, CreateQPInFields.OptParamMask, uint64(o.OptParamMask))
-	if err := o.QPC.Encode(b[qpcMailboxByte:]); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// UnmarshalQueryQPOut parses a QUERY_QP output.
-func UnmarshalQueryQPOut(b []byte) (QueryQPOut, error) {
-	var o QueryQPOut
-	h, err := unmarshalOut("QUERY_QP out", b, QueryQPOutLen)
-	if err != nil {
-		return o, err
-	}
-	o.OutHeader = h
-	o.OptParamMask = Get32(b, CreateQPInFields.OptParamMask)
-	o.QPC, err = DecodeQPContext(b[qpcMailboxByte:])
-	return o, err
 }

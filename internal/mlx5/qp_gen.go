@@ -61,3 +61,54 @@ func (x *CreateQPIn) bindings() []binding {
 	)
 	return bs
 }
+
+// QueryQPOut is the 272-byte QUERY_QP output: the live qpc, with state and
+// the counters filled in, at the qpc's place in CREATE_QP in.
+type QueryQPOut struct {
+	OutHeader
+	OptParamMask uint32    // opt_param_mask
+	QPC          QPContext // qpc
+}
+
+// bindings ties every member of QueryQPOut to its field, in layout-table order.
+func (x *QueryQPOut) bindings() []binding {
+	bs := make([]binding, 0, 1)
+	bs = append(bs,
+		bindUint("opt_param_mask", F(0x080, 32), &x.OptParamMask),
+	)
+	bs = append(bs, nest("qpc", QPCMailboxBit, x.QPC.bindings())...)
+	return bs
+}
+
+// MarshalTo writes the QUERY_QP output mailbox into b (at least QueryQPOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryQPOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_QP out", b, QueryQPOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_QP output mailbox (QueryQPOutLen bytes).
+func (o QueryQPOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryQPOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryQPOut parses a QUERY_QP output mailbox of QueryQPOutLen bytes.
+func UnmarshalQueryQPOut(b []byte) (QueryQPOut, error) {
+	const name = "QUERY_QP out"
+	var o QueryQPOut
+	h, err := unmarshalOut(name, b, QueryQPOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryQPOutLen, o.bindings())
+	return o, err
+}

@@ -240,3 +240,49 @@ func UnmarshalCreateRMPIn(b []byte) (CreateRMPIn, error) {
 	err = decodeFields("unmarshal "+name, b, CreateRMPInLen, in.bindings())
 	return in, err
 }
+
+// QueryRMPOut is the 272-byte QUERY_RMP output: the live rmpc.
+type QueryRMPOut struct {
+	OutHeader
+	RMPC RMPContext // rmp_context
+}
+
+// bindings ties every member of QueryRMPOut to its field, in layout-table order.
+func (x *QueryRMPOut) bindings() []binding {
+	bs := make([]binding, 0, 0)
+	bs = append(bs, nest("rmp_context", RMPCMailboxBit, x.RMPC.bindings())...)
+	return bs
+}
+
+// MarshalTo writes the QUERY_RMP output mailbox into b (at least QueryRMPOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryRMPOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_RMP out", b, QueryRMPOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_RMP output mailbox (QueryRMPOutLen bytes).
+func (o QueryRMPOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryRMPOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryRMPOut parses a QUERY_RMP output mailbox of QueryRMPOutLen bytes.
+func UnmarshalQueryRMPOut(b []byte) (QueryRMPOut, error) {
+	const name = "QUERY_RMP out"
+	var o QueryRMPOut
+	h, err := unmarshalOut(name, b, QueryRMPOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryRMPOutLen, o.bindings())
+	return o, err
+}

@@ -4,8 +4,8 @@ import "fmt"
 
 // RoCE: the RoCE capability structure and QUERY_ROCE_ADDRESS (0x760), which
 // tells the RoCE version and L3 type of a GID index. The structures, the
-// enums, QUERY_ROCE_ADDRESS in and the sizes are generated from prm/roce.prm
-// (roce_gen.go).
+// enums, QUERY_ROCE_ADDRESS in and out and the sizes are generated from
+// prm/roce.prm (roce_gen.go).
 
 // RoCECaps mask bits.
 const (
@@ -20,36 +20,6 @@ const (
 
 // CapType reports the capability type of the structure.
 func (RoCECaps) CapType() CapType { return CapRoCE }
-
-const roceAddrMailboxByte = RoCEAddrMailboxBit / 8
-
-// QueryRoCEAddressOut is the 48-byte output.
-type QueryRoCEAddressOut struct {
-	OutHeader
-	Addr RoCEAddr
-}
-
-// Marshal builds the 48-byte output mailbox.
-func (o QueryRoCEAddressOut) Marshal() ([]byte, error) {
-	b := make([]byte, QueryRoCEAddressOutLen)
-	_ = o.OutHeader.Encode(b)
-	if err := o.Addr.Encode(b[roceAddrMailboxByte:]); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// UnmarshalQueryRoCEAddressOut parses the output.
-func UnmarshalQueryRoCEAddressOut(b []byte) (QueryRoCEAddressOut, error) {
-	var o QueryRoCEAddressOut
-	h, err := unmarshalOut("QUERY_ROCE_ADDRESS out", b, QueryRoCEAddressOutLen)
-	if err != nil {
-		return o, err
-	}
-	o.OutHeader = h
-	o.Addr, err = DecodeRoCEAddr(b[roceAddrMailboxByte:])
-	return o, err
-}
 
 // String formats the entry for logs.
 func (x RoCEAddr) String() string {

@@ -237,3 +237,49 @@ func UnmarshalQueryRoCEAddressIn(b []byte) (QueryRoCEAddressIn, error) {
 	err = decodeFields("unmarshal "+name, b, QueryRoCEAddressInLen, in.bindings())
 	return in, err
 }
+
+// QueryRoCEAddressOut is the 48-byte QUERY_ROCE_ADDRESS output.
+type QueryRoCEAddressOut struct {
+	OutHeader
+	Addr RoCEAddr // roce_address
+}
+
+// bindings ties every member of QueryRoCEAddressOut to its field, in layout-table order.
+func (x *QueryRoCEAddressOut) bindings() []binding {
+	bs := make([]binding, 0, 0)
+	bs = append(bs, nest("roce_address", RoCEAddrMailboxBit, x.Addr.bindings())...)
+	return bs
+}
+
+// MarshalTo writes the QUERY_ROCE_ADDRESS output mailbox into b (at least QueryRoCEAddressOutLen bytes):
+// the status header and every member. Bits no member names keep what b
+// holds. A value that does not fit its field is an error and leaves b
+// untouched.
+func (o QueryRoCEAddressOut) MarshalTo(b []byte) error {
+	if err := encodeFields("marshal QUERY_ROCE_ADDRESS out", b, QueryRoCEAddressOutLen, o.bindings()); err != nil {
+		return err
+	}
+	return o.OutHeader.Encode(b)
+}
+
+// Marshal builds the QUERY_ROCE_ADDRESS output mailbox (QueryRoCEAddressOutLen bytes).
+func (o QueryRoCEAddressOut) Marshal() ([]byte, error) {
+	b := make([]byte, QueryRoCEAddressOutLen)
+	if err := o.MarshalTo(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalQueryRoCEAddressOut parses a QUERY_ROCE_ADDRESS output mailbox of QueryRoCEAddressOutLen bytes.
+func UnmarshalQueryRoCEAddressOut(b []byte) (QueryRoCEAddressOut, error) {
+	const name = "QUERY_ROCE_ADDRESS out"
+	var o QueryRoCEAddressOut
+	h, err := unmarshalOut(name, b, QueryRoCEAddressOutLen)
+	if err != nil {
+		return o, err
+	}
+	o.OutHeader = h
+	err = decodeFields("unmarshal "+name, b, QueryRoCEAddressOutLen, o.bindings())
+	return o, err
+}

@@ -51,6 +51,18 @@ func (d *device) enter(op string) error {
 	return nil
 }
 
+// enterChecked returns the first failed check of a call's arguments (in
+// the order given: the caller's validation, then the entry points it needs)
+// and otherwise enters the device as enter does.
+func (d *device) enterChecked(op string, checks ...error) error {
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return d.enter(op)
+}
+
 func (d *device) hold(kind string) {
 	d.liveMu.Lock()
 	d.live[kind]++
@@ -171,10 +183,7 @@ func (d *device) QueryGID(port uint8, index uint32) (mlx5.GIDEntry, error) {
 	if port == 0 {
 		return mlx5.GIDEntry{}, newError(op, syscall.EINVAL, "port numbers start at 1")
 	}
-	if err := need(op, symQueryGIDEx); err != nil {
-		return mlx5.GIDEntry{}, err
-	}
-	if err := d.enter(op); err != nil {
+	if err := d.enterChecked(op, need(op, symQueryGIDEx)); err != nil {
 		return mlx5.GIDEntry{}, err
 	}
 	defer d.mu.RUnlock()

@@ -427,3 +427,14 @@ func TestHeaderConstants(t *testing.T) {
 		assert.Equal(t, v, c[k], k)
 	}
 }
+
+// releaseTwice calls each release in order, twice: the first call must
+// succeed and the second is the no-op every Close, Dereg, Dealloc, Free and
+// Destroy promises.
+func releaseTwice(t *testing.T, release ...func() error) {
+	t.Helper()
+	for _, f := range release {
+		require.NoError(t, f())
+		require.NoError(t, f(), "a second release is a no-op")
+	}
+}

@@ -83,8 +83,7 @@ func TestFakeOpen(t *testing.T) {
 	assert.Zero(t, rec.OpenCompMask)
 	assert.Equal(t, "mlx5_1", d.Name())
 	assert.Equal(t, "devx", d.Driver())
-	require.NoError(t, d.Close())
-	require.NoError(t, d.Close())
+	releaseTwice(t, d.Close)
 	assert.Equal(t, 1, fakeverbs.Get().Closes, "the second Close does not reach rdma-core")
 }
 
@@ -234,15 +233,9 @@ func TestFakeMemory(t *testing.T) {
 	// A failed release leaves the object alive, to be retried.
 	fakeverbs.FailNext(syscall.EBUSY)
 	assert.ErrorIs(t, um.Dereg(), syscall.EBUSY)
-	require.NoError(t, um.Dereg())
-	require.NoError(t, um.Dereg())
-	require.NoError(t, du.Dereg())
-	require.NoError(t, mr.Dereg())
-	require.NoError(t, dm.Dereg())
-	require.NoError(t, dm.Dereg())
+	releaseTwice(t, um.Dereg, du.Dereg, mr.Dereg, dm.Dereg)
 	assert.Zero(t, mr.Native())
-	require.NoError(t, pd.Dealloc())
-	require.NoError(t, pd.Dealloc())
+	releaseTwice(t, pd.Dealloc)
 	assert.Zero(t, pd.Native())
 	_, err = d.RegMR(pd, 0x10000, 1, 0, 0)
 	assert.ErrorIs(t, err, syscall.EBADF)
@@ -265,8 +258,7 @@ func TestFakeUAR(t *testing.T) {
 		assert.Equal(t, u.BaseAddr()+mlx5.UAROffsetBF, u.RegAddr())
 		assert.Equal(t, int64(0x3000), u.MmapOffset())
 		assert.True(t, u.IOMemory())
-		require.NoError(t, u.Free())
-		require.NoError(t, u.Free())
+		releaseTwice(t, u.Free)
 	}
 	assert.Equal(t, 3, fakeverbs.Get().UARFrees)
 
@@ -327,8 +319,7 @@ func TestFakeDevXCommands(t *testing.T) {
 	err = o.Destroy()
 	assert.ErrorIs(t, err, syscall.EBUSY)
 	assert.Contains(t, err.Error(), "object 0x4242 made by CREATE_CQ on mlx5_0")
-	require.NoError(t, o.Destroy())
-	require.NoError(t, o.Destroy())
+	releaseTwice(t, o.Destroy)
 	assert.ErrorIs(t, o.Query(hdr(16, uint64(mlx5.OpQueryCQ), 0), make([]byte, 64)), syscall.EBADF)
 	require.NoError(t, d.Close())
 	rec = fakeverbs.Get()

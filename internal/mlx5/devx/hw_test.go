@@ -103,8 +103,7 @@ func TestHardwareBringUp(t *testing.T) {
 		require.NoError(t, err, ty.String())
 		assert.Equal(t, u.BaseAddr()+mlx5.UAROffsetBF, u.RegAddr(), ty.String())
 		assert.True(t, u.IOMemory())
-		require.NoError(t, u.Free())
-		require.NoError(t, u.Free(), "a second Free is a no-op")
+		releaseTwice(t, u.Free)
 	}
 
 	_, err = d.QueryEQN(0)
@@ -118,13 +117,5 @@ func TestHardwareBringUp(t *testing.T) {
 	o, err := d.CreateObj(in, out)
 	require.NoError(t, err)
 	assert.Equal(t, mlx5.Get32(out, mlx5.F(0x48, 24)), o.ID())
-	require.NoError(t, o.Destroy())
-	require.NoError(t, o.Destroy())
-
-	require.NoError(t, mr.Dereg())
-	require.NoError(t, mr.Dereg())
-	require.NoError(t, um.Dereg())
-	require.NoError(t, um.Dereg())
-	require.NoError(t, pd.Dealloc())
-	require.NoError(t, pd.Dealloc())
+	releaseTwice(t, o.Destroy, mr.Dereg, um.Dereg, pd.Dealloc)
 }

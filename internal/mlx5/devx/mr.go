@@ -8,6 +8,7 @@ package devx
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"syscall"
@@ -32,64 +33,49 @@ type mr struct {
 // RegMR calls ibv_reg_mr_iova2.
 func (d *device) RegMR(x mlx5.PD, addr uintptr, length uint64, iova uint64, access mlx5.Access) (mlx5.MR, error) {
 	const op = "ibv_reg_mr_iova2"
-	if err := checkRange(op, "MR", addr, length); err != nil {
-		return nil, err
-	}
-	if err := checkAccess(op, access); err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
+	if err := d.enterChecked(op, checkRange(op, "MR", addr, length), checkAccess(op, access)); err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()
-	p, err := d.ownPD(op, x)
-	if err != nil {
-		return nil, err
-	}
-	defer p.mu.Unlock()
-	m, errno := C.gdk_reg_mr_iova2(p.p, C.uintptr_t(addr), C.size_t(length), C.uint64_t(iova), C.uint(access))
-	if m == nil {
-		return nil, newError(op, errnoOf(errno), "[0x%x, +0x%x) iova 0x%x access 0x%x on %s", addr, length, iova, uint32(access), d.name)
-	}
-	runtime.KeepAlive(p)
-	return d.newMR(p, m, addr, iova, length), nil
+	return d.regMR(op, x, addr, iova, length, func(p *C.struct_ibv_pd) (*C.struct_ibv_mr, string, error) {
+		m, errno := C.gdk_reg_mr_iova2(p, C.uintptr_t(addr), C.size_t(length), C.uint64_t(iova), C.uint(access))
+		return m, fmt.Sprintf("[0x%x, +0x%x) iova 0x%x access 0x%x", addr, length, iova, uint32(access)), errno
+	})
 }
 
 // RegDmabufMR calls ibv_reg_dmabuf_mr (rdma-core v34 and newer). addr is
 // recorded for Addr() only; the NIC reaches the memory through the dma-buf.
 func (d *device) RegDmabufMR(x mlx5.PD, fd int, offset, length, iova uint64, addr uintptr, access mlx5.Access) (mlx5.MR, error) {
 	const op = "ibv_reg_dmabuf_mr"
-	if err := checkDmabuf(op, fd, offset, length); err != nil {
-		return nil, err
-	}
-	if err := checkAccess(op, access); err != nil {
-		return nil, err
-	}
-	if err := need(op, symRegDmabufMR); err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
+	err := d.enterChecked(op, checkDmabuf(op, fd, offset, length), checkAccess(op, access), need(op, symRegDmabufMR))
+	if err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()
+	return d.regMR(op, x, addr, iova, length, func(p *C.struct_ibv_pd) (*C.struct_ibv_mr, string, error) {
+		m, errno := C.gdk_reg_dmabuf_mr(p, C.uint64_t(offset), C.size_t(length), C.uint64_t(iova), C.int(fd), C.int(access))
+		return m, fmt.Sprintf("dma-buf fd %d [0x%x, +0x%x) iova 0x%x access 0x%x", fd, offset, length, iova, uint32(access)), errno
+	})
+}
+
+// regMR makes the registration call reg on PD x of d (entered), under the
+// PD's lock, and wraps the MR it returns. reg returns the MR or nil, a
+// description of the arguments for the error and the call's errno.
+func (d *device) regMR(op string, x mlx5.PD, addr uintptr, iova, length uint64,
+	reg func(*C.struct_ibv_pd) (*C.struct_ibv_mr, string, error)) (mlx5.MR, error) {
 	p, err := d.ownPD(op, x)
 	if err != nil {
 		return nil, err
 	}
 	defer p.mu.Unlock()
-	m, errno := C.gdk_reg_dmabuf_mr(p.p, C.uint64_t(offset), C.size_t(length), C.uint64_t(iova), C.int(fd), C.int(access))
+	m, args, errno := reg(p.p)
 	if m == nil {
-		return nil, newError(op, errnoOf(errno), "dma-buf fd %d [0x%x, +0x%x) iova 0x%x access 0x%x on %s", fd, offset, length, iova, uint32(access), d.name)
+		return nil, newError(op, errnoOf(errno), "%s on %s", args, d.name)
 	}
 	runtime.KeepAlive(p)
-	return d.newMR(p, m, addr, iova, length), nil
-}
-
-// newMR wraps a registered MR; p is locked by the caller.
-func (d *device) newMR(p *pd, m *C.struct_ibv_mr, addr uintptr, iova, length uint64) *mr {
 	p.mrs++
 	d.hold("MR")
-	return &mr{pd: p, m: m, lkey: uint32(m.lkey), rkey: uint32(m.rkey), addr: addr, iova: iova, length: length}
+	return &mr{pd: p, m: m, lkey: uint32(m.lkey), rkey: uint32(m.rkey), addr: addr, iova: iova, length: length}, nil
 }
 
 var _ mlx5.MR = (*mr)(nil)

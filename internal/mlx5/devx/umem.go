@@ -33,13 +33,7 @@ type umem struct {
 // or GPU memory (with nvidia-peermem), never the Go heap.
 func (d *device) RegUMEM(addr uintptr, size uint64, access mlx5.Access) (mlx5.UMEM, error) {
 	const op = "mlx5dv_devx_umem_reg"
-	if err := checkRange(op, "UMEM", addr, size); err != nil {
-		return nil, err
-	}
-	if err := checkAccess(op, access); err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
+	if err := d.enterChecked(op, checkRange(op, "UMEM", addr, size), checkAccess(op, access)); err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()
@@ -58,20 +52,9 @@ func (d *device) RegUMEM(addr uintptr, size uint64, access mlx5.Access) (mlx5.UM
 // size. addr is recorded for Addr() only.
 func (d *device) RegDmabufUMEM(fd int, offset uint64, size uint64, addr uintptr, access mlx5.Access, pageSizes uint64) (mlx5.UMEM, error) {
 	const op = "mlx5dv_devx_umem_reg_ex"
-	if err := checkDmabuf(op, fd, offset, size); err != nil {
-		return nil, err
-	}
-	if err := checkAccess(op, access); err != nil {
-		return nil, err
-	}
-	mask, err := pageSizeMask(op, pageSizes, os.Getpagesize())
+	mask, maskErr := pageSizeMask(op, pageSizes, os.Getpagesize())
+	err := d.enterChecked(op, checkDmabuf(op, fd, offset, size), checkAccess(op, access), maskErr, need(op, symUMEMRegEx))
 	if err != nil {
-		return nil, err
-	}
-	if err := need(op, symUMEMRegEx); err != nil {
-		return nil, err
-	}
-	if err := d.enter(op); err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()

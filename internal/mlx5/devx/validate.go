@@ -15,7 +15,7 @@ import (
 
 const (
 	// mailboxHeader is the size of the PRM input and output headers.
-	mailboxHeader = 8
+	mailboxHeader = mlx5.CmdHeaderLen
 	// maxMailbox bounds a mailbox. The largest PRM mailboxes this project
 	// builds are a few KiB (QUERY_HCA_CAP output: 4112 bytes); 1 MiB leaves
 	// room for commands with page lists while catching a length mixed up
@@ -25,32 +25,39 @@ const (
 
 var (
 	// vhcaTunnelID is the input header field the kernel requires to be 0.
-	vhcaTunnelID = mlx5.F(0x20, 16)
+	vhcaTunnelID = mlx5.CmdHeaderFields.VHCATunnelID
 	// objIDField is where CREATE_CQ, CREATE_QP, CREATE_RMP, CREATE_SRQ and
 	// ALLOC_PD put the new object's number in their output.
-	objIDField = mlx5.F(0x48, 24)
+	objIDField = mlx5.ObjIDField
 )
 
 // checkMailbox validates a PRM command's mailboxes. minOut is the smallest
 // output the caller needs to read (the header, or the object id of a create).
 func checkMailbox(op string, in, out []byte, minOut int) error {
-	switch {
-	case len(in) < mailboxHeader:
-		return newError(op, syscall.EINVAL, "input mailbox of %d bytes is shorter than the %d-byte command header", len(in), mailboxHeader)
-	case len(in)%4 != 0:
-		return newError(op, syscall.EINVAL, "input mailbox of %d bytes is not a whole number of 32-bit dwords", len(in))
-	case len(in) > maxMailbox:
-		return newError(op, syscall.EINVAL, "input mailbox of %d bytes exceeds %d bytes", len(in), maxMailbox)
-	case len(out) < minOut:
-		return newError(op, syscall.EINVAL, "output mailbox of %d bytes is shorter than %d bytes", len(out), minOut)
-	case len(out)%4 != 0:
-		return newError(op, syscall.EINVAL, "output mailbox of %d bytes is not a whole number of 32-bit dwords", len(out))
-	case len(out) > maxMailbox:
-		return newError(op, syscall.EINVAL, "output mailbox of %d bytes exceeds %d bytes", len(out), maxMailbox)
+	if err := checkMailboxLen(op, "input", len(in), mailboxHeader, fmt.Sprintf("the %d-byte command header", mailboxHeader)); err != nil {
+		return err
+	}
+	if err := checkMailboxLen(op, "output", len(out), minOut, fmt.Sprintf("%d bytes", minOut)); err != nil {
+		return err
 	}
 	if v := mlx5.Get(in, vhcaTunnelID); v != 0 {
 		return newError(op, syscall.EINVAL, "%s: vhca_tunnel_id is 0x%x, but the kernel refuses cross-function commands (it must be 0)",
-			mlx5.OpcodeName(mlx5.Opcode(mlx5.Get(in, mlx5.F(0, 16)))), v)
+			mlx5.OpcodeName(mlx5.Opcode(mlx5.Get(in, mlx5.CmdHeaderFields.Opcode))), v)
+	}
+	return nil
+}
+
+// checkMailboxLen applies the length rules to one mailbox (which: "input"
+// or "output") of n bytes that must hold at least minLen bytes (least says what
+// they are).
+func checkMailboxLen(op, which string, n, minLen int, least string) error {
+	switch {
+	case n < minLen:
+		return newError(op, syscall.EINVAL, "%s mailbox of %d bytes is shorter than %s", which, n, least)
+	case n%4 != 0:
+		return newError(op, syscall.EINVAL, "%s mailbox of %d bytes is not a whole number of 32-bit dwords", which, n)
+	case n > maxMailbox:
+		return newError(op, syscall.EINVAL, "%s mailbox of %d bytes exceeds %d bytes", which, n, maxMailbox)
 	}
 	return nil
 }

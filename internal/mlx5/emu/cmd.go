@@ -65,7 +65,7 @@ func kernelErr(op string, in []byte, errno syscall.Errno) error {
 // prepare copies in (the kernel copies the mailbox), checks what the
 // kernel checks and overwrites the uid.
 func (c *devCtx) prepare(op string, in, out []byte) ([]byte, error) {
-	if len(in) < 8 || len(out) < 8 {
+	if len(in) < mlx5.CmdHeaderLen || len(out) < mlx5.CmdHeaderLen {
 		return nil, kernelErr(op, in, syscall.EINVAL)
 	}
 	if c.closed {
@@ -125,7 +125,7 @@ func (c *devCtx) CreateObj(in, out []byte) (mlx5.Obj, error) {
 	if e := checkLen(code, b, out); e != 0 {
 		return nil, finish(op, in, out, e)
 	}
-	clear(out[:16])
+	clear(out[:mlx5.CmdShortLen])
 	if mlx5.Get(b, fOpMod) != 0 {
 		return nil, finish(op, in, out, fwError(SynBadOpMod))
 	}
@@ -199,9 +199,11 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		if opmod>>1 > 0xff || c.nic.caps.capability(t) == nil {
 			return fwError(SynCapType)
 		}
-		if err := c.nic.caps.encode(t, out[mlx5.CapMailboxBit/8:mlx5.CapMailboxBit/8+mlx5.CapLen]); err != nil {
+		var o mlx5.QueryHCACapOut
+		if err := c.nic.caps.encode(t, o.Cap[:]); err != nil {
 			return fwError(SynCapType)
 		}
+		_ = o.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryRoCEAddress:
 		if opmod != 0 {
@@ -215,7 +217,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		}
 		a := mlx5.RoCEAddr{SourceL3Address: c.nic.gid, RoCEL3Type: mlx5.RoCEL3IPv4, RoCEVersion: mlx5.RoCEv2}
 		copy(a.SourceMAC[:], c.nic.mac())
-		_ = a.Encode(out[mlx5.RoCEAddrMailboxBit/8:]) // fits: checkLen ran
+		_ = mlx5.QueryRoCEAddressOut{Addr: a}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryHCAVportContext:
 		if opmod != 0 {
@@ -231,7 +233,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		g := nodeGUID(c.nic.cfg.Name)
 		// Port LinkUp (5) and ACTIVE (4); lid 0 on RoCE.
 		v := mlx5.HCAVportContext{PortPhysicalState: 5, PortState: 4, PortGUID: g, NodeGUID: g}
-		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
+		_ = mlx5.QueryHCAVportContextOut{Context: v}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryNICVportContext:
 		if opmod != 0 {
@@ -239,7 +241,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		}
 		var v mlx5.NICVportContext
 		copy(v.PermanentAddress[:], c.nic.mac())
-		_ = v.Encode(out[mlx5.CmdShortLen:]) // fits: checkLen ran
+		_ = mlx5.QueryNICVportContextOut{Context: v}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	}
 	return fwError(SynBadOpcode)
@@ -341,7 +343,7 @@ func (o *object) Modify(in, out []byte) error {
 		n.mu.RUnlock()
 		return finish(op, in, out, e)
 	}
-	clear(out[:16])
+	clear(out[:mlx5.CmdShortLen])
 	var e fwError
 	q := n.qps[o.id]
 	switch {
@@ -385,8 +387,8 @@ func (o *object) Destroy() error {
 	if o.dead {
 		return nil
 	}
-	in := make([]byte, 16)
-	out := make([]byte, 16)
+	in := make([]byte, mlx5.CmdShortLen)
+	out := make([]byte, mlx5.CmdShortLen)
 	var e fwError
 	switch o.kind {
 	case objCQ:

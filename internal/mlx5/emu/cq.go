@@ -192,19 +192,20 @@ func (c *devCtx) destroyCQ(q *cq) fwError {
 	return 0
 }
 
-// queryCQ fills QUERY_CQ's output with the live context.
+// query fills QUERY_CQ's output (out holds QueryCQOutLen bytes: checkLen
+// ran): the context as created, reserved bits included, with the live
+// status, arm state and counters.
 func (q *cq) query(out []byte) {
-	b := out[cqcByte : cqcByte+mlx5.CQCLen]
-	copy(b, q.cqc[:])
+	c, _ := mlx5.DecodeCQContext(q.cqc[:])
 	q.mu.Lock()
-	mlx5.Set(b, cqf.Status, uint64(q.status))
-	mlx5.Set(b, cqf.ST, uint64(q.armed))
-	mlx5.Set(b, cqf.ProducerCounter, uint64(q.pc&0xffffff))
+	c.Status, c.ST, c.ProducerCounter = q.status, uint8(q.armed), q.pc&mask24
 	q.mu.Unlock()
 	if ci, err := q.dbr.mem.load32(q.doff); err == nil {
-		mlx5.Set(b, cqf.ConsumerCounter, uint64(ci&0xffffff))
+		c.ConsumerCounter = ci & mask24
 	}
-	mlx5.SetBool(b, cqf.DBRUMEMValid, true)
+	c.DBRUMEMValid = true
+	copy(out[cqcByte:], q.cqc[:]) // the bits no member names
+	_ = mlx5.QueryCQOut{CQC: c}.MarshalTo(out)
 }
 
 // CQE opcodes (op_own >> 4), mlx5's, as the cqe record holds them.

@@ -70,9 +70,7 @@ func (l *accessLog) snapshot() accessLog {
 }
 
 func deviceSetup(t *testing.T, oa, ob qpOpts) (*fakeGPU, *endpoint, *endpoint) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	t.Cleanup(func() { SetGPUMemory(nil) })
+	g := useGPU(t, newFakeGPU())
 	a, b := twoNICs(t)
 	if oa.gpu == nil {
 		oa.gpu = g
@@ -114,17 +112,9 @@ func TestDeviceDBRReadOnDoorbell(t *testing.T) {
 // effect, since every doorbell on a page makes the engine read the DBRs of
 // the page's QPs.
 func TestDeviceDBROverwrittenDoorbell(t *testing.T) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
+	g := useGPU(t, newFakeGPU())
 	a, b := twoNICs(t)
-	x1 := newEndpoint(t, a, qpOpts{gpu: g})
-	x2 := newEndpoint(t, a, qpOpts{gpu: g, share: x1})
-	y1, y2 := newEndpoint(t, b, qpOpts{}), newEndpoint(t, b, qpOpts{})
-	x1.connect(y1, 1, 1)
-	y1.connect(x1, 1, 1)
-	x2.connect(y2, 1, 1)
-	y2.connect(x2, 1, 1)
+	x1, y1, x2, y2 := pagePairs(t, a, b, qpOpts{gpu: g})
 	x1.postNoDB(mlx5.NewRDMAWriteInline(signaled, y1.raddr(0), []byte{1}))
 	x2.postNoDB(mlx5.NewRDMAWriteInline(signaled, y2.raddr(0), []byte{2}))
 	a.uarPollMu.Lock()
@@ -261,9 +251,7 @@ func TestDevicePrefetchAfterDereg(t *testing.T) {
 // land last to first: the fake tears every copy and checks the ring after
 // every piece.
 func TestDeviceCQEsNeverTorn(t *testing.T) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
+	g := useGPU(t, newFakeGPU())
 	a, b := twoNICs(t)
 	x := newEndpoint(t, a, qpOpts{gpu: g, logCQ: 5, logSQ: 6})
 	y := newEndpoint(t, b, qpOpts{})
@@ -387,9 +375,7 @@ func TestDeviceCopyFailures(t *testing.T) {
 // batch's cost, and every stage follows the one before.
 func TestBreakdownStages(t *testing.T) {
 	cost := &copyCost{call: 5 * time.Microsecond, op: time.Microsecond, bw: 25e9, dtod: 1e12}
-	g := newModelGPU(cost)
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
+	g := useGPU(t, newModelGPU(cost))
 	a, b := twoNICs(t)
 	o := qpOpts{gpu: g, mtu: mlx5.MTU4096, logSQ: 6, logCQ: 7}
 	x, y := pair(t, a, b, o, o)

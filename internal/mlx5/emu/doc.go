@@ -38,8 +38,11 @@
 // typed parsers (UnmarshalCreateCQIn, UnmarshalCreateQPIn,
 // UnmarshalModifyQPIn), applies a transition's fields with mlx5's
 // AppliedFields and QPContext.CopyFields, and builds its outputs with
-// mlx5's encoders and constants: the emulator keeps no layout, size,
-// transition rule or enumeration value of its own. A rejected command returns a *mlx5.CmdError
+// mlx5's typed output structures (QueryQPOut, QueryCQOut, QueryRMPOut and
+// the general queries' outputs, written with MarshalTo over the context as
+// created, so QUERY_* returns reserved bits as they were sent) and
+// constants: the emulator keeps no layout, size, transition rule or
+// enumeration value of its own. A rejected command returns a *mlx5.CmdError
 // with errno EREMOTEIO and the output mailbox's status and syndrome filled;
 // each failure reason has its own stable syndrome (syndromes.go,
 // SyndromeInfo).

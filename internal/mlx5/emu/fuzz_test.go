@@ -112,9 +112,7 @@ func FuzzWQE(f *testing.F) {
 // and its batched reads, payloads through the read-ahead window, CQEs
 // through batched flushes.
 func FuzzWQEDevice(f *testing.F) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	f.Cleanup(func() { SetGPUMemory(nil) })
+	g := useGPU(f, newFakeGPU())
 	na := newManualNIC(f, Config{Name: "emuFd"})
 	nb := newManualNIC(f, Config{Name: "emuGd"})
 	o := qpOpts{gpu: g, logSQ: 4, logCQ: 6, oi: true, iova: fuzzIOVA, retry: 1, ackTO: 1, rnrRetry: 1, minRNR: 1, dataLen: 1 << 16}
@@ -129,12 +127,7 @@ func fuzzWQE(t *testing.T, na, nb *NIC, x, y *endpoint, data []byte) {
 	if len(data) == 0 {
 		return
 	}
-	defer x.bindTest(t)()
-	defer y.bindTest(t)()
-	x.resetFast()
-	y.resetFast()
-	for x.drainCQ() || y.drainCQ() {
-	}
+	defer fuzzStart(t, x, y)()
 	y.postRecv(y.va(0), 4096)
 	n := int(data[0]) % 17
 	ring := x.sq
@@ -160,22 +153,7 @@ func fuzzWQE(t *testing.T, na, nb *NIC, x, y *endpoint, data []byte) {
 	}
 	x.pi = uint16(n)
 	x.ring(mlx5.CtrlSeg{})
-	q := x.qpObj()
-	clk := newFuzzClock()
-	for {
-		now := clk.tick()
-		na.round(now)
-		nb.round(now)
-		q.mu.Lock()
-		ci := q.req.ci
-		q.mu.Unlock()
-		if ci == uint16(n) {
-			break
-		}
-		if clk.expired() {
-			t.Fatalf("SQ did not drain: consumer %d of %d, state %d", ci, n, q.state.Load())
-		}
-	}
+	newFuzzClock().drain(t, na, nb, x.qpObj(), uint16(n))
 	for {
 		c, ok := x.tryPoll()
 		if !ok {
@@ -210,12 +188,44 @@ func (c *fuzzClock) tick() time.Time {
 
 func (c *fuzzClock) expired() bool { return time.Duration(c.n)*fuzzStep > fuzzLimit }
 
+// drain runs engine rounds on both NICs until q's requester has consumed
+// its send queue up to pi; past the clock's limit it fails the input.
+func (c *fuzzClock) drain(t testing.TB, na, nb *NIC, q *qp, pi uint16) {
+	t.Helper()
+	for {
+		now := c.tick()
+		na.round(now)
+		nb.round(now)
+		q.mu.Lock()
+		ci := q.req.ci
+		q.mu.Unlock()
+		if ci == pi {
+			return
+		}
+		if c.expired() {
+			t.Fatalf("requester SQ did not drain: consumer %d of %d, state %d", ci, pi, q.state.Load())
+		}
+	}
+}
+
 // bindTest makes the endpoint report to t (one fuzz input) until the
 // returned function restores its owner.
 func (e *endpoint) bindTest(t testing.TB) func() {
 	owner := e.t
 	e.t = t
 	return func() { e.t = owner }
+}
+
+// fuzzStart begins one fuzz input on a connected pair: both endpoints report
+// to t, are reset and have empty CQs. The returned function hands them back
+// to their owner.
+func fuzzStart(t testing.TB, x, y *endpoint) (done func()) {
+	ux, uy := x.bindTest(t), y.bindTest(t)
+	x.resetFast()
+	y.resetFast()
+	for x.drainCQ() || y.drainCQ() {
+	}
+	return func() { uy(); ux() }
 }
 
 // drainCQ consumes every CQE there is; it reports whether there was one.
@@ -352,12 +362,7 @@ const (
 )
 
 func fuzzIncoming(t *testing.T, na, nb *NIC, x, y *endpoint, gx, gy *guarded, data []byte) {
-	defer x.bindTest(t)()
-	defer y.bindTest(t)()
-	x.resetFast()
-	y.resetFast()
-	for x.drainCQ() || y.drainCQ() {
-	}
+	defer fuzzStart(t, x, y)()
 	y.postRecv(y.va(0), 512)
 	y.postRecv(gy.va, 4096)
 	// Three requests in flight: a WRITE, a READ into a guarded MR, an atomic.
@@ -446,20 +451,7 @@ func fuzzIncoming(t *testing.T, na, nb *NIC, x, y *endpoint, gx, gy *guarded, da
 		na.round(now)
 		nb.round(now)
 	}
-	for {
-		now := clk.tick()
-		na.round(now)
-		nb.round(now)
-		qx.mu.Lock()
-		ci := qx.req.ci
-		qx.mu.Unlock()
-		if ci == pi {
-			break
-		}
-		if clk.expired() {
-			t.Fatalf("requester SQ did not drain: consumer %d of %d, state %d", ci, pi, qx.state.Load())
-		}
-	}
+	clk.drain(t, na, nb, qx, pi)
 	if !gx.intact() || !gy.intact() {
 		t.Fatal("bytes landed outside a registered MR")
 	}

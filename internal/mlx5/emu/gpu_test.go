@@ -197,9 +197,7 @@ func (g *fakeGPU) copyOne(o *DeviceCopy) error {
 // TestGPUMemorySeam puts rings, DBRs, CQs and data of both QPs in fake GPU
 // memory: every byte the emulator touches goes through the seam.
 func TestGPUMemorySeam(t *testing.T) {
-	g := newFakeGPU()
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
+	g := useGPU(t, newFakeGPU())
 	a, b := twoNICs(t)
 	x, y := pair(t, a, b, qpOpts{gpu: g, rq: true, logRQ: 2}, qpOpts{gpu: g, rq: true, logRQ: 2})
 	r0, w0 := g.reads.Load(), g.writes.Load()
@@ -234,4 +232,13 @@ func TestGPUMemorySeam(t *testing.T) {
 	if g.reads.Load() == r0 || g.writes.Load() == w0 {
 		t.Fatal("the seam was not used")
 	}
+}
+
+// useGPU puts g behind the GPU memory seam for the rest of the test (or
+// benchmark, or fuzz target) and returns it; the seam is cleared after the
+// NICs the test makes later have closed.
+func useGPU(t testing.TB, g *fakeGPU) *fakeGPU {
+	SetGPUMemory(g)
+	t.Cleanup(func() { SetGPUMemory(nil) })
+	return g
 }

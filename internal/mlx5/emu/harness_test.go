@@ -306,6 +306,16 @@ func pair(t testing.TB, a, b *NIC, oa, ob qpOpts) (*endpoint, *endpoint) {
 	return x, y
 }
 
+// pagePairs returns two connected pairs whose a-side QPs (options o) share
+// one UAR page: x2 rings on x1's.
+func pagePairs(t testing.TB, a, b *NIC, o qpOpts) (x1, y1, x2, y2 *endpoint) {
+	t.Helper()
+	x1, y1 = pair(t, a, b, o, qpOpts{})
+	o.share = x1
+	x2, y2 = pair(t, a, b, o, qpOpts{})
+	return x1, y1, x2, y2
+}
+
 // post encodes w at the producer index, publishes it in the DBR (or not,
 // DBR-less) and rings the doorbell. It returns the WQE's index.
 func (e *endpoint) post(w mlx5.WQE) uint16 {

@@ -58,68 +58,54 @@ func forBothPaths(t *testing.T, f func(t *testing.T, tcp bool)) {
 	}
 }
 
-// TestDeregResponderMRDuringWrite: the responder's MR is deregistered and
-// unmapped while a large WRITE lands in it. The requester gets
-// REMOTE_ACCESS_ERR (never SUCCESS) and nothing touches the unmapped pages.
-func TestDeregResponderMRDuringWrite(t *testing.T) {
-	forBothPaths(t, func(t *testing.T, tcp bool) {
-		a, b := nicPair(t, tcp)
-		o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
-		x, y := pair(t, a, b, o, o)
-		fill(x.data, 1)
-		x.data[0] = 0xff
-		idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen)))
-		waitNonZero(t, y.data, 0)
-		must(t, y.mr.Dereg())
-		unmap(t, y.data)
-		c := x.mustPoll()
-		if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeRemoteAccessErr || c.WQECounter != idx {
-			t.Fatalf("WRITE into a deregistered MR: %v %v counter %d; want REQ_ERR REMOTE_ACCESS_ERR", c.Opcode, c.Syndrome, c.WQECounter)
-		}
-		if s := y.queryQP().State; s != mlx5.QPStateERR {
-			t.Fatalf("responder QP state %v after the access error, want ERR", s)
-		}
-	})
-}
-
-// TestDeregRequesterMRDuringWrite: the requester's source MR goes while its
-// WRITE is being sent: LOCAL_PROT_ERR, and no read of the unmapped pages.
-func TestDeregRequesterMRDuringWrite(t *testing.T) {
-	forBothPaths(t, func(t *testing.T, tcp bool) {
-		a, b := nicPair(t, tcp)
-		o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
-		x, y := pair(t, a, b, o, o)
-		fill(x.data, 1)
-		x.data[0] = 0xff
-		idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen)))
-		waitNonZero(t, y.data, 0)
-		must(t, x.mr.Dereg())
-		unmap(t, x.data)
-		c := x.mustPoll()
-		if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeLocalProtErr || c.WQECounter != idx {
-			t.Fatalf("WRITE from a deregistered MR: %v %v counter %d; want REQ_ERR LOCAL_PROT_ERR", c.Opcode, c.Syndrome, c.WQECounter)
-		}
-	})
-}
-
-// TestDeregRequesterMRDuringRead: the MR a READ scatters into goes while the
-// response data arrives: LOCAL_PROT_ERR, and no write to the unmapped pages.
-func TestDeregRequesterMRDuringRead(t *testing.T) {
-	forBothPaths(t, func(t *testing.T, tcp bool) {
-		a, b := nicPair(t, tcp)
-		o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
-		x, y := pair(t, a, b, o, o)
-		fill(y.data, 3)
-		y.data[0] = 0xff
-		idx := x.post(mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, bigLen)))
-		waitNonZero(t, x.data, 0)
-		must(t, x.mr.Dereg())
-		unmap(t, x.data)
-		c := x.mustPoll()
-		if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeLocalProtErr || c.WQECounter != idx {
-			t.Fatalf("READ into a deregistered MR: %v %v counter %d; want REQ_ERR LOCAL_PROT_ERR", c.Opcode, c.Syndrome, c.WQECounter)
-		}
-	})
+// TestDeregMRDuringTransfer: an MR is deregistered and unmapped while a
+// large transfer is using it, on either path:
+//   - the responder's MR while a WRITE lands in it: the requester gets
+//     REMOTE_ACCESS_ERR (never SUCCESS) and the responder QP goes to ERR;
+//   - the requester's source MR while its WRITE is being sent:
+//     LOCAL_PROT_ERR, and no read of the unmapped pages;
+//   - the MR a READ scatters into while the response data arrives:
+//     LOCAL_PROT_ERR, and no write to the unmapped pages.
+func TestDeregMRDuringTransfer(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		read      bool // READ (the responder's data lands at the requester) or WRITE
+		responder bool // the responder's MR goes, or the requester's
+		syn       mlx5.Syndrome
+	}{
+		{"responder_write", false, true, mlx5.SyndromeRemoteAccessErr},
+		{"requester_write", false, false, mlx5.SyndromeLocalProtErr},
+		{"requester_read", true, false, mlx5.SyndromeLocalProtErr},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			forBothPaths(t, func(t *testing.T, tcp bool) {
+				a, b := nicPair(t, tcp)
+				o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
+				x, y := pair(t, a, b, o, o)
+				src, dst, wr := x, y, mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen))
+				if c.read {
+					src, dst, wr = y, x, mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, bigLen))
+				}
+				fill(src.data, 1)
+				src.data[0] = 0xff
+				idx := x.post(wr)
+				waitNonZero(t, dst.data, 0)
+				gone := x
+				if c.responder {
+					gone = y
+				}
+				must(t, gone.mr.Dereg())
+				unmap(t, gone.data)
+				e := x.mustPoll()
+				if e.Opcode != mlx5.CQEReqErr || e.Syndrome != c.syn || e.WQECounter != idx {
+					t.Fatalf("%v %v counter %d; want REQ_ERR %v counter %d", e.Opcode, e.Syndrome, e.WQECounter, c.syn, idx)
+				}
+				if s := y.queryQP().State; c.responder && s != mlx5.QPStateERR {
+					t.Fatalf("responder QP state %v after the access error, want ERR", s)
+				}
+			})
+		})
+	}
 }
 
 // TestDeregWaitsForInFlightAccess: the responder's MR (in GPU memory,
@@ -129,9 +115,7 @@ func TestDeregRequesterMRDuringRead(t *testing.T) {
 // completes with an error.
 func TestDeregWaitsForInFlightAccess(t *testing.T) {
 	forBothPaths(t, func(t *testing.T, tcp bool) {
-		g := newFakeGPU()
-		SetGPUMemory(g)
-		defer SetGPUMemory(nil)
+		g := useGPU(t, newFakeGPU())
 		a, b := nicPair(t, tcp)
 		o := qpOpts{mtu: mlx5.MTU4096, dataLen: 8 << 20, ackTO: 12, retry: 2}
 		oy := o
@@ -252,7 +236,7 @@ func TestHugeRegistrationRefused(t *testing.T) {
 // to process; its NAK for a later packet of the message (here the last
 // one, after a deregistration) must end the WQE with REMOTE_ACCESS_ERR,
 // not be ignored until the retries run out (the CI flake of
-// TestDeregResponderMRDuringWrite over TCP). Manual NICs make the order
+// TestDeregMRDuringTransfer/responder_write over TCP). Manual NICs make the order
 // exact: transmit, timeout and rewind, then the NAK.
 func TestFatalNakAfterGoBack(t *testing.T) {
 	for _, c := range []struct {

@@ -45,9 +45,7 @@ func reportCopies(b *testing.B, cost *copyCost, msgs int) {
 // benchModelStream posts n WRITEs of size bytes per round, all at once,
 // and waits for their completions.
 func benchModelStream(b *testing.B, cost *copyCost, n, size int) {
-	g := newModelGPU(cost)
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
+	g := useGPU(b, newModelGPU(cost))
 	na, nb := twoNICs(b)
 	logSQ := uint8(6)
 	for 1<<logSQ < n {
@@ -85,9 +83,7 @@ func benchModelStream(b *testing.B, cost *copyCost, n, size int) {
 // y's buffer, the last byte carrying a sequence number; y's kernel sees it
 // and writes back. One goroutine plays both kernels.
 func benchModelPingPong(b *testing.B, cost *copyCost, size int) {
-	g := newModelGPU(cost)
-	SetGPUMemory(g)
-	defer SetGPUMemory(nil)
+	g := useGPU(b, newModelGPU(cost))
 	na, nb := twoNICs(b)
 	o := qpOpts{gpu: g, mtu: mlx5.MTU4096, logSQ: 6, logCQ: 7}
 	x, y := pair(b, na, nb, o, o)

@@ -302,30 +302,32 @@ func (q *qp) toError() {
 	q.nic.kick()
 }
 
-// query fills QUERY_QP's output with the live context.
+// query fills QUERY_QP's output (out holds QueryQPOutLen bytes: checkLen
+// ran): the context as created and modified, reserved bits included, with
+// the live state and counters.
 func (q *qp) query(out []byte) {
 	q.lockBoth()
 	defer q.unlockBoth()
-	b := out[qpcByte : qpcByte+qpcLen]
-	copy(b, q.qpc[:])
-	mlx5.Set(b, qf.State, uint64(q.state.Load()))
+	c, _ := mlx5.DecodeQPContext(q.qpc[:])
+	st := q.state.Load()
+	c.State = mlx5.QPState(st)
 	r := &q.req
-	mlx5.Set(b, qf.HWSQWQEBBCounter, uint64(r.ci))
-	mlx5.Set(b, qf.SWSQWQEBBCounter, uint64(r.pi))
-	if q.state.Load() >= stRTS {
-		mlx5.Set(b, qf.NextSendPSN, uint64(r.npsn))
-		mlx5.Set(b, qf.LastAckedPSN, uint64((r.lastAcked)&mask24))
-		mlx5.Set(b, qf.CurRetryCount, uint64(r.retries&7))
-		mlx5.Set(b, qf.CurRNRRetry, uint64(r.rnrRetries&7))
+	c.HWSQWQEBBCounter, c.SWSQWQEBBCounter = r.ci, r.pi
+	if st >= stRTS {
+		c.NextSendPSN = r.npsn & mask24
+		c.LastAckedPSN = r.lastAcked & mask24
+		c.CurRetryCount = uint8(r.retries & 7)
+		c.CurRNRRetry = uint8(r.rnrRetries & 7)
 	}
-	if q.state.Load() >= stRTR {
-		mlx5.Set(b, qf.NextRcvPSN, uint64(q.resp.epsn))
-		mlx5.Set(b, qf.RMSN, uint64(q.resp.msn))
+	if st >= stRTR {
+		c.NextRcvPSN, c.RMSN = q.resp.epsn&mask24, q.resp.msn&mask24
 	}
-	mlx5.Set(b, qf.HWRQCounter, uint64(q.resp.rqCI))
+	c.HWRQCounter = q.resp.rqCI
 	if v, err := q.dbr.mem.load32(q.doff); err == nil {
-		mlx5.Set(b, qf.SWRQCounter, uint64(v))
+		c.SWRQCounter = v
 	}
+	copy(out[qpcByte:], q.qpc[:]) // the bits no member names
+	_ = mlx5.QueryQPOut{QPC: c}.MarshalTo(out)
 }
 
 const mask24 = 1<<24 - 1

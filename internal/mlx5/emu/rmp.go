@@ -104,18 +104,20 @@ func (c *devCtx) destroyRMP(r *rmp) fwError {
 	return 0
 }
 
-// query fills QUERY_RMP's output with the live context.
+// query fills QUERY_RMP's output (out holds QueryRMPOutLen bytes: checkLen
+// ran): the context as created, reserved bits included, with the live
+// counters.
 func (r *rmp) query(out []byte) {
-	b := out[rmpcByte : rmpcByte+mlx5.RMPCLen]
-	copy(b, r.rmpc[:])
+	c, _ := mlx5.DecodeRMPContext(r.rmpc[:])
 	r.mu.Lock()
-	mlx5.Set(b, wqField(wqf.HWCounter), uint64(r.hw))
+	c.WQ.HWCounter = r.hw
 	r.mu.Unlock()
 	if v, err := r.dbr.mem.load32(r.doff); err == nil {
-		mlx5.Set(b, wqField(wqf.SWCounter), uint64(v))
+		c.WQ.SWCounter = v
 	}
-	mlx5.SetBool(b, wqField(wqf.DBRUMEMValid), true)
-	mlx5.SetBool(b, wqField(wqf.WQUMEMValid), true)
+	c.WQ.DBRUMEMValid, c.WQ.WQUMEMValid = true, true
+	copy(out[rmpcByte:], r.rmpc[:]) // the bits no member names
+	_ = mlx5.QueryRMPOut{RMPC: c}.MarshalTo(out)
 }
 
 // take consumes the next posted receive WQE, reading it into buf (one

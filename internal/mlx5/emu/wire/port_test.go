@@ -177,14 +177,47 @@ func replier(p **Port) func(*Frame) {
 	}
 }
 
-func TestTCPDelivery(t *testing.T) {
-	noLeak(t)
-	nResp := 0
+// exchangeAll sends a sample frame of every request opcode from a to b,
+// whose handler feeds got and answers with a frame of every response opcode
+// that a's handler feeds to resp. It checks that each request arrived with a
+// route and is otherwise what was sent, and that the responses came back to
+// a in order, without a route. It returns the number of requests and of
+// responses to each.
+func exchangeAll(t *testing.T, a, b *Port, got, resp collector) (nReq, nResp int) {
+	t.Helper()
 	for _, op := range Opcodes {
 		if !op.IsRequest() {
 			nResp++
 		}
 	}
+	for _, op := range Opcodes {
+		if !op.IsRequest() {
+			continue
+		}
+		nReq++
+		f := sampleFrame(op)
+		f.SrcGID, f.DstGID = a.GID(), b.GID()
+		require.NoError(t, a.Send(&f))
+		g := got.next(t)
+		assert.NotEqual(t, Route{}, g.Route, "a frame from another port carries its route")
+		g.Route = Route{}
+		assert.Equal(t, f, g, op)
+		for _, rop := range Opcodes {
+			if rop.IsRequest() {
+				continue
+			}
+			r := resp.next(t)
+			want := sampleFrame(rop)
+			want.SrcGID, want.DstGID = b.GID(), a.GID()
+			assert.Equal(t, Route{}, r.Route, "responses reach the handler without a route")
+			assert.Equal(t, want, r, rop)
+		}
+	}
+	return nReq, nResp
+}
+
+func TestTCPDelivery(t *testing.T) {
+	noLeak(t)
 	for _, tc := range []struct {
 		name       string
 		forceA     bool
@@ -201,31 +234,8 @@ func TestTCPDelivery(t *testing.T) {
 			a := listen(t, Config{ForceTCP: tc.forceA, Handler: resp.handle})
 			var b *Port
 			b = listen(t, Config{ForceTCP: tc.forceB, Handler: func(f *Frame) { got.handle(f); replier(&b)(f) }})
-			nReq := 0
-			for _, op := range Opcodes {
-				if !op.IsRequest() {
-					continue
-				}
-				nReq++
-				f := sampleFrame(op)
-				f.SrcGID, f.DstGID = a.GID(), b.GID()
-				require.NoError(t, a.Send(&f))
-				g := got.next(t)
-				assert.NotEqual(t, Route{}, g.Route, "a TCP frame carries its route")
-				g.Route = Route{}
-				assert.Equal(t, f, g, op)
-				// The responses come back on a's connection, in order.
-				for _, rop := range Opcodes {
-					if rop.IsRequest() {
-						continue
-					}
-					r := resp.next(t)
-					want := sampleFrame(rop)
-					want.SrcGID, want.DstGID = b.GID(), a.GID()
-					assert.Equal(t, Route{}, r.Route, "responses reach the handler without a route")
-					assert.Equal(t, want, r, rop)
-				}
-			}
+			// The responses come back on a's connection, in order.
+			nReq, nResp := exchangeAll(t, a, b, got, resp)
 			assert.Equal(t, tc.wantDialsA, a.Stats().Dials, "one connection, reused")
 			assert.Zero(t, b.Stats().Dials, "responses travel on the requester's connection")
 			assert.Equal(t, uint64(nReq), a.Stats().Sent)

@@ -42,34 +42,7 @@ func TestShmDelivery(t *testing.T) {
 	a := listen(t, Config{ForceShm: true, Handler: resp.handle, MapHook: hook})
 	var b *Port
 	b = listen(t, Config{ForceShm: true, MapHook: hook, Handler: func(f *Frame) { got.handle(f); replier(&b)(f) }})
-	nReq, nResp := 0, 0
-	for _, op := range Opcodes {
-		if !op.IsRequest() {
-			nResp++
-		}
-	}
-	for _, op := range Opcodes {
-		if !op.IsRequest() {
-			continue
-		}
-		nReq++
-		f := sampleFrame(op)
-		f.SrcGID, f.DstGID = a.GID(), b.GID()
-		require.NoError(t, a.Send(&f))
-		g := got.next(t)
-		assert.NotEqual(t, Route{}, g.Route)
-		g.Route = Route{}
-		assert.Equal(t, f, g, op)
-		for _, rop := range Opcodes {
-			if rop.IsRequest() {
-				continue
-			}
-			r := resp.next(t)
-			want := sampleFrame(rop)
-			want.SrcGID, want.DstGID = b.GID(), a.GID()
-			assert.Equal(t, want, r, rop)
-		}
-	}
+	nReq, nResp := exchangeAll(t, a, b, got, resp)
 	sa, sb := a.Stats(), b.Stats()
 	assert.Equal(t, uint64(1), sa.SharedMemory, "the dialling side's link")
 	assert.Equal(t, uint64(1), sb.SharedMemory, "the accepting side's link")
@@ -169,12 +142,22 @@ func TestShmCongestion(t *testing.T) {
 	require.Eventually(t, func() bool { return n.Load() == int64(sent+1) }, 5*time.Second, time.Millisecond)
 }
 
+// offerOf is this process's offer of seg through descriptor fd.
+func offerOf(seg *segment, fd int) control {
+	return control{kind: ctlOffer, token: seg.token, pid: uint32(os.Getpid()), fd: uint32(fd), size: uint64(len(seg.mem)), ring: uint32(seg.ring)}
+}
+
 // offerFrom dials p from a raw socket and offers seg; it returns the
 // connection and p's answer.
 func offerFrom(t *testing.T, p *Port, seg *segment, fd int) (*net.TCPConn, control) {
+	return sendOffer(t, p, offerOf(seg, fd))
+}
+
+// sendOffer dials p from a raw socket and sends o; it returns the
+// connection and p's answer.
+func sendOffer(t *testing.T, p *Port, o control) (*net.TCPConn, control) {
 	t.Helper()
 	c := rawDial(t, p, netip.MustParseAddr("127.0.0.1"))
-	o := control{kind: ctlOffer, token: seg.token, pid: uint32(os.Getpid()), fd: uint32(fd), size: uint64(len(seg.mem)), ring: uint32(seg.ring)}
 	_, err := c.Write(appendControl(nil, o))
 	require.NoError(t, err)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -272,22 +255,10 @@ func TestShmBadOffers(t *testing.T) {
 		{"unsealed file", func(o *control) { o.fd = uint32(plain.Fd()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := rawDial(t, p, netip.MustParseAddr("127.0.0.1"))
-			defer c.Close()
-			o := control{kind: ctlOffer, token: seg.token, pid: uint32(os.Getpid()), fd: uint32(fd), size: uint64(len(seg.mem)), ring: uint32(seg.ring)}
+			o := offerOf(seg, fd)
 			tc.edit(&o)
-			_, err := c.Write(appendControl(nil, o))
-			require.NoError(t, err)
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			var b [maxCtlLen]byte
-			_, err = io.ReadFull(c, b[:8])
-			require.NoError(t, err)
-			n, err := controlLen(b[:8])
-			require.NoError(t, err)
-			_, err = io.ReadFull(c, b[8:n])
-			require.NoError(t, err)
-			a, err := decodeControl(b[:n])
-			require.NoError(t, err)
+			c, a := sendOffer(t, p, o)
+			defer c.Close()
 			assert.Equal(t, uint8(ctlRefuse), a.kind)
 			t.Logf("refused: %s", a.reason)
 		})

@@ -187,7 +187,7 @@ func (u *universe) checkStruct(file string, s *structDef) error {
 	if err := u.intervals(s, 0, "", &ivs); err != nil {
 		return err
 	}
-	for _, c := range []string{s.codecLen, inLen(s)} {
+	for _, c := range []string{s.codecLen, inLen(s), outLen(s)} {
 		n, ok := u.consts[c]
 		if !ok {
 			continue
@@ -213,6 +213,13 @@ func inLen(s *structDef) string {
 		return ""
 	}
 	return s.in.length
+}
+
+func outLen(s *structDef) string {
+	if s.out == nil {
+		return ""
+	}
+	return s.out.length
 }
 
 // intervals collects the bits of every member with a numeric address,

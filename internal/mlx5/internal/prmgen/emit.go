@@ -293,20 +293,61 @@ func (u *universe) emitStruct(w *writer, s *structDef) {
 		w.p("}")
 		w.p("return b, nil")
 		w.p("}")
-		w.p("")
-		w.p("// Unmarshal%s parses a %s input mailbox: %s bytes with opcode %s.", s.name, cmd, in.length, in.opcode)
-		w.p("func Unmarshal%s(b []byte) (%s, error) {", s.name, s.name)
-		w.p("const name = %q", in.name)
-		w.p("var in %s", s.name)
-		w.p("h, err := unmarshalIn(name, b, %s, %s)", in.opcode, in.length)
-		w.p("if err != nil {")
-		w.p("return in, err")
-		w.p("}")
-		w.p("in.CmdHeader = h")
-		w.p(`err = decodeFields("unmarshal "+name, b, %s, in.bindings())`, in.length)
-		w.p("return in, err")
-		w.p("}")
+		emitUnmarshal(w, s, "in", in.name, in.length, "CmdHeader",
+			fmt.Sprintf("unmarshalIn(name, b, %s, %s)", in.opcode, in.length),
+			fmt.Sprintf("parses a %s input mailbox: %s bytes with opcode %s.", cmd, in.length, in.opcode))
 	}
+	if s.out != nil {
+		u.emitOut(w, s)
+	}
+}
+
+// emitOut writes Marshal, MarshalTo and Unmarshal<Name> of a command output.
+func (u *universe) emitOut(w *writer, s *structDef) {
+	o := s.out
+	cmd := strings.TrimSuffix(o.name, " out")
+	w.p("")
+	w.p("// MarshalTo writes the %s output mailbox into b (at least %s bytes):", cmd, o.length)
+	w.p("// the status header and every member. Bits no member names keep what b")
+	w.p("// holds. A value that does not fit its field is an error and leaves b")
+	w.p("// untouched.")
+	w.p("func (o %s) MarshalTo(b []byte) error {", s.name)
+	w.p(`if err := encodeFields("marshal %s", b, %s, o.bindings()); err != nil {`, o.name, o.length)
+	w.p("return err")
+	w.p("}")
+	w.p("return o.OutHeader.Encode(b)")
+	w.p("}")
+	w.p("")
+	w.p("// Marshal builds the %s output mailbox (%s bytes).", cmd, o.length)
+	w.p("func (o %s) Marshal() ([]byte, error) {", s.name)
+	w.p("b := make([]byte, %s)", o.length)
+	w.p("if err := o.MarshalTo(b); err != nil {")
+	w.p("return nil, err")
+	w.p("}")
+	w.p("return b, nil")
+	w.p("}")
+	emitUnmarshal(w, s, "o", o.name, o.length, "OutHeader", fmt.Sprintf("unmarshalOut(name, b, %s)", o.length),
+		fmt.Sprintf("parses a %s output mailbox of %s bytes.", cmd, o.length))
+}
+
+// emitUnmarshal writes Unmarshal<Name> of a command mailbox: check (a call
+// of unmarshalIn or unmarshalOut) validates b and returns the embedded
+// header, then every member is decoded. v names the value in the generated
+// code; doc completes its doc comment.
+func emitUnmarshal(w *writer, s *structDef, v, name, length, header, check, doc string) {
+	w.p("")
+	w.p("// Unmarshal%s %s", s.name, doc)
+	w.p("func Unmarshal%s(b []byte) (%s, error) {", s.name, s.name)
+	w.p("const name = %q", name)
+	w.p("var %s %s", v, s.name)
+	w.p("h, err := %s", check)
+	w.p("if err != nil {")
+	w.p("return %s, err", v)
+	w.p("}")
+	w.p("%s.%s = h", v, header)
+	w.p(`err = decodeFields("unmarshal "+name, b, %s, %s.bindings())`, length, v)
+	w.p("return %s, err", v)
+	w.p("}")
 }
 
 func (u *universe) bindExpr(s *structDef, m *member) string {

@@ -73,6 +73,7 @@ type structDef struct {
 	codecLen string // Encode/Decode length constant ("" for no codec)
 	codecPRM string // the PRM structure name used in error messages
 	in       *inSpec
+	out      *outSpec
 	segment  string // prefix of the unexported field variables of a WQE segment
 	nobind   bool   // no bindings method (the caller encodes by hand)
 	members  []*member
@@ -82,6 +83,11 @@ type structDef struct {
 
 type inSpec struct {
 	opcode, length, name string
+}
+
+// outSpec is a command output: its length and its name in errors.
+type outSpec struct {
+	length, name string
 }
 
 type memberKind int
@@ -387,14 +393,17 @@ func (p *parser) structLine(n int, t []string, comment string) error {
 		if len(p.pending) > 0 {
 			return p.errf(n, "doc lines before end belong to nothing")
 		}
-		if s.segment != "" && (s.table != "" || s.codecLen != "" || s.in != nil || len(s.forms) > 0) {
-			return p.errf(n, "struct %s: a segment has no table, codec, in or form", s.name)
+		if s.segment != "" && (s.table != "" || s.codecLen != "" || s.in != nil || s.out != nil || len(s.forms) > 0) {
+			return p.errf(n, "struct %s: a segment has no table, codec, in, out or form", s.name)
 		}
-		if s.nobind && (s.codecLen != "" || s.in != nil) {
-			return p.errf(n, "struct %s: codec and in need bindings", s.name)
+		if s.nobind && (s.codecLen != "" || s.in != nil || s.out != nil) {
+			return p.errf(n, "struct %s: codec, in and out need bindings", s.name)
 		}
 		if s.in != nil && !s.embeds("CmdHeader") {
 			return p.errf(n, "struct %s: in needs embed CmdHeader", s.name)
+		}
+		if s.out != nil && (s.in != nil || !s.embeds("OutHeader") || len(s.forms) > 0) {
+			return p.errf(n, "struct %s: out needs embed OutHeader, and no in or form", s.name)
 		}
 		p.out.structs = append(p.out.structs, s)
 		p.st = nil
@@ -418,6 +427,11 @@ func (p *parser) structLine(n int, t []string, comment string) error {
 			return err
 		}
 		s.in = &inSpec{opcode: t[1], length: t[2], name: t[3]}
+	case "out":
+		if err := need(3, `out LenConst "NAME out"`); err != nil {
+			return err
+		}
+		s.out = &outSpec{length: t[1], name: t[2]}
 	case "segment":
 		if err := need(2, "segment varPrefix"); err != nil {
 			return err
