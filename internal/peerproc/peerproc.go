@@ -131,3 +131,6 @@ func Serve(tag string, handle func(word string, args []string)) {
 		handle(f[1], f[2:])
 	}
 }
+
+// Signal sends sig to the child (a test that stops it with SIGSTOP, say).
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }

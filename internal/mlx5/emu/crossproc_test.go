@@ -5,14 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // The cross-process tests re-execute the test binary as the peer (env
@@ -102,73 +101,21 @@ func TestPeerProcess(t *testing.T) {
 	}
 }
 
-// child is a running peer process.
+// child is a running peer process (internal/peerproc, tag EMU).
 type child struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan []string
-	info  peerInfo
+	*peerproc.Proc
+	info peerInfo
 }
 
 func startPeer(tb testing.TB) *child {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPeerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envPeer+"=1")
-	stdin, err := cmd.StdinPipe()
-	must(tb, err)
-	stdout, err := cmd.StdoutPipe()
-	must(tb, err)
-	cmd.Stderr = os.Stderr
-	must(tb, cmd.Start())
-	c := &child{cmd: cmd, stdin: stdin, lines: make(chan []string, 16)}
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "EMU" {
-				c.lines <- f[1:]
-			}
-		}
-		close(c.lines)
-	}()
-	tb.Cleanup(func() {
-		fmt.Fprintln(c.stdin, "EMU QUIT")
-		c.stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				tb.Errorf("peer process: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			tb.Error("peer process did not exit")
-		}
-	})
-	f := c.expect(tb, "HELLO")
-	c.info, err = parsePeer(f)
+	c := &child{Proc: peerproc.Start(tb, "EMU", "TestPeerProcess", envPeer+"=1")}
+	var err error
+	c.info, err = parsePeer(c.Expect(tb, "HELLO"))
 	must(tb, err)
 	return c
 }
 
-func (c *child) expect(tb testing.TB, word string) []string {
-	tb.Helper()
-	select {
-	case f, ok := <-c.lines:
-		if !ok {
-			tb.Fatalf("peer exited before %s", word)
-		}
-		if f[0] != word {
-			tb.Fatalf("peer said %v, want %s", f, word)
-		}
-		return f[1:]
-	case <-time.After(20 * time.Second):
-		tb.Fatalf("peer did not say %s", word)
-	}
-	return nil
-}
-
-// connectChild starts a peer and connects a local QP to it.
 func connectChild(tb testing.TB) (*endpoint, *child) {
 	return connectChildWith(tb, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9, ackTO: 16})
 }
@@ -178,8 +125,8 @@ func connectChildWith(tb testing.TB, o qpOpts) (*endpoint, *child) {
 	c := startPeer(tb)
 	nic := newNIC(tb, Config{Name: "emu-parent"})
 	e := newEndpoint(tb, nic, o)
-	fmt.Fprintf(c.stdin, "EMU PEER %s\n", e.info())
-	c.expect(tb, "READY")
+	c.Send("PEER %s", e.info())
+	c.Expect(tb, "READY")
 	e.connectRemote(c.info, 0x100, 0x300)
 	return e, c
 }
@@ -198,8 +145,8 @@ func TestCrossProcess(t *testing.T) {
 	if cq := e.mustPoll(); cq.Opcode != mlx5.CQEReq {
 		t.Fatalf("WRITE: %v %v", cq.Opcode, cq.Syndrome)
 	}
-	fmt.Fprintf(c.stdin, "EMU CHECK 1000 200000 7\n")
-	if r := c.expect(t, "OK"); r == nil {
+	c.Send("CHECK 1000 200000 7")
+	if r := c.Expect(t, "OK"); r == nil {
 		t.Fatal("peer did not confirm")
 	}
 
@@ -224,8 +171,8 @@ func TestCrossProcess(t *testing.T) {
 		t.Fatalf("remote counter %d, want 30", got)
 	}
 
-	fmt.Fprintln(c.stdin, "EMU WRITEBACK")
-	if f := c.expect(t, "WROTE"); f[0] != "0" {
+	c.Send("WRITEBACK")
+	if f := c.Expect(t, "WROTE"); f[0] != "0" {
 		t.Fatalf("peer's WRITE completed with syndrome %s", f[0])
 	}
 	w := make([]byte, 4096)

@@ -205,10 +205,10 @@ func TestHeadOfLineStoppedPeer(t *testing.T) {
 	if cq := e.mustPoll(); cq.Opcode != mlx5.CQEReq {
 		t.Fatalf("WRITE before the stop: %v %v", cq.Opcode, cq.Syndrome)
 	}
-	must(t, c.cmd.Process.Signal(syscall.SIGSTOP))
-	defer c.cmd.Process.Signal(syscall.SIGCONT)
+	must(t, c.Signal(syscall.SIGSTOP))
+	defer c.Signal(syscall.SIGCONT)
 	checkBudget(t, "stopped peer, 64 MiB queued", timeToError(t, e, raddr, 64<<20))
-	if err := c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := c.Signal(syscall.SIGCONT); err != nil {
 		fmt.Fprintln(os.Stderr, "SIGCONT:", err)
 	}
 }
