@@ -170,11 +170,16 @@ func TestHeadOfLineBlackHole(t *testing.T) {
 	rate := float64(r[0]) / time.Since(base).Seconds()
 	worst := time.Duration(r[1])
 	t.Logf("healthy QP on the same NIC meanwhile: %.0f WRITEs/s, the slowest %v", rate, worst)
-	// Not held up: no WRITE waits anywhere near the seconds a stalled peer
-	// used to cost, and the rate stays of the order of its rate alone (on a
-	// loaded two-core machine the spinning pollers alone move it by 2-3x
-	// between runs; a CPU profile shows the emulator's own work is small).
-	if rate < rate0/4 || worst > 500*time.Millisecond {
+	// Not held up: no WRITE waits anywhere near the second a stalled peer
+	// used to cost, and the rate stays of the order of its rate alone. The
+	// two rates are taken at different moments, so on a loaded machine they
+	// differ for reasons of their own: with go test running packages in
+	// parallel on two cores, CI saw 0.24 of the rate alone and a slowest
+	// WRITE of 81 ms. A head-of-line stall costs the healthy QP the whole
+	// retry budget (about 1.07 s) per black-hole error, which both bounds
+	// catch: it cuts the rate below a tenth and makes the slowest WRITE
+	// wait over 500 ms.
+	if rate < rate0/10 || worst > 500*time.Millisecond {
 		t.Errorf("the healthy QP was held up: %.0f WRITEs/s (alone %.0f), the slowest took %v", rate, rate0, worst)
 	}
 	if st := a.port.Stats(); st.Congested == 0 {
