@@ -26,10 +26,7 @@ DEST="$(cd "$DEST" && pwd)"
 cd "$ROOT"
 # shellcheck source=scripts/cuda-env.sh
 . scripts/cuda-env.sh
-if [ -z "$NVCC" ]; then
-	echo "sass-snapshot: nvcc not found (set NVCC or install the CUDA toolkit)" >&2
-	exit 1
-fi
+cuda_require_nvcc sass-snapshot
 CUOBJDUMP="${CUOBJDUMP:-$(dirname "$NVCC")/cuobjdump}"
 CXX="${CXX:-g++}"
 ARCHS="${SASS_ARCHS:-90 80}"
