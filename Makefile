@@ -12,6 +12,10 @@ FUZZTIME ?= 10s
 # (Go's cache does not track headers outside a package; see scripts/headers-sum.sh).
 export CGO_CPPFLAGS := $(CGO_CPPFLAGS) -DGDAKI_HEADERS_SUM=0x$(shell bash scripts/headers-sum.sh)
 
+# $(call with_nvcc,SCRIPT,WHAT): runs SCRIPT where nvcc exists, else a note
+# that says WHAT did not happen.
+with_nvcc = $(if $(NVCC),bash $(1),echo "note: nvcc not found: $(2)")
+
 .PHONY: all build kernels test test-short lint fuzz gpu-build gpu-test demo headers-check clean
 
 all: build kernels
@@ -22,11 +26,7 @@ build:
 # CUDA kernels (examples/*/kernel.cu, the quickstart's included, and the GPU
 # tests' cuda/test/*.cu) are built only where nvcc exists.
 kernels:
-ifeq ($(NVCC),)
-	@echo "note: nvcc not found: CUDA kernels not built (Go packages and commands are). Install the CUDA toolkit to build them."
-else
-	@bash scripts/build-kernels.sh
-endif
+	@$(call with_nvcc,scripts/build-kernels.sh,CUDA kernels not built (Go packages and commands are). Install the CUDA toolkit to build them.)
 
 # The CI suite: every Go test with the race detector, on the emulated devices.
 test:
@@ -38,11 +38,7 @@ test-short:
 
 # Compile every device header and kernel with nvcc (no GPU needed).
 headers-check:
-ifeq ($(NVCC),)
-	@echo "note: nvcc not found: header compile check skipped"
-else
-	@bash scripts/headers-check.sh
-endif
+	@$(call with_nvcc,scripts/headers-check.sh,header compile check skipped)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

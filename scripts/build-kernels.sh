@@ -8,10 +8,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=scripts/cuda-env.sh
 . scripts/cuda-env.sh
-if [ -z "$NVCC" ]; then
-	echo "build-kernels: nvcc not found (set NVCC or install the CUDA toolkit)" >&2
-	exit 1
-fi
+cuda_require_nvcc build-kernels
 OUT="build/kernels"
 mkdir -p "$OUT"
 

@@ -24,6 +24,7 @@
 #   NVCC_FLAGS    NVCC_STD NVCC_INCLUDES NVCC_DEFINES NVCC_ARCH.
 #
 # cuda_version prints nvcc's "MAJOR MINOR" (nothing without nvcc).
+# cuda_require_nvcc WHO exits 1, naming WHO, when no nvcc was found.
 
 cuda_find_nvcc() {
 	local c
@@ -39,6 +40,13 @@ cuda_find_nvcc() {
 cuda_version() {
 	[ -n "${NVCC:-}" ] || return 0
 	"$NVCC" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p'
+}
+
+cuda_require_nvcc() {
+	if [ -z "${NVCC:-}" ]; then
+		echo "$1: nvcc not found (set NVCC or install the CUDA toolkit)" >&2
+		exit 1
+	fi
 }
 
 cuda_defines() {

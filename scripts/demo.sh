@@ -45,18 +45,10 @@ if ! have_gpu; then
   cpu_demo "No NVIDIA GPU with a CUDA driver here (the GPU demo needs nvidia-smi, libcuda.so.1 and nvcc)"
 fi
 
-examples_build || { echo "demo: build failed" >&2; exit 1; }
-# shellcheck source=scripts/mps.sh
-. "$(dirname "$0")/mps.sh"
-mps_start
-trap mps_stop EXIT
-
-
+examples_start demo "${DEMO_GPU:-}"
 iters=${DEMO_ITERS:-512}
 port=${DEMO_PORT:-2000}
 tmo=${DEMO_TIMEOUT:-120s}
-gpu=()
-[ -n "${DEMO_GPU:-}" ] && gpu=(-g "$DEMO_GPU")
 tmp=$(mktemp -d)
 server_pid=
 cleanup() {

@@ -24,57 +24,44 @@ if ! have_gpu; then
   echo "examples-gpu-test: no GPU (nvidia-smi / libcuda.so.1 / /dev/nvidia*): the examples need one. Run 'make test' for the CPU suite."
   exit 2
 fi
-examples_build || { echo "examples-gpu-test: build failed" >&2; exit 1; }
-# shellcheck source=scripts/mps.sh
-. "$(dirname "$0")/mps.sh"
-mps_start
-trap mps_stop EXIT
-
-
+examples_start examples-gpu-test "${EX_GPU:-}"
 BW_ITERS=${BW_ITERS:-512}
 LAT_ITERS=${LAT_ITERS:-256}
 TMO=${EX_TIMEOUT:-120s}
 port=${EX_PORT_BASE:-21000}
-gpu=()
-[ -n "${EX_GPU:-}" ] && gpu=(-g "$EX_GPU")
 LOG=${OUT:-$PWD/build}/examples-logs
 mkdir -p "$LOG"
 
 BW_SIZES="1 64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 524288 1048576"
 LAT_SIZES="1 64 128 256 512 1024 2048 4096 8192 16384"
 
-# check_bw FILE ITERS: the 16 rows, in order, positive and consistent.
-check_bw() {
-  awk -v sizes="$BW_SIZES" -v iters="$2" '
+# check_rows KIND FILE ITERS: the rows of a bw (16, BW_SIZES) or lat (10,
+# LAT_SIZES) table, in order, each with ITERS iterations, its values positive
+# and consistent with each other.
+check_rows() {
+  local sizes=$BW_SIZES
+  [ "$1" = lat ] && sizes=$LAT_SIZES
+  awk -v kind="$1" -v sizes="$sizes" -v iters="$3" '
     BEGIN { n = split(sizes, want, " "); i = 0; bad = 0 }
     /^ [0-9]+ / {
       i++
       if ($1 != want[i]) { printf "row %d: %s bytes, want %s\n", i, $1, want[i]; bad = 1 }
       if ($2 != iters) { printf "row %d: %s iterations, want %s\n", i, $2, iters; bad = 1 }
-      # BW may print as 0.000000 only when it is below the format resolution.
-      if (!($3 >= 0 && $4 > 0 && $5 > 0)) { printf "row %d: non-positive value: %s\n", i, $0; bad = 1; next }
-      bw = $1 * $2 * 8 / ($5 * 1e6); mr = $2 / ($5 * 1e3)
-      if ((bw - $3) > 0.01 * bw + 1e-6 || ($3 - bw) > 0.01 * bw + 1e-6) { printf "row %d: BW %s != %g\n", i, $3, bw; bad = 1 }
-      if ((mr - $4) > 0.01 * mr + 1e-6 || ($4 - mr) > 0.01 * mr + 1e-6) { printf "row %d: rate %s != %g\n", i, $4, mr; bad = 1 }
+      if (kind == "bw") {
+        # BW may print as 0.000000 only when it is below the format resolution.
+        if (!($3 >= 0 && $4 > 0 && $5 > 0)) { printf "row %d: non-positive value: %s\n", i, $0; bad = 1; next }
+        bw = $1 * $2 * 8 / ($5 * 1e6); mr = $2 / ($5 * 1e3)
+        if ((bw - $3) > 0.01 * bw + 1e-6 || ($3 - bw) > 0.01 * bw + 1e-6) { printf "row %d: BW %s != %g\n", i, $3, bw; bad = 1 }
+        if ((mr - $4) > 0.01 * mr + 1e-6 || ($4 - mr) > 0.01 * mr + 1e-6) { printf "row %d: rate %s != %g\n", i, $4, mr; bad = 1 }
+      } else {
+        if (!($3 > 0 && $4 > 0 && $5 > 0)) { printf "row %d: non-positive value: %s\n", i, $0; bad = 1; next }
+        d = $4 - 2 * $3; if (d < 0) d = -d
+        if (d > 0.02) { printf "row %d: round trip %s != 2 x %s\n", i, $4, $3; bad = 1 }
+        rt = $5 / iters; d = rt - $4; if (d < 0) d = -d
+        if (d > 0.01 + 0.01 * rt) { printf "row %d: kernel %s / %d != %s\n", i, $5, iters, $4; bad = 1 }
+      }
     }
-    END { if (i != n) { printf "%d rows, want %d\n", i, n; bad = 1 } exit bad }' "$1"
-}
-
-# check_lat FILE ITERS: the 10 rows, in order, positive and consistent.
-check_lat() {
-  awk -v sizes="$LAT_SIZES" -v iters="$2" '
-    BEGIN { n = split(sizes, want, " "); i = 0; bad = 0 }
-    /^ [0-9]+ / {
-      i++
-      if ($1 != want[i]) { printf "row %d: %s bytes, want %s\n", i, $1, want[i]; bad = 1 }
-      if ($2 != iters) { printf "row %d: %s iterations, want %s\n", i, $2, iters; bad = 1 }
-      if (!($3 > 0 && $4 > 0 && $5 > 0)) { printf "row %d: non-positive value: %s\n", i, $0; bad = 1; next }
-      d = $4 - 2 * $3; if (d < 0) d = -d
-      if (d > 0.02) { printf "row %d: round trip %s != 2 x %s\n", i, $4, $3; bad = 1 }
-      rt = $5 / iters; d = rt - $4; if (d < 0) d = -d
-      if (d > 0.01 + 0.01 * rt) { printf "row %d: kernel %s / %d != %s\n", i, $5, iters, $4; bad = 1 }
-    }
-    END { if (i != n) { printf "%d rows, want %d\n", i, n; bad = 1 } exit bad }' "$1"
+    END { if (i != n) { printf "%d rows, want %d\n", i, n; bad = 1 } exit bad }' "$2"
 }
 
 # check_json FILE KEY ROWS: the -o file parses and has ROWS entries under KEY.
@@ -128,11 +115,11 @@ run_case() {
   [ "$src" -eq 0 ] || why+=("server exit $src")
   if [ "$kind" = bw ]; then
     grep -q "Data received correctly from client" "$d/server.out" || why+=("no validation line")
-    check_bw "$d/client.out" "$BW_ITERS" >"$d/check.txt" 2>&1 || why+=("client table: $(head -3 "$d/check.txt" | tr '\n' ';')")
+    check_rows bw "$d/client.out" "$BW_ITERS" >"$d/check.txt" 2>&1 || why+=("client table: $(head -3 "$d/check.txt" | tr '\n' ';')")
     [ "$crc" -ne 0 ] || check_json "$d/client.json" bandwidth 16 >>"$d/check.txt" 2>&1 || why+=("client JSON")
   else
-    check_lat "$d/client.out" "$LAT_ITERS" >"$d/check.txt" 2>&1 || why+=("client table: $(head -3 "$d/check.txt" | tr '\n' ';')")
-    check_lat "$d/server.out" "$LAT_ITERS" >>"$d/check.txt" 2>&1 || why+=("server table")
+    check_rows lat "$d/client.out" "$LAT_ITERS" >"$d/check.txt" 2>&1 || why+=("client table: $(head -3 "$d/check.txt" | tr '\n' ';')")
+    check_rows lat "$d/server.out" "$LAT_ITERS" >>"$d/check.txt" 2>&1 || why+=("server table")
     [ "$crc" -ne 0 ] || check_json "$d/client.json" latency 10 >>"$d/check.txt" 2>&1 || why+=("client JSON")
   fi
   if [ ${#why[@]} -eq 0 ]; then

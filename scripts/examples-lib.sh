@@ -1,5 +1,8 @@
-# Sourced by scripts/demo.sh and scripts/examples-gpu-test.sh: the GPU check and
-# the build of the example kernels and programs.
+# Sourced by scripts/demo.sh and scripts/examples-gpu-test.sh: the GPU check,
+# the build of the example kernels and programs, and the start of a GPU run.
+
+# shellcheck source=scripts/mps.sh
+. "$(dirname "${BASH_SOURCE[0]}")/mps.sh"
 
 # have_gpu: true when an NVIDIA GPU and the CUDA driver are visible.
 have_gpu() {
@@ -48,4 +51,16 @@ examples_build() {
       return 1
     fi
   done
+}
+
+# examples_start WHO [GPU]: builds the examples (exits 1, naming WHO, when that
+# fails), starts MPS for the run (stopped on exit; a script that sets its own
+# EXIT trap calls mps_stop there) and sets the array gpu to the programs' GPU
+# flag (-g GPU, or nothing for the default device).
+examples_start() {
+  examples_build || { echo "$1: build failed" >&2; exit 1; }
+  mps_start
+  trap mps_stop EXIT
+  gpu=()
+  if [ -n "${2:-}" ]; then gpu=(-g "$2"); fi
 }

@@ -15,10 +15,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=scripts/cuda-env.sh
 . scripts/cuda-env.sh
-if [ -z "$NVCC" ]; then
-	echo "post-rate: nvcc not found (set NVCC or install the CUDA toolkit)" >&2
-	exit 1
-fi
+cuda_require_nvcc post-rate
 OUT="$ROOT/build/bench"
 mkdir -p "$OUT"
 # The shared dialect, includes and defines; the architecture is this benchmark's own (ARCH).

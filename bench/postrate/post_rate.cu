@@ -140,6 +140,20 @@ __device__ __forceinline__ void raw_db_store(uint64_t *p, uint64_t v)
 #endif
 }
 
+/* The doorbell record: a relaxed system-scope 4-byte store. */
+__device__ __forceinline__ void raw_dbr_store(uint32_t *p, uint32_t v)
+{
+	asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* A 48-byte WQE written as the WQE builders write it: three st.weak.cs.v2.b64 stores. */
+__device__ __forceinline__ void raw_write_wqe_cs(uint64_t *q, uint64_t i)
+{
+	asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q), "l"(i), "l"(1ull) : "memory");
+	asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 2), "l"(2ull), "l"(3ull) : "memory");
+	asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 4), "l"(4ull), "l"(5ull) : "memory");
+}
+
 template <raw_db MODE>
 __device__ __forceinline__ void raw_ring(uint64_t *db, uint64_t v)
 {
@@ -229,10 +243,7 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 			raw_write_wqe(slot, (uint64_t)i);
 			continue;
 		}
-		uint64_t *q = (uint64_t *)slot;
-		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q), "l"((uint64_t)i), "l"(1ull) : "memory");
-		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 2), "l"(2ull), "l"(3ull) : "memory");
-		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 4), "l"(4ull), "l"(5ull) : "memory");
+		raw_write_wqe_cs((uint64_t *)slot, (uint64_t)i);
 		switch (V) {
 		case PR_SC_VOL:
 			__threadfence();
@@ -243,6 +254,7 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 			*(volatile uint64_t *)db = (uint64_t)i;
 			break;
 		case PR_REL_MMIO:
+		case PR_MEMIDX_DB: /* its index store is above */
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 			raw_db_store(db, (uint64_t)i);
 			break;
@@ -261,11 +273,7 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 		case PR_DB_DBR_DB:
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 			raw_db_store(db, (uint64_t)i);
-			asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"((uint32_t)i) : "memory");
-			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
-			raw_db_store(db, (uint64_t)i);
-			break;
-		case PR_MEMIDX_DB:
+			raw_dbr_store(dbr, (uint32_t)i);
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 			raw_db_store(db, (uint64_t)i);
 			break;
@@ -273,7 +281,7 @@ __global__ void k_probe(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint32_t *
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 			/* fall through */
 		case PR_DBR_DB:
-			asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"((uint32_t)i) : "memory");
+			raw_dbr_store(dbr, (uint32_t)i);
 			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 			raw_db_store(db, (uint64_t)i);
 			break;
@@ -307,9 +315,7 @@ __global__ void k_probe_block(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint
 	uint32_t base = 0;
 	for (int i = 0; i < iters; i++) {
 		uint64_t *q = (uint64_t *)(ring + ((base + threadIdx.x) & mask) * 64);
-		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q), "l"((uint64_t)i), "l"(1ull) : "memory");
-		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 2), "l"(2ull), "l"(3ull) : "memory");
-		asm volatile("st.weak.cs.v2.b64 [%0], {%1, %2};" ::"l"(q + 4), "l"(4ull), "l"(5ull) : "memory");
+		raw_write_wqe_cs(q, (uint64_t)i);
 		__syncthreads();
 		base += blockDim.x;
 		if (threadIdx.x == 0 && V != PB_NONE) {
@@ -317,7 +323,7 @@ __global__ void k_probe_block(uint8_t *rings, uint32_t mask, uint64_t *dbs, uint
 			if (V == PB_F_DB_DBR_F_DB)
 				raw_db_store(db, base);
 			if (V != PB_ONE_FENCE) {
-				asm volatile("st.relaxed.sys.global.b32 [%0], %1;" ::"l"(dbr), "r"(base) : "memory");
+				raw_dbr_store(dbr, base);
 				doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>();
 			}
 			raw_db_store(db, base);
@@ -474,34 +480,35 @@ struct runner {
 	double min_ms = 10.0;
 	cudaEvent_t a, b;
 
+	/* The milliseconds of one launch(iters). */
+	template <typename L>
+	float timed(L &launch, int iters)
+	{
+		float ms = 0;
+		CK(cudaEventRecord(a));
+		launch(iters);
+		CK(cudaEventRecord(b));
+		CK(cudaEventSynchronize(b));
+		CK(cudaGetLastError());
+		CK(cudaEventElapsedTime(&ms, a, b));
+		return ms;
+	}
+
 	/* launch(iters) runs one kernel; ops_per_iter counts operations per loop iteration. */
 	template <typename L>
 	double measure(L launch, double ops_per_iter)
 	{
 		int iters = 1;
-		float ms = 0;
 		for (;;) {
-			CK(cudaEventRecord(a));
-			launch(iters);
-			CK(cudaEventRecord(b));
-			CK(cudaEventSynchronize(b));
-			CK(cudaGetLastError());
-			CK(cudaEventElapsedTime(&ms, a, b));
+			const float ms = timed(launch, iters);
 			if (ms >= min_ms || iters >= (1 << 24))
 				break;
 			int next = ms > 0.05 ? (int)(iters * (min_ms * 1.3 / ms)) + 1 : iters * 8;
 			iters = std::max(iters * 2, std::min(next, iters * 64));
 		}
 		std::vector<double> rates;
-		for (int r = 0; r < runs; r++) {
-			CK(cudaEventRecord(a));
-			launch(iters);
-			CK(cudaEventRecord(b));
-			CK(cudaEventSynchronize(b));
-			CK(cudaGetLastError());
-			CK(cudaEventElapsedTime(&ms, a, b));
-			rates.push_back(ops_per_iter * iters / (ms * 1e3));
-		}
+		for (int r = 0; r < runs; r++)
+			rates.push_back(ops_per_iter * iters / (timed(launch, iters) * 1e3));
 		std::sort(rates.begin(), rates.end());
 		return rates[rates.size() / 2];
 	}

@@ -28,29 +28,32 @@ extern "C" {
 #define DOCA_GPUNETIO_VERSION_MAJOR_SHIFT 16
 #define DOCA_GPUNETIO_VERSION_MINOR_SHIFT 8
 #define DOCA_GPUNETIO_VERSION_PATCH_SHIFT 0
-#define DOCA_GPUNETIO_VERSION                                                  \
-	((DOCA_GPUNETIO_VERSION_MAJOR << DOCA_GPUNETIO_VERSION_MAJOR_SHIFT) |  \
-	 (DOCA_GPUNETIO_VERSION_MINOR << DOCA_GPUNETIO_VERSION_MINOR_SHIFT) |  \
-	 (DOCA_GPUNETIO_VERSION_PATCH << DOCA_GPUNETIO_VERSION_PATCH_SHIFT))
+/* Internal: the packed version word of major.minor.patch. */
+#define DOCA_GPUNETIO_PRIV_VERSION(major, minor, patch)                                                    \
+	(((major) << DOCA_GPUNETIO_VERSION_MAJOR_SHIFT) | ((minor) << DOCA_GPUNETIO_VERSION_MINOR_SHIFT) | \
+	 ((patch) << DOCA_GPUNETIO_VERSION_PATCH_SHIFT))
+#define DOCA_GPUNETIO_VERSION                                                                \
+	DOCA_GPUNETIO_PRIV_VERSION(DOCA_GPUNETIO_VERSION_MAJOR, DOCA_GPUNETIO_VERSION_MINOR, \
+				   DOCA_GPUNETIO_VERSION_PATCH)
 #define DOCA_GPUNETIO_DEVICE_CODE_VERSION DOCA_GPUNETIO_VERSION
 #define DOCA_GPUNETIO_HOST_CODE_VERSION DOCA_GPUNETIO_VERSION
 
 #define DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_MAJOR 2
 #define DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_MINOR 0
 #define DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_PATCH 0
-#define DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION                                                     \
-	((DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_MAJOR << DOCA_GPUNETIO_VERSION_MAJOR_SHIFT) |     \
-	 (DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_MINOR << DOCA_GPUNETIO_VERSION_MINOR_SHIFT) |     \
-	 (DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_PATCH << DOCA_GPUNETIO_VERSION_PATCH_SHIFT))
+#define DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION                                   \
+	DOCA_GPUNETIO_PRIV_VERSION(DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_MAJOR, \
+				   DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_MINOR, \
+				   DOCA_GPUNETIO_MIN_COMPAT_DEVICE_CODE_VERSION_PATCH)
 
 /* The host-code minimum really is 0.2.0 in the reference. */
 #define DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_MAJOR 0
 #define DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_MINOR 2
 #define DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_PATCH 0
-#define DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION                                                       \
-	((DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_MAJOR << DOCA_GPUNETIO_VERSION_MAJOR_SHIFT) |       \
-	 (DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_MINOR << DOCA_GPUNETIO_VERSION_MINOR_SHIFT) |       \
-	 (DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_PATCH << DOCA_GPUNETIO_VERSION_PATCH_SHIFT))
+#define DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION                                   \
+	DOCA_GPUNETIO_PRIV_VERSION(DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_MAJOR, \
+				   DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_MINOR, \
+				   DOCA_GPUNETIO_MIN_COMPAT_HOST_CODE_VERSION_PATCH)
 
 /* ---- Utility macros ------------------------------------------------------------------------ */
 #if defined(__CUDACC_RTC__)
@@ -325,33 +328,27 @@ struct __attribute__((packed)) doca_gpunetio_ib_mlx5_wqe_data_seg {
 	__be64 addr;
 };
 
-#if !defined(__CUDACC_RTC__)
+/* NVRTC (no anonymous structs): the three bytes at 8..11 by name, without the 4-byte alias
+ * signature_fm_ce_se. */
 struct __attribute__((packed, aligned(4))) doca_gpunetio_ib_mlx5_wqe_ctrl_seg {
 	__be32 opmod_idx_opcode;
 	__be32 qpn_ds;
+#if !defined(__CUDACC_RTC__)
 	union {
 		struct __attribute__((packed)) {
+#endif
 			uint8_t signature;
 			__be16 dci_stream_channel_id;
 			uint8_t fm_ce_se;
+#if !defined(__CUDACC_RTC__)
 		};
 		struct __attribute__((packed)) {
 			__be32 signature_fm_ce_se;
 		};
 	};
-	__be32 imm;
-};
-#else
-/* NVRTC: the three bytes at 8..11 by name; the 4-byte alias signature_fm_ce_se is not there. */
-struct __attribute__((packed, aligned(4))) doca_gpunetio_ib_mlx5_wqe_ctrl_seg {
-	__be32 opmod_idx_opcode;
-	__be32 qpn_ds;
-	uint8_t signature;
-	__be16 dci_stream_channel_id;
-	uint8_t fm_ce_se;
-	__be32 imm;
-};
 #endif
+	__be32 imm;
+};
 
 struct __attribute__((packed)) doca_gpunetio_ib_mlx5_wqe_raddr_seg {
 	__be64 raddr;
@@ -387,10 +384,13 @@ struct doca_gpunetio_ib_ibv_tmh {
 	__be64 tag;
 };
 
+/* NVRTC (no anonymous structs): the receive fields of bytes 0..31 by name, without the tm_cqe
+ * and tmh views of them. */
 struct doca_gpunetio_ib_mlx5_cqe64 {
 #if !defined(__CUDACC_RTC__)
 	union {
 		struct {
+#endif
 			uint8_t rsvd0[2];
 			__be16 wqe_id;
 			uint8_t rsvd4[13];
@@ -401,22 +401,11 @@ struct doca_gpunetio_ib_mlx5_cqe64 {
 			uint8_t hds_ip_ext;
 			uint8_t l4_hdr_type_etc;
 			__be16 vlan_info;
+#if !defined(__CUDACC_RTC__)
 		};
 		struct doca_gpunetio_ib_mlx5_tm_cqe tm_cqe;
 		struct doca_gpunetio_ib_ibv_tmh tmh;
 	};
-#else
-	/* NVRTC: the receive view by name; the tm_cqe and tmh aliases of bytes 0..31 are not there. */
-	uint8_t rsvd0[2];
-	__be16 wqe_id;
-	uint8_t rsvd4[13];
-	uint8_t ml_path;
-	uint8_t rsvd20[4];
-	__be16 slid;
-	__be32 flags_rqpn;
-	uint8_t hds_ip_ext;
-	uint8_t l4_hdr_type_etc;
-	__be16 vlan_info;
 #endif
 	__be32 srqn_uidx;
 	__be32 imm_inval_pkey;

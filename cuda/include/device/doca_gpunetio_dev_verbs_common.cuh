@@ -220,17 +220,17 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_unlock(int *lock)
 
 __device__ static __forceinline__ uint8_t doca_gpu_dev_verbs_load_relaxed_sys_global(uint8_t *ptr)
 {
-	return doca_priv_gpu_dev_verbs_ld_sys8(ptr);
+	return doca_priv_gpu_dev_verbs_ld_sys(ptr);
 }
 
 __device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_load_relaxed_sys_global(uint32_t *ptr)
 {
-	return doca_priv_gpu_dev_verbs_ld_sys32(ptr);
+	return doca_priv_gpu_dev_verbs_ld_sys(ptr);
 }
 
 __device__ static __forceinline__ uint64_t doca_gpu_dev_verbs_load_relaxed_sys_global(uint64_t *ptr)
 {
-	return doca_priv_gpu_dev_verbs_ld_sys64(ptr);
+	return doca_priv_gpu_dev_verbs_ld_sys(ptr);
 }
 
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>

@@ -133,8 +133,7 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_counter_finish(
 	uint64_t counter_val, uint32_t code_opt)
 {
 	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
-		(resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU) ? DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD
-											: DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU;
+		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
 	doca_gpu_dev_verbs_mark_wqes_ready<resource_sharing_mode>(qp, base, last);
 
 	const uint64_t cbase = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(companion_qp, 2, code_opt);
@@ -152,6 +151,22 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_counter_finish(
 	doca_gpu_dev_verbs_submit_multi_qps<2, resource_sharing_mode, scope, nic_handler>(qps, pis, code_opt);
 }
 
+/* Internal: put_counter and get_counter: chunks RDMA WRITEs or READs (opcode), then
+ * counter_finish. */
+template <uint32_t opcode, enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_rw_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, uint64_t chunks, struct doca_gpu_dev_verbs_qp *companion_qp,
+	struct doca_gpu_dev_verbs_addr counter_raddr, struct doca_gpu_dev_verbs_addr counter_laddr,
+	uint64_t counter_val, uint32_t code_opt)
+{
+	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, (uint32_t)chunks, code_opt);
+	doca_priv_gpu_dev_verbs_build_rw<opcode>(qp, base, (uint32_t)chunks, raddr, laddr, size);
+	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+		qp, base, base + chunks - 1, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter(
@@ -164,11 +179,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter(
 								   DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT);
 	if (chunks == 0)
 		chunks = 1;
-	const uint64_t base =
-		doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, (uint32_t)chunks, code_opt);
-	doca_priv_gpu_dev_verbs_build_put(qp, base, (uint32_t)chunks, raddr, laddr, size);
-	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
-		qp, base, base + chunks - 1, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+	doca_priv_gpu_dev_verbs_rw_counter<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE, resource_sharing_mode, nic_handler>(
+		qp, raddr, laddr, size, chunks, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }
 
 template <typename T,
@@ -198,8 +210,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_counter(
 {
 	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
 	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, chunks + 1, code_opt);
-	doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
-	doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+	doca_priv_gpu_dev_verbs_build_put_signal<sig_op>(qp, base, chunks, raddr, laddr, size, sig_raddr, sig_laddr, sig_val);
 	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
 		qp, base, base + chunks, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }
@@ -227,11 +238,9 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_get_counter(
 	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
 	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
-	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
-	const uint64_t base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, chunks, code_opt);
-	doca_priv_gpu_dev_verbs_build_get(qp, base, chunks, raddr, laddr, size);
-	doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
-		qp, base, base + chunks - 1, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+	doca_priv_gpu_dev_verbs_rw_counter<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ, resource_sharing_mode, nic_handler>(
+		qp, raddr, laddr, size, doca_priv_gpu_dev_verbs_put_chunks(size), companion_qp, counter_raddr, counter_laddr,
+		counter_val, code_opt);
 }
 
 #if defined(__GNUC__)

@@ -285,6 +285,20 @@ __device__ static __forceinline__ int doca_priv_gpu_dev_verbs_probe_pending(stru
 	return EBUSY;
 }
 
+/* Internal: the end of a poll: when it succeeded (status 0), a system-scope acquire fence (what
+ * the completed WQEs wrote is visible after it) and the consumer index raised to next_ci. Returns
+ * status. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>
+__device__ static __forceinline__ int doca_priv_gpu_dev_verbs_cq_consume(struct doca_gpu_dev_verbs_cq *cq, int status,
+									  uint64_t next_ci)
+{
+	if (status == 0) {
+		doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&cq->cqe_ci, next_ci);
+	}
+	return status;
+}
+
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
 __device__ static __forceinline__ int doca_priv_gpu_dev_verbs_poll_one_cq_at(struct doca_gpu_dev_verbs_cq *cq,
@@ -313,12 +327,8 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ int doca_gpu_dev_verbs_poll_one_cq_at(struct doca_gpu_dev_verbs_cq *cq,
 									 uint64_t cons_index)
 {
-	int status = doca_priv_gpu_dev_verbs_poll_one_cq_at<resource_sharing_mode, qp_type>(cq, cons_index);
-	if (status == 0) {
-		doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
-		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&cq->cqe_ci, cons_index + 1);
-	}
-	return status;
+	return doca_priv_gpu_dev_verbs_cq_consume<resource_sharing_mode>(
+		cq, doca_priv_gpu_dev_verbs_poll_one_cq_at<resource_sharing_mode, qp_type>(cq, cons_index), cons_index + 1);
 }
 
 /* Internal: the waiting part of poll_cq_at, once the first look found nothing. Out of line, so
@@ -369,6 +379,8 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ int doca_gpu_dev_verbs_poll_cq_at(struct doca_gpu_dev_verbs_cq *cq,
 								     uint64_t cons_index)
 {
+	/* Not through cq_consume: the same code, but nvcc 11.8 then allocates registers differently
+	 * in kernels that poll in many places. */
 	int status = doca_priv_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(cq, cons_index);
 	if (status == 0) {
 		doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
@@ -442,13 +454,9 @@ __device__ static __forceinline__ int doca_gpu_dev_verbs_poll_cq_collapsed_at(st
 									       uint64_t cons_index)
 {
 	uint64_t new_ci = 0;
-	int status = doca_priv_gpu_dev_verbs_poll_cq_collapsed_at<resource_sharing_mode, qp_type>(qp, &qp->cq_sq,
-												   cons_index, &new_ci);
-	if (status == 0) {
-		doca_gpu_dev_verbs_fence_acquire<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
-		doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&qp->cq_sq.cqe_ci, new_ci);
-	}
-	return status;
+	const int status = doca_priv_gpu_dev_verbs_poll_cq_collapsed_at<resource_sharing_mode, qp_type>(qp, &qp->cq_sq,
+													 cons_index, &new_ci);
+	return doca_priv_gpu_dev_verbs_cq_consume<resource_sharing_mode>(&qp->cq_sq, status, new_ci);
 }
 
 /* Waits for the next count completions after the current consumer index. */

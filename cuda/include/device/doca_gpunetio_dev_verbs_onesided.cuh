@@ -216,48 +216,33 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_post_warp(str
 	return mine + per_lane - 1;
 }
 
-/* Internal: RDMA WRITE chunks of at most 1 GiB, or a NOP for size 0. */
-__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_put(struct doca_gpu_dev_verbs_qp *qp, uint64_t base,
-									  uint32_t chunks,
-									  struct doca_gpu_dev_verbs_addr raddr,
-									  struct doca_gpu_dev_verbs_addr laddr, size_t size)
+/* Internal: RDMA WRITE or RDMA READ (opcode) chunks of at most 1 GiB from WQE index base on, or a
+ * NOP for size 0 (DOCA's get leaves the index uninitialised then). */
+template <uint32_t opcode>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_rw(struct doca_gpu_dev_verbs_qp *qp, uint64_t base,
+									 uint32_t chunks, struct doca_gpu_dev_verbs_addr raddr,
+									 struct doca_gpu_dev_verbs_addr laddr, size_t size)
 {
+	static_assert(opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE || opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ,
+		      "build_rw posts RDMA WRITE or RDMA READ");
 	for (uint32_t i = 0; i < chunks; i++) {
 		const uint64_t off = (uint64_t)i << DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT;
 		const uint64_t left = (uint64_t)size - off;
 		const uint32_t len = (uint32_t)(left < DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE ? left
 										     : DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
-		struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)(base + i));
-		if (len > 0)
-			doca_gpu_dev_verbs_wqe_prepare_write(qp, wqe, (uint16_t)(base + i),
-							     DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE,
-							     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0, raddr.addr + off,
-							     raddr.key, laddr.addr + off, laddr.key, len);
-		else
-			doca_gpu_dev_verbs_wqe_prepare_nop(qp, wqe, (uint16_t)(base + i),
-							   DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE);
-	}
-}
-
-/* Internal: RDMA READ chunks, or a NOP for size 0 (DOCA leaves the index uninitialised). */
-__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_get(struct doca_gpu_dev_verbs_qp *qp, uint64_t base,
-									  uint32_t chunks,
-									  struct doca_gpu_dev_verbs_addr raddr,
-									  struct doca_gpu_dev_verbs_addr laddr, size_t size)
-{
-	for (uint32_t i = 0; i < chunks; i++) {
-		const uint64_t off = (uint64_t)i << DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE_SHIFT;
-		const uint64_t left = (uint64_t)size - off;
-		const uint32_t len = (uint32_t)(left < DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE ? left
-										     : DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
-		struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)(base + i));
-		if (len > 0)
-			doca_gpu_dev_verbs_wqe_prepare_read(qp, wqe, (uint16_t)(base + i),
-							    DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr + off,
-							    raddr.key, laddr.addr + off, laddr.key, len);
-		else
-			doca_gpu_dev_verbs_wqe_prepare_nop(qp, wqe, (uint16_t)(base + i),
-							   DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE);
+		const uint16_t idx = (uint16_t)(base + i);
+		struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, idx);
+		if (len > 0) {
+			if constexpr (opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ)
+				doca_gpu_dev_verbs_wqe_prepare_read(qp, wqe, idx, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE,
+								    raddr.addr + off, raddr.key, laddr.addr + off, laddr.key, len);
+			else
+				doca_gpu_dev_verbs_wqe_prepare_write(qp, wqe, idx, opcode, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE,
+								     0, raddr.addr + off, raddr.key, laddr.addr + off, laddr.key,
+								     len);
+		} else {
+			doca_gpu_dev_verbs_wqe_prepare_nop(qp, wqe, idx, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE);
+		}
 	}
 }
 
@@ -272,6 +257,18 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_p(struct do
 	doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<T>(qp, wqe, value);
 }
 
+/* Internal: the one-slot 8-byte atomic at WQE index idx (FA adds compare_add; CS swaps in swap
+ * where the word equals compare_add); the old value lands at laddr. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_atomic(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx,
+									     uint32_t opcode, struct doca_gpu_dev_verbs_addr raddr,
+									     struct doca_gpu_dev_verbs_addr laddr,
+									     uint64_t compare_add, uint64_t swap)
+{
+	doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx, opcode,
+					      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key, laddr.addr,
+					      laddr.key, 8, compare_add, swap);
+}
+
 /* Internal: the one-slot WQE of a signal. ADD: an 8-byte fetch-and-add whose old value lands at
  * sig_laddr. SET (extension): an inline 8-byte RDMA WRITE of sig_val (its bytes in memory order)
  * to sig_raddr, one aligned 8-byte store at the target; sig_laddr is not used. */
@@ -283,18 +280,28 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_signal(stru
 {
 	static_assert(sig_op == DOCA_GPUNETIO_VERBS_SIGNAL_OP_ADD || sig_op == GDAKI_VERBS_SIGNAL_OP_SET,
 		      "signal operations are ADD and GDAKI_VERBS_SIGNAL_OP_SET");
-	struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx);
 	if constexpr (sig_op == GDAKI_VERBS_SIGNAL_OP_SET) {
+		struct doca_gpu_dev_verbs_wqe *wqe = doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx);
 		(void)sig_laddr;
 		doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_header(qp, wqe, (uint16_t)idx,
 								     DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr,
 								     sig_raddr.key, 8);
 		doca_gpu_dev_verbs_prepare_inl_rdma_write_wqe_data<uint64_t>(qp, wqe, sig_val);
 	} else {
-		doca_gpu_dev_verbs_wqe_prepare_atomic(qp, wqe, (uint16_t)idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
-						      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, sig_raddr.addr, sig_raddr.key,
-						      sig_laddr.addr, sig_laddr.key, 8, sig_val, 0);
+		doca_priv_gpu_dev_verbs_build_atomic(qp, idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA, sig_raddr, sig_laddr,
+						     sig_val, 0);
 	}
+}
+
+/* Internal: the WQEs of a put_signal: chunks RDMA WRITEs from index base on, then the signal. */
+template <enum doca_gpu_dev_verbs_signal_op sig_op>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_build_put_signal(
+	struct doca_gpu_dev_verbs_qp *qp, uint64_t base, uint32_t chunks, struct doca_gpu_dev_verbs_addr raddr,
+	struct doca_gpu_dev_verbs_addr laddr, size_t size, struct doca_gpu_dev_verbs_addr sig_raddr,
+	struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val)
+{
+	doca_priv_gpu_dev_verbs_build_rw<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE>(qp, base, chunks, raddr, laddr, size);
+	doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
 }
 
 /* Internal: number of 1 GiB chunks, at least one. */
@@ -318,7 +325,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_thread(struct doca
 	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, chunks, code_opt,
-		[&](uint64_t base) { doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size); });
+		[&](uint64_t base) { doca_priv_gpu_dev_verbs_build_rw<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE>(qp, base, chunks, raddr, laddr, size); });
 }
 
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
@@ -331,7 +338,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_warp(struct doca_g
 {
 	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
 	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
-		qp, 1, code_opt, [&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_put(qp, idx, 1, raddr, laddr, size); });
+		qp, 1, code_opt, [&](uint64_t idx) { doca_priv_gpu_dev_verbs_build_rw<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE>(qp, idx, 1, raddr, laddr, size); });
 }
 
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
@@ -433,8 +440,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_thread(
 	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size);
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, chunks + 1, code_opt, [&](uint64_t base) {
-			doca_priv_gpu_dev_verbs_build_put(qp, base, chunks, raddr, laddr, size);
-			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, base + chunks, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_put_signal<sig_op>(qp, base, chunks, raddr, laddr, size, sig_raddr,
+									 sig_laddr, sig_val);
 		});
 }
 
@@ -450,8 +457,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_signal_warp(
 	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
 	*out_ticket = doca_priv_gpu_dev_verbs_post_warp<resource_sharing_mode, nic_handler>(
 		qp, 2, code_opt, [&](uint64_t idx) {
-			doca_priv_gpu_dev_verbs_build_put(qp, idx, 1, raddr, laddr, size);
-			doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, idx + 1, sig_raddr, sig_laddr, sig_val);
+			doca_priv_gpu_dev_verbs_build_put_signal<sig_op>(qp, idx, 1, raddr, laddr, size, sig_raddr, sig_laddr,
+									 sig_val);
 		});
 }
 
@@ -596,7 +603,7 @@ __device__ static inline void doca_gpu_dev_verbs_get_thread(struct doca_gpu_dev_
 	const uint32_t chunks = doca_priv_gpu_dev_verbs_put_chunks(size); /* at least one: size 0 is a NOP */
 	const uint64_t last = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, chunks + (mcst ? 1 : 0), code_opt, [&](uint64_t base) {
-			doca_priv_gpu_dev_verbs_build_get(qp, base, chunks, raddr, laddr, size);
+			doca_priv_gpu_dev_verbs_build_rw<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ>(qp, base, chunks, raddr, laddr, size);
 			if (mcst)
 				doca_gpu_dev_verbs_wqe_prepare_dump(
 					qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)(base + chunks)),
@@ -631,7 +638,7 @@ __device__ static inline void doca_gpu_dev_verbs_get_warp(struct doca_gpu_dev_ve
 		base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, total, code_opt);
 	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
 	base = DOCA_PRIV_GPU_DEV_VERBS_SHFL0(base);
-	doca_priv_gpu_dev_verbs_build_get(qp, base + lane, 1, raddr, laddr, size);
+	doca_priv_gpu_dev_verbs_build_rw<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ>(qp, base + lane, 1, raddr, laddr, size);
 	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
 	if (lane == 0) {
 		const uint64_t last = base + total - 1;
@@ -761,10 +768,8 @@ __device__ static __forceinline__ void gdaki_dev_fetch_add(struct doca_gpu_dev_v
 {
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, 1, code_opt, [&](uint64_t idx) {
-			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
-							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA,
-							      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key,
-							      laddr.addr, laddr.key, 8, value, 0);
+			doca_priv_gpu_dev_verbs_build_atomic(qp, idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA, raddr, laddr,
+							     value, 0);
 		});
 }
 
@@ -780,10 +785,8 @@ __device__ static __forceinline__ void gdaki_dev_compare_swap(struct doca_gpu_de
 {
 	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
 		qp, 1, code_opt, [&](uint64_t idx) {
-			doca_gpu_dev_verbs_wqe_prepare_atomic(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
-							      DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_CS,
-							      DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, raddr.addr, raddr.key,
-							      laddr.addr, laddr.key, 8, compare, swap);
+			doca_priv_gpu_dev_verbs_build_atomic(qp, idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_CS, raddr, laddr,
+							     compare, swap);
 		});
 }
 

@@ -373,6 +373,31 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_tma_copy64(uint64
 }
 #endif
 
+/* ---- Scoped instructions ---------------------------------------------------------------------- */
+
+/* An instruction whose CTA and GPU forms differ only in the scope: pre and post are its text before
+ * and after the scope, the rest its asm operands (starting with the colon). A macro: an asm
+ * statement takes its text as one string literal, which a template cannot assemble. */
+#define DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, pre, post, ...)   \
+	do {                                                       \
+		if (cta)                                           \
+			asm volatile(pre ".cta" post __VA_ARGS__); \
+		else                                               \
+			asm volatile(pre ".gpu" post __VA_ARGS__); \
+	} while (0)
+
+/* A fence instruction (text op, e.g. "fence.acq_rel") at sync_scope SYS, GPU or CTA; none at
+ * THREAD scope. */
+#define DOCA_PRIV_GPU_DEV_VERBS_FENCE_AT(sync_scope, op)                     \
+	do {                                                                 \
+		if ((sync_scope) == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)      \
+			asm volatile(op ".sys;" ::: "memory");               \
+		else if ((sync_scope) == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU) \
+			asm volatile(op ".gpu;" ::: "memory");               \
+		else if ((sync_scope) == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA) \
+			asm volatile(op ".cta;" ::: "memory");               \
+	} while (0)
+
 /* ---- Fences ------------------------------------------------------------------------------------ */
 
 /* Memory orders of the fence primitive. */
@@ -390,30 +415,16 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_fence()
 {
 #if defined(__CUDACC__)
 #if defined(DOCA_GPUNETIO_VERBS_HAS_FENCE_ACQUIRE_RELEASE_PTX)
-	if constexpr (order == DOCA_PRIV_GPU_DEV_VERBS_ACQUIRE) {
-		if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)
-			asm volatile("fence.acquire.sys;" ::: "memory");
-		else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU)
-			asm volatile("fence.acquire.gpu;" ::: "memory");
-		else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
-			asm volatile("fence.acquire.cta;" ::: "memory");
-		return;
-	} else if constexpr (order == DOCA_PRIV_GPU_DEV_VERBS_RELEASE) {
-		if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)
-			asm volatile("fence.release.sys;" ::: "memory");
-		else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU)
-			asm volatile("fence.release.gpu;" ::: "memory");
-		else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
-			asm volatile("fence.release.cta;" ::: "memory");
-		return;
-	}
+	constexpr bool one_way = order != DOCA_PRIV_GPU_DEV_VERBS_ACQ_REL;
+#else
+	constexpr bool one_way = false;
 #endif
-	if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS)
-		asm volatile("fence.acq_rel.sys;" ::: "memory");
-	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU)
-		asm volatile("fence.acq_rel.gpu;" ::: "memory");
-	else if (sync_scope == DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA)
-		asm volatile("fence.acq_rel.cta;" ::: "memory");
+	if constexpr (one_way && order == DOCA_PRIV_GPU_DEV_VERBS_ACQUIRE)
+		DOCA_PRIV_GPU_DEV_VERBS_FENCE_AT(sync_scope, "fence.acquire");
+	else if constexpr (one_way && order == DOCA_PRIV_GPU_DEV_VERBS_RELEASE)
+		DOCA_PRIV_GPU_DEV_VERBS_FENCE_AT(sync_scope, "fence.release");
+	else
+		DOCA_PRIV_GPU_DEV_VERBS_FENCE_AT(sync_scope, "fence.acq_rel");
 #else
 	if (sync_scope != DOCA_GPUNETIO_VERBS_SYNC_SCOPE_THREAD) {
 		doca_priv_gpu_dev_verbs_compiler_barrier();
@@ -465,29 +476,15 @@ __device__ static __forceinline__ T doca_priv_gpu_dev_verbs_cas_acquire(T *ptr, 
 #if defined(__CUDACC__)
 	if constexpr (sizeof(T) == 8) {
 		unsigned long long old;
-		if (cta)
-			asm volatile("atom.acquire.cta.global.cas.b64 %0, [%1], %2, %3;"
-				     : "=l"(old)
-				     : "l"(ptr), "l"((unsigned long long)cmp), "l"((unsigned long long)val)
-				     : "memory");
-		else
-			asm volatile("atom.acquire.gpu.global.cas.b64 %0, [%1], %2, %3;"
-				     : "=l"(old)
-				     : "l"(ptr), "l"((unsigned long long)cmp), "l"((unsigned long long)val)
-				     : "memory");
+		DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.acquire", ".global.cas.b64 %0, [%1], %2, %3;", : "=l"(old)
+						    : "l"(ptr), "l"((unsigned long long)cmp), "l"((unsigned long long)val)
+						    : "memory");
 		return (T)old;
 	} else {
 		unsigned int old;
-		if (cta)
-			asm volatile("atom.acquire.cta.global.cas.b32 %0, [%1], %2, %3;"
-				     : "=r"(old)
-				     : "l"(ptr), "r"((unsigned int)cmp), "r"((unsigned int)val)
-				     : "memory");
-		else
-			asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;"
-				     : "=r"(old)
-				     : "l"(ptr), "r"((unsigned int)cmp), "r"((unsigned int)val)
-				     : "memory");
+		DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.acquire", ".global.cas.b32 %0, [%1], %2, %3;", : "=r"(old)
+						    : "l"(ptr), "r"((unsigned int)cmp), "r"((unsigned int)val)
+						    : "memory");
 		return (T)old;
 	}
 #else
@@ -503,26 +500,14 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_atom_max64(ui
 {
 #if defined(__CUDACC__)
 	unsigned long long old;
-	if (cta && acquire)
-		asm volatile("atom.acquire.cta.global.max.u64 %0, [%1], %2;"
-			     : "=l"(old)
-			     : "l"(ptr), "l"((unsigned long long)val)
-			     : "memory");
-	else if (cta)
-		asm volatile("atom.relaxed.cta.global.max.u64 %0, [%1], %2;"
-			     : "=l"(old)
-			     : "l"(ptr), "l"((unsigned long long)val)
-			     : "memory");
-	else if (acquire)
-		asm volatile("atom.acquire.gpu.global.max.u64 %0, [%1], %2;"
-			     : "=l"(old)
-			     : "l"(ptr), "l"((unsigned long long)val)
-			     : "memory");
+	if (acquire)
+		DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.acquire", ".global.max.u64 %0, [%1], %2;", : "=l"(old)
+						    : "l"(ptr), "l"((unsigned long long)val)
+						    : "memory");
 	else
-		asm volatile("atom.relaxed.gpu.global.max.u64 %0, [%1], %2;"
-			     : "=l"(old)
-			     : "l"(ptr), "l"((unsigned long long)val)
-			     : "memory");
+		DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.relaxed", ".global.max.u64 %0, [%1], %2;", : "=l"(old)
+						    : "l"(ptr), "l"((unsigned long long)val)
+						    : "memory");
 	return (uint64_t)old;
 #else
 	uint64_t old = __atomic_load_n(ptr, __ATOMIC_RELAXED);
@@ -545,56 +530,28 @@ __device__ static __forceinline__ T doca_priv_gpu_dev_verbs_atom_add(T *ptr, T v
 	if constexpr ((T)0.5 != (T)0) { /* floating point */
 		if constexpr (sizeof(T) == 8) {
 			double old;
-			if (cta)
-				asm volatile("atom.relaxed.cta.global.add.f64 %0, [%1], %2;"
-					     : "=d"(old)
-					     : "l"(ptr), "d"((double)val)
-					     : "memory");
-			else
-				asm volatile("atom.relaxed.gpu.global.add.f64 %0, [%1], %2;"
-					     : "=d"(old)
-					     : "l"(ptr), "d"((double)val)
-					     : "memory");
+			DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.relaxed", ".global.add.f64 %0, [%1], %2;", : "=d"(old)
+							    : "l"(ptr), "d"((double)val)
+							    : "memory");
 			return (T)old;
 		} else {
 			float old;
-			if (cta)
-				asm volatile("atom.relaxed.cta.global.add.f32 %0, [%1], %2;"
-					     : "=f"(old)
-					     : "l"(ptr), "f"((float)val)
-					     : "memory");
-			else
-				asm volatile("atom.relaxed.gpu.global.add.f32 %0, [%1], %2;"
-					     : "=f"(old)
-					     : "l"(ptr), "f"((float)val)
-					     : "memory");
+			DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.relaxed", ".global.add.f32 %0, [%1], %2;", : "=f"(old)
+							    : "l"(ptr), "f"((float)val)
+							    : "memory");
 			return (T)old;
 		}
 	} else if constexpr (sizeof(T) == 8) {
 		unsigned long long old;
-		if (cta)
-			asm volatile("atom.relaxed.cta.global.add.u64 %0, [%1], %2;"
-				     : "=l"(old)
-				     : "l"(ptr), "l"((unsigned long long)val)
-				     : "memory");
-		else
-			asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
-				     : "=l"(old)
-				     : "l"(ptr), "l"((unsigned long long)val)
-				     : "memory");
+		DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.relaxed", ".global.add.u64 %0, [%1], %2;", : "=l"(old)
+						    : "l"(ptr), "l"((unsigned long long)val)
+						    : "memory");
 		return (T)old;
 	} else {
 		unsigned int old;
-		if (cta)
-			asm volatile("atom.relaxed.cta.global.add.u32 %0, [%1], %2;"
-				     : "=r"(old)
-				     : "l"(ptr), "r"((unsigned int)val)
-				     : "memory");
-		else
-			asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
-				     : "=r"(old)
-				     : "l"(ptr), "r"((unsigned int)val)
-				     : "memory");
+		DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "atom.relaxed", ".global.add.u32 %0, [%1], %2;", : "=r"(old)
+						    : "l"(ptr), "r"((unsigned int)val)
+						    : "memory");
 		return (T)old;
 	}
 #else
@@ -609,10 +566,7 @@ __device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ld_relaxed64(
 {
 #if defined(__CUDACC__)
 	uint64_t v;
-	if (cta)
-		asm volatile("ld.relaxed.cta.b64 %0, [%1];" : "=l"(v) : "l"(ptr) : "memory");
-	else
-		asm volatile("ld.relaxed.gpu.b64 %0, [%1];" : "=l"(v) : "l"(ptr) : "memory");
+	DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "ld.relaxed", ".b64 %0, [%1];", : "=l"(v) : "l"(ptr) : "memory");
 	return v;
 #else
 	return __atomic_load_n(ptr, __ATOMIC_RELAXED);
@@ -624,10 +578,7 @@ template <bool cta>
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_st_relaxed64(uint64_t *ptr, uint64_t val)
 {
 #if defined(__CUDACC__)
-	if (cta)
-		asm volatile("st.relaxed.cta.b64 [%0], %1;" ::"l"(ptr), "l"(val) : "memory");
-	else
-		asm volatile("st.relaxed.gpu.b64 [%0], %1;" ::"l"(ptr), "l"(val) : "memory");
+	DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "st.relaxed", ".b64 [%0], %1;", ::"l"(ptr), "l"(val) : "memory");
 #else
 	__atomic_store_n(ptr, val, __ATOMIC_RELAXED);
 #endif
@@ -638,50 +589,33 @@ template <bool cta>
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_st_release32(int *ptr, int val)
 {
 #if defined(__CUDACC__)
-	if (cta)
-		asm volatile("st.release.cta.global.b32 [%0], %1;" ::"l"(ptr), "r"(val) : "memory");
-	else
-		asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(ptr), "r"(val) : "memory");
+	DOCA_PRIV_GPU_DEV_VERBS_ASM_CTA_GPU(cta, "st.release", ".global.b32 [%0], %1;", ::"l"(ptr), "r"(val) : "memory");
 #else
 	__atomic_store_n(ptr, val, __ATOMIC_RELEASE);
 #endif
 }
 
-/* System-scope relaxed loads that bypass L1 (what the NIC writes: CQEs). */
-__device__ static __forceinline__ uint8_t doca_priv_gpu_dev_verbs_ld_sys8(uint8_t *ptr)
+/* System-scope relaxed load of 1, 4 or 8 bytes that bypasses L1 (what the NIC writes: CQEs). */
+template <typename T>
+__device__ static __forceinline__ T doca_priv_gpu_dev_verbs_ld_sys(T *ptr)
 {
+	static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "ld_sys loads 1, 4 or 8 bytes");
 #if defined(__CUDACC__)
-	uint16_t v;
-	asm volatile("ld.relaxed.sys.global.L1::no_allocate.b8 %0, [%1];" : "=h"(v) : "l"(ptr) : "memory");
-	return (uint8_t)v;
+	if constexpr (sizeof(T) == 1) {
+		uint16_t v;
+		asm volatile("ld.relaxed.sys.global.L1::no_allocate.b8 %0, [%1];" : "=h"(v) : "l"(ptr) : "memory");
+		return (T)v;
+	} else if constexpr (sizeof(T) == 4) {
+		uint32_t v;
+		asm volatile("ld.relaxed.sys.global.L1::no_allocate.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
+		return (T)v;
+	} else {
+		uint64_t v;
+		asm volatile("ld.relaxed.sys.global.L1::no_allocate.b64 %0, [%1];" : "=l"(v) : "l"(ptr) : "memory");
+		return (T)v;
+	}
 #else
-	uint8_t v = __atomic_load_n(ptr, __ATOMIC_RELAXED);
-	doca_priv_gpu_dev_verbs_compiler_barrier();
-	return v;
-#endif
-}
-
-__device__ static __forceinline__ uint32_t doca_priv_gpu_dev_verbs_ld_sys32(uint32_t *ptr)
-{
-#if defined(__CUDACC__)
-	uint32_t v;
-	asm volatile("ld.relaxed.sys.global.L1::no_allocate.b32 %0, [%1];" : "=r"(v) : "l"(ptr) : "memory");
-	return v;
-#else
-	uint32_t v = __atomic_load_n(ptr, __ATOMIC_RELAXED);
-	doca_priv_gpu_dev_verbs_compiler_barrier();
-	return v;
-#endif
-}
-
-__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ld_sys64(uint64_t *ptr)
-{
-#if defined(__CUDACC__)
-	uint64_t v;
-	asm volatile("ld.relaxed.sys.global.L1::no_allocate.b64 %0, [%1];" : "=l"(v) : "l"(ptr) : "memory");
-	return v;
-#else
-	uint64_t v = __atomic_load_n(ptr, __ATOMIC_RELAXED);
+	T v = __atomic_load_n(ptr, __ATOMIC_RELAXED);
 	doca_priv_gpu_dev_verbs_compiler_barrier();
 	return v;
 #endif

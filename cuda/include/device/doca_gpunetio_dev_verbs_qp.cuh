@@ -520,16 +520,45 @@ __device__ static __forceinline__ uint64_t *doca_priv_gpu_dev_verbs_wqe_q(struct
 	return (uint64_t *)((uint8_t *)wqe + 16 * q);
 }
 
-/* Internal: the first 8 bytes of a ctrl segment. */
-__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ctrl_lo(uint32_t opmod_idx_opcode, uint32_t qpn_ds_be)
+/* Internal: a ctrl segment from its words: opmod_idx_opcode (native), qpn_ds as stored (big
+ * endian), signature 0, dci 0, fm_ce_se from ctrl_flags, imm verbatim. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_seg_ctrl_words(uint64_t *seg, uint32_t opmod_idx_opcode,
+									       uint32_t qpn_ds_be, uint32_t ctrl_flags,
+									       uint32_t imm)
 {
-	return ((uint64_t)qpn_ds_be << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(opmod_idx_opcode);
+	seg[0] = ((uint64_t)qpn_ds_be << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(opmod_idx_opcode);
+	seg[1] = ((uint64_t)imm << 32) | ((uint64_t)(ctrl_flags & 0xff) << 24);
 }
 
-/* Internal: bytes 8..15 of a ctrl segment: signature 0, dci 0, fm_ce_se, imm verbatim. */
-__device__ static __forceinline__ uint64_t doca_priv_gpu_dev_verbs_ctrl_hi(uint32_t ctrl_flags, uint32_t imm)
+/* Internal: the ctrl segment of opcode at WQE index wqe_idx; qpn_ds_be is the QP's precomputed
+ * big-endian qpn_ds word for the WQE's size (sq_num_shift8_be_Nds). */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_seg_ctrl(uint64_t *seg, uint16_t wqe_idx, uint32_t opcode,
+									 const uint32_t *qpn_ds_be, uint32_t ctrl_flags,
+									 uint32_t imm)
 {
-	return ((uint64_t)imm << 32) | ((uint64_t)(ctrl_flags & 0xff) << 24);
+	const uint32_t opmod_idx_opcode = ((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode;
+	doca_priv_gpu_dev_verbs_seg_ctrl_words(seg, opmod_idx_opcode, doca_priv_gpu_dev_verbs_ldg(qpn_ds_be), ctrl_flags,
+					       imm);
+}
+
+/* Internal: the ctrl segment of opcode at WQE index wqe_idx for a WQE of ds 16-byte segments
+ * where the QP has no precomputed word for that size. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_seg_ctrl_ds(uint64_t *seg, struct doca_gpu_dev_verbs_qp *qp,
+									    uint16_t wqe_idx, uint32_t opcode, uint32_t ds,
+									    uint32_t ctrl_flags)
+{
+	const uint32_t opmod_idx_opcode = ((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode;
+	doca_priv_gpu_dev_verbs_seg_ctrl_words(
+		seg, opmod_idx_opcode, doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) | ds),
+		ctrl_flags, 0);
+}
+
+/* Internal: stores the 16-byte segments, in order, into quarters 0, 1, ... of the WQE. */
+template <typename... Seg>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_store_segs(struct doca_gpu_dev_verbs_wqe *wqe, Seg... segs)
+{
+	int q = 0;
+	(doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe, q++), segs), ...);
 }
 
 /* Internal: a data segment or raddr segment: BE32 word, verbatim key, BE64 address. */
@@ -546,17 +575,29 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_seg_raddr(uint64_
 	seg[1] = (uint64_t)rkey;
 }
 
+/* Internal: the rest of a two-data-segment RDMA WRITE or READ after its ctrl segment c: the raddr
+ * segment, both data segments (byte counts masked to their 31 bits) and the stores of all four. */
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_finish_rw2(
+	struct doca_gpu_dev_verbs_wqe *wqe_ptr, uint64_t *c, const uint64_t raddr, const uint32_t rkey,
+	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0, const uint64_t laddr1, const uint32_t lkey1,
+	const uint32_t bytes1)
+{
+	uint64_t r[2], d0[2], d1[2];
+	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
+	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, r, d0, d1);
+}
+
 __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_nop(struct doca_gpu_dev_verbs_qp *qp,
 									   struct doca_gpu_dev_verbs_wqe *wqe_ptr,
 									   const uint16_t wqe_idx,
 									   enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags)
 {
 	uint64_t seg[2];
-	seg[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
-							 DOCA_GPUNETIO_IB_MLX5_OPCODE_NOP,
-						 doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_1ds));
-	seg[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), seg);
+	doca_priv_gpu_dev_verbs_seg_ctrl(seg, wqe_idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_NOP, &qp->sq_num_shift8_be_1ds,
+					 (uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, seg);
 }
 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write(
@@ -565,14 +606,11 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write(
 	const uint64_t raddr, const uint32_t rkey, const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0)
 {
 	uint64_t c[2], r[2], d[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode,
-					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_3ds));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_3ds, (uint32_t)ctrl_flags,
+					 immediate);
 	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
 	doca_priv_gpu_dev_verbs_seg_addr(d, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, r, d);
 }
 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write(
@@ -581,17 +619,10 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_write(
 	const uint64_t raddr, const uint32_t rkey, const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0,
 	const uint64_t laddr1, const uint32_t lkey1, const uint32_t bytes1)
 {
-	uint64_t c[2], r[2], d0[2], d1[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode,
-					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_4ds));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, immediate);
-	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
-	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
-	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d0);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 3), d1);
+	uint64_t c[2];
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_4ds, (uint32_t)ctrl_flags,
+					 immediate);
+	doca_priv_gpu_dev_verbs_finish_rw2(wqe_ptr, c, raddr, rkey, laddr0, lkey0, bytes0, laddr1, lkey1, bytes1);
 }
 
 /* Inline write header: DS 3 for up to 12 payload bytes, else DS 4; at most 28 bytes. */
@@ -603,13 +634,10 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_prepare_inl_rdma_write
 	const uint32_t ds = bytes > 12 ? DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_RDMA_WRITE_INL_MAX
 				       : DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_RDMA_WRITE_INL_MIN;
 	uint64_t c[2], r[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
-						       DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE,
-					       doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) | ds));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_ctrl_ds(c, qp, wqe_idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE, ds,
+					    (uint32_t)ctrl_flags);
 	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, r);
 }
 
 /* Inline payload: the value's bytes as they are in memory, all sizeof(T) of them (up to 28). */
@@ -661,15 +689,11 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_read(
 	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0)
 {
 	uint64_t c[2], r[2], d[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
-						       DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ,
-					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_3ds));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ, &qp->sq_num_shift8_be_3ds,
+					 (uint32_t)ctrl_flags, 0);
 	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
 	doca_priv_gpu_dev_verbs_seg_addr(d, bytes0, lkey0, laddr0);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, r, d);
 }
 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_read(
@@ -678,18 +702,10 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_read(
 	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0, const uint64_t laddr1, const uint32_t lkey1,
 	const uint32_t bytes1)
 {
-	uint64_t c[2], r[2], d0[2], d1[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
-						       DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ,
-					       doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) | 4));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
-	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
-	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
-	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), d0);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 3), d1);
+	uint64_t c[2];
+	doca_priv_gpu_dev_verbs_seg_ctrl_ds(c, qp, wqe_idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_READ, 4,
+					    (uint32_t)ctrl_flags);
+	doca_priv_gpu_dev_verbs_finish_rw2(wqe_ptr, c, raddr, rkey, laddr0, lkey0, bytes0, laddr1, lkey1, bytes1);
 }
 
 /* Standard atomic; for FA the add value is compare_add. */
@@ -700,17 +716,12 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic(
 	const uint64_t compare_add, const uint64_t swap_add)
 {
 	uint64_t c[2], r[2], a[2], d[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opcode,
-					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_4ds));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_4ds, (uint32_t)ctrl_flags, 0);
 	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
 	a[0] = doca_gpu_dev_verbs_bswap64(opcode == DOCA_GPUNETIO_IB_MLX5_OPCODE_ATOMIC_FA ? compare_add : swap_add);
 	a[1] = doca_gpu_dev_verbs_bswap64(compare_add);
 	doca_priv_gpu_dev_verbs_seg_addr(d, bytes, lkey, laddr);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), r);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 2), a);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 3), d);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, r, a, d);
 }
 
 /* Masked atomics (only ATOMIC_MASKED_FA / ATOMIC_MASKED_CS are valid; any other opcode leaves an
@@ -733,9 +744,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic_ext
 	if (is_fa || is_cs) {
 		const uint32_t qpn_ds = (is8 && is_cs) ? doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_5ds)
 						      : doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_4ds);
-		c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(
-			opcode | ((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opmod, qpn_ds);
-		c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+		doca_priv_gpu_dev_verbs_seg_ctrl_words(
+			c, opcode | ((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) | opmod, qpn_ds, (uint32_t)ctrl_flags, 0);
 	}
 	doca_priv_gpu_dev_verbs_seg_raddr(r, raddr, rkey);
 	doca_priv_gpu_dev_verbs_seg_addr(d, (uint32_t)bytes, lkey, laddr);
@@ -761,9 +771,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_atomic_ext
 			       (uint64_t)doca_gpu_dev_verbs_bswap32((uint32_t)swap_mask);
 		}
 	}
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 1), r);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 2), a);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr0, c, r, a);
 	if (is8 && !is_fa) {
 		doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr0, 3), a2);
 		doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr1, 0), d);
@@ -780,15 +788,11 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_wait(struc
 									    const uint32_t max_index, const uint32_t qpn_cqn)
 {
 	uint64_t c[2], w[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
-						       DOCA_GPUNETIO_IB_MLX5_OPCODE_WAIT,
-					       doca_gpu_dev_verbs_bswap32(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8) |
-									  DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_WAIT));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_ctrl_ds(c, qp, wqe_idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_WAIT,
+					    DOCA_GPUNETIO_VERBS_WQE_SEG_CNT_WAIT, (uint32_t)ctrl_flags);
 	w[0] = 0;
 	w[1] = ((uint64_t)doca_gpu_dev_verbs_bswap32(qpn_cqn) << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(max_index);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), w);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, w);
 }
 
 /* DUMP: a NIC-side consistency barrier after RDMA reads (callers use 1 byte). */
@@ -800,13 +804,10 @@ __device__ static inline void doca_gpu_dev_verbs_wqe_prepare_dump(struct doca_gp
 								    const uint32_t bytes)
 {
 	uint64_t c[2], d[2];
-	c[0] = doca_priv_gpu_dev_verbs_ctrl_lo(((uint32_t)wqe_idx << DOCA_GPUNETIO_VERBS_WQE_IDX_SHIFT) |
-						       DOCA_GPUNETIO_IB_MLX5_OPCODE_DUMP,
-					       doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be_2ds));
-	c[1] = doca_priv_gpu_dev_verbs_ctrl_hi((uint32_t)ctrl_flags, 0);
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, DOCA_GPUNETIO_IB_MLX5_OPCODE_DUMP, &qp->sq_num_shift8_be_2ds,
+					 (uint32_t)ctrl_flags, 0);
 	doca_priv_gpu_dev_verbs_seg_addr(d, bytes, lkey, laddr);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 0), c);
-	doca_gpu_dev_verbs_store_wqe_seg(doca_priv_gpu_dev_verbs_wqe_q(wqe_ptr, 1), d);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, d);
 }
 
 #if defined(__GNUC__)
