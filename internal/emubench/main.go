@@ -5,16 +5,23 @@
 // GPU suite runs it from scripts/emu-bench.sh, which adds the examples'
 // figures between two processes.
 //
-//	emubench [-k build/kernels] [-g <PCI bus id>] [-i 512] [-lat-iters 1000] [-timeout 60s]
+//	emubench [-k build/kernels] [-g <PCI bus id>] [-i 512] [-lat-iters 1000] [-timeout 60s] [-cpuprofile file]
 //
 // Every figure is printed as "key value unit" on a line of its own (keys
-// "ref.*", "inproc.*", "breakdown.*"), then a table for people.
+// "ref.*", "inproc.*", "breakdown.*", "copies.*"), then a table for people.
+// The copies.<run>.* lines say how the adapter moved the bytes of each
+// run (warm-up launch included), per message: batches on the copier and
+// on the copy engines, their mean time, the part of the copy engines'
+// bytes the CPU staged, and the copier's phases (see emugpu.Stats).
 //
 // Method. References: 20 timed repetitions after 3 untimed ones, on one
 // non-blocking stream, host memory pinned (cuMemHostAlloc); bandwidth is
 // bytes over the wall time of the batch of copies and the final
 // synchronize; the 64-byte latency is the mean of 200 copies each followed
-// by its stream synchronize (what the emulator's adapter does per batch).
+// by its stream synchronize (what the emulator's adapter does per batch);
+// the host memcpy is one goroutine copying 1 MiB between two warm mmap'd
+// buffers (what the emulator does with a payload that lands in host
+// memory).
 // Kernels: as the examples' clients time them: one untimed launch, then
 // one launch between two events on a non-blocking stream; put_bw and
 // write_bw write from GPU memory to host memory (the examples' servers use
@@ -28,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 	"unsafe"
@@ -45,6 +53,7 @@ var (
 	bwIters  = flag.Int("i", 512, "messages per put_bw / write_bw launch (a multiple of 512, at most 2048)")
 	latIters = flag.Int("lat-iters", 1000, "round trips per write_lat launch")
 	timeout  = flag.Duration("timeout", 60*time.Second, "bound on each kernel")
+	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the kernel runs to this file")
 )
 
 const (
@@ -142,21 +151,27 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("references: %w", err)
 	}
+	if err := memcpyRef(r); err != nil {
+		return fmt.Errorf("references: %w", err)
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := bandwidth(e, r, dtoh); err != nil {
 		return err
 	}
 	if err := latency(e, r); err != nil {
 		return err
 	}
-	st := emugpu.CopyStats()
-	r.add("copies.copier_batches", float64(st.CopierBatches), "")
-	r.add("copies.copy_engine_batches", float64(st.EngineBatches), "")
-	if st.CopierBatches > 0 {
-		r.add("copies.copier_batch_mean", float64(st.CopierTime.Microseconds())/float64(st.CopierBatches), "us")
-	}
-	if st.EngineBatches > 0 {
-		r.add("copies.copy_engine_batch_mean", float64(st.EngineTime.Microseconds())/float64(st.EngineBatches), "us")
-	}
+	copyStats(r, "all", emugpu.CopyStats(), 0)
 	fmt.Println()
 	fmt.Println("summary (one process):")
 	for _, l := range r.lines {
@@ -423,6 +438,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 		return err
 	}
 	for k, size := range sizes {
+		st0 := emugpu.CopyStats()
 		d, err := e.timed(s, func(bool) error {
 			return e.ctx.LaunchKernel(putF, cuda.Dim3{X: 2}, cuda.Dim3{X: bwThreads / 2}, 0, s,
 				p.dqp[1], iters, size, src[k].Dev, gpunetio.DeviceKey(srcMR[k].LKey()),
@@ -432,6 +448,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 			return fmt.Errorf("put_bw %d B: %w", size, err)
 		}
 		report(r, "inproc.put_bw", size, iters, d, dtoh)
+		copyStats(r, fmt.Sprintf("put_bw_%s", sizeName(size)), emugpu.CopyStats().Sub(st0), 2*int(iters))
 	}
 	// write_bw builds its WQEs in the ring itself: a QP pair of its own.
 	wp, err := e.pair(false)
@@ -441,6 +458,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 	if err := wp.connect([2][]verbs.Region{{dst[1].Region()}, nil}); err != nil {
 		return err
 	}
+	st0 := emugpu.CopyStats()
 	d, err := e.timed(s, func(bool) error {
 		return e.ctx.LaunchKernel(writeF, cuda.Dim3{X: 1}, cuda.Dim3{X: bwThreads}, 0, s,
 			wp.dqp[1], iters, uint32(sizes[1]), src[1].Dev, gpunetio.DeviceKey(srcMR[1].LKey()),
@@ -450,6 +468,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 		return fmt.Errorf("write_bw 1 MiB: %w", err)
 	}
 	report(r, "inproc.write_bw", sizes[1], iters, d, dtoh)
+	copyStats(r, "write_bw_1MiB", emugpu.CopyStats().Sub(st0), 2*int(iters))
 	var n [1]uint32
 	if err := errs.Read(0, n[:]); err != nil {
 		return err
@@ -552,11 +571,13 @@ func latency(e *env, r *results) error {
 	}
 	var bases [2]uint32 // messages already exchanged on the buffers of each size
 	for k, size := range sizes {
+		st0 := emugpu.CopyStats()
 		d, err := runSize(k, &bases[k])
 		if err != nil {
 			return fmt.Errorf("write_lat %d B: %w", size, err)
 		}
 		r.add(fmt.Sprintf("inproc.write_lat_%dB_one_way", size), us(d)/float64(iters)/2, "us")
+		copyStats(r, fmt.Sprintf("write_lat_%dB", size), emugpu.CopyStats().Sub(st0), 4*int(iters))
 	}
 	emu.StartBreakdown()
 	d, err := runSize(0, &bases[0])
@@ -573,5 +594,65 @@ func latency(e *env, r *results) error {
 	r.add("breakdown.remote_written_to_cqe_written", us(bd.LandToCQE), "us")
 	r.add("breakdown.doorbell_seen_to_remote_written", us(bd.DoorbellToLand), "us")
 	r.add("breakdown.rest_gpu_side", oneWay-us(bd.DoorbellToLand), "us")
+	return nil
+}
+
+func sizeName(size uint64) string {
+	if size >= 1<<20 {
+		return fmt.Sprintf("%dMiB", size>>20)
+	}
+	return fmt.Sprintf("%dB", size)
+}
+
+// copyStats reports how the adapter moved the bytes of one run of msgs
+// messages (msgs 0: totals only).
+func copyStats(r *results, run string, st emugpu.Stats, msgs int) {
+	k := "copies." + run + "."
+	if msgs > 0 {
+		r.add(k+"copier_batches_per_msg", float64(st.CopierBatches)/float64(msgs), "")
+		r.add(k+"engine_batches_per_msg", float64(st.EngineBatches)/float64(msgs), "")
+	} else {
+		r.add(k+"copier_batches", float64(st.CopierBatches), "")
+		r.add(k+"engine_batches", float64(st.EngineBatches), "")
+	}
+	mean := func(d time.Duration, n uint64) float64 { return us(d) / float64(n) }
+	if st.CopierBatches > 0 {
+		r.add(k+"copier_batch_mean", mean(st.CopierTime, st.CopierBatches), "us")
+	}
+	if n := st.CopierStamped; n > 0 {
+		r.add(k+"copier_host_prep", mean(st.CopierPrep, n), "us")
+		r.add(k+"copier_host_wait", mean(st.CopierWait, n), "us")
+		r.add(k+"copier_gpu_desc", mean(st.CopierDesc, n), "us")
+		r.add(k+"copier_gpu_copy", mean(st.CopierCopy, n), "us")
+	}
+	if st.EngineBatches > 0 {
+		r.add(k+"engine_batch_mean", mean(st.EngineTime, st.EngineBatches), "us")
+		r.add(k+"engine_bytes_per_batch", float64(st.EngineBytes)/float64(st.EngineBatches), "B")
+		r.add(k+"engine_staged_fraction", float64(st.EngineStaged)/float64(max(st.EngineBytes, 1)), "")
+	}
+}
+
+// memcpyRef times one goroutine copying 1 MiB between warm host buffers.
+func memcpyRef(r *results) error {
+	const big = 1 << 20
+	var b [2][]byte
+	for i := range b {
+		m, err := syscall.Mmap(-1, 0, big, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+		if err != nil {
+			return err
+		}
+		defer syscall.Munmap(m)
+		clear(m)
+		b[i] = m
+	}
+	for i := 0; i < 3; i++ {
+		copy(b[1], b[0])
+	}
+	const reps = 50
+	start := time.Now()
+	for i := 0; i < reps; i++ {
+		copy(b[i&1], b[1-i&1])
+	}
+	r.add("ref.host_memcpy_1MiB", float64(reps*big)*8/time.Since(start).Seconds()/1e9, "Gbps")
 	return nil
 }

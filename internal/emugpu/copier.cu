@@ -30,6 +30,13 @@ struct gdaki_copier_ctl {
     unsigned int exited;      // GPU: the epoch of the instance that ended
     unsigned int pad1;
     gdaki_copier_desc d[GDAKI_COPIER_MAX_DESC];
+    // GPU: globaltimer stamps of the newest batch, stored before done: when
+    // the posted word was seen, when the descriptors were in, when the
+    // copies had been fenced.
+    unsigned long long t_seen;
+    unsigned long long t_desc;
+    unsigned long long t_copied;
+    unsigned long long pad2;
 };
 
 static __device__ __forceinline__ unsigned long long gdaki_copier_now(void)
@@ -113,6 +120,7 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
             s_state = state;
             __threadfence_system(); // the descriptors after the posted word
         }
+        const unsigned long long t_seen = gdaki_copier_now();
         __syncthreads();
         if (s_state == 2)
             break;
@@ -122,12 +130,16 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
         for (unsigned int i = threadIdx.x; i < 3 * n; i += blockDim.x)
             s_desc[i] = dw[i];
         __syncthreads();
+        const unsigned long long t_desc = gdaki_copier_now();
         for (unsigned int k = 0; k < n; k++)
             gdaki_copier_range(s_desc[3 * k], s_desc[3 * k + 1], s_desc[3 * k + 2]);
         __threadfence_system();
         __syncthreads();
         seen = s_seq;
         if (threadIdx.x == 0) {
+            vc->t_seen = t_seen;
+            vc->t_desc = t_desc;
+            vc->t_copied = gdaki_copier_now();
             vc->done = seen;
             __threadfence_system();
             last = gdaki_copier_now();

@@ -56,7 +56,8 @@ const (
 	ctlDesc    = 32
 	descSize   = 24
 	maxDesc    = 64 // GDAKI_COPIER_MAX_DESC
-	ctlSize    = ctlDesc + maxDesc*descSize
+	ctlStamps  = ctlDesc + maxDesc*descSize // 3 x uint64: t_seen, t_desc, t_copied
+	ctlSize    = ctlStamps + 32
 
 	idleNS = 1_000_000 // the kernel ends after 1 ms without a batch
 	lifeNS = 5_000_000 // and after 5 ms in all
@@ -80,21 +81,54 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// Batch counts and times of each path, for benchmarks.
-var copierBatches, engineBatches, copierNanos, engineNanos atomic.Uint64
+// Batch counts, bytes and times of each path, for benchmarks.
+var (
+	copierBatches, engineBatches, copierNanos, engineNanos atomic.Uint64
+	engineBytes, engineStaged                              atomic.Uint64
+	cpPrep, cpWait, cpDesc, cpCopy, cpStamped              atomic.Uint64
+)
 
 // Stats counts the batches of copies each path ran since the process
-// started, and the time they took (from the call to the last byte).
+// started, the time they took (from the call to the last byte) and the
+// bytes the copy engines moved. Subtract two of them for an interval.
 type Stats struct {
 	CopierBatches, EngineBatches uint64
 	CopierTime, EngineTime       time.Duration
+	// EngineBytes is what the copy engines moved; EngineStaged the part
+	// of it whose host side was not pinned, so that it was copied once
+	// more by the CPU, through the pinned staging buffer.
+	EngineBytes, EngineStaged uint64
+	// The copier's phases, summed over CopierStamped batches: on the
+	// host, from the call to the posted word (Prep) and from there to
+	// seeing done (Wait); on the GPU, from seeing the posted word to
+	// having the descriptors (Desc) and from there to the copies fenced
+	// (Copy). Wait less Desc and Copy is the round trip the protocol
+	// itself costs (the kernel's poll and the store of done, over PCIe).
+	CopierPrep, CopierWait, CopierDesc, CopierCopy time.Duration
+	CopierStamped                                  uint64
 }
 
-// CopyStats returns the batches run so far.
+// CopyStats returns the counters so far.
 func CopyStats() Stats {
 	return Stats{
 		CopierBatches: copierBatches.Load(), EngineBatches: engineBatches.Load(),
 		CopierTime: time.Duration(copierNanos.Load()), EngineTime: time.Duration(engineNanos.Load()),
+		EngineBytes: engineBytes.Load(), EngineStaged: engineStaged.Load(),
+		CopierPrep: time.Duration(cpPrep.Load()), CopierWait: time.Duration(cpWait.Load()),
+		CopierDesc: time.Duration(cpDesc.Load()), CopierCopy: time.Duration(cpCopy.Load()),
+		CopierStamped: cpStamped.Load(),
+	}
+}
+
+// Sub returns the counts of the interval from o to s.
+func (s Stats) Sub(o Stats) Stats {
+	return Stats{
+		CopierBatches: s.CopierBatches - o.CopierBatches, EngineBatches: s.EngineBatches - o.EngineBatches,
+		CopierTime: s.CopierTime - o.CopierTime, EngineTime: s.EngineTime - o.EngineTime,
+		EngineBytes: s.EngineBytes - o.EngineBytes, EngineStaged: s.EngineStaged - o.EngineStaged,
+		CopierPrep: s.CopierPrep - o.CopierPrep, CopierWait: s.CopierWait - o.CopierWait,
+		CopierDesc: s.CopierDesc - o.CopierDesc, CopierCopy: s.CopierCopy - o.CopierCopy,
+		CopierStamped: s.CopierStamped - o.CopierStamped,
 	}
 }
 
@@ -123,6 +157,8 @@ type copier struct {
 
 	descs []copyDesc
 	reads []stagedRead
+
+	lastStamp uint64 // the kernel's t_seen of the last batch stamped
 }
 
 type copyDesc struct{ src, dst, n uint64 }
@@ -206,6 +242,7 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 		*(*uint64)(unsafe.Add(p, 16)) = d.n
 	}
 	posted := false
+	var tPost time.Time
 	deadline := time.Now().Add(batchWait)
 	for spins := 0; ; spins++ {
 		if !posted {
@@ -216,6 +253,7 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 				return true, err
 			}
 			c.seq++
+			tPost = time.Now()
 			atomic.StoreUint64((*uint64)(unsafe.Add(c.ctl, ctlPost)), uint64(c.seq)|uint64(len(c.descs))<<32)
 			posted = true
 		}
@@ -244,6 +282,7 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 			runtime.Gosched()
 		}
 	}
+	c.stamp(t0, tPost, time.Now())
 	for _, r := range c.reads {
 		copy(r.dst, c.arena[r.off:r.off+len(r.dst)])
 	}
@@ -251,6 +290,25 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 	copierBatches.Add(1)
 	copierNanos.Add(uint64(time.Since(t0)))
 	return true, nil
+}
+
+// stamp adds a finished batch's phases to the counters. The kernel stores
+// its stamps before done; a thread's stores over PCIe arrive in order in
+// practice, and a batch whose stamps do not follow the last ones (stale,
+// or from another instance's clock origin) is left out of the phases.
+func (c *copier) stamp(t0, tPost, tDone time.Time) {
+	seen := atomic.LoadUint64((*uint64)(unsafe.Add(c.ctl, ctlStamps)))
+	desc := atomic.LoadUint64((*uint64)(unsafe.Add(c.ctl, ctlStamps+8)))
+	copied := atomic.LoadUint64((*uint64)(unsafe.Add(c.ctl, ctlStamps+16)))
+	if seen <= c.lastStamp || desc < seen || copied < desc {
+		return
+	}
+	c.lastStamp = seen
+	cpStamped.Add(1)
+	cpPrep.Add(uint64(tPost.Sub(t0)))
+	cpWait.Add(uint64(tDone.Sub(tPost)))
+	cpDesc.Add(desc - seen)
+	cpCopy.Add(copied - desc)
 }
 
 // start launches a new instance and waits until it runs; false (and the

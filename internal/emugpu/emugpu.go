@@ -536,6 +536,10 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 		}
 	}
 	d.direct = direct
+	for i := range ops {
+		engineBytes.Add(ops[i].Bytes())
+	}
+	engineStaged.Add(uint64(need))
 	if need > d.stCap {
 		if err := d.grow(need); err != nil {
 			return err

@@ -20,15 +20,17 @@ import (
 // slices of device memory to host memory, each posted with its own DBR
 // update and doorbell (512 threads), then every completion awaited.
 // write1MiB: 16 WRITEs of 1 MiB from adjacent device memory to host memory,
-// posted together, then awaited (put_bw and write_bw at 1 MiB). pingpong:
+// posted together, then awaited; write1MiBdev: the same into device memory
+// of the peer, as put_bw and write_bw at 1 MiB do. pingpong:
 // write_lat: a WRITE of n bytes into the peer's device memory, whose
 // "kernel" spins on the last byte and answers; one-way latency is half the
 // round trip.
 func BenchmarkModel(b *testing.B) {
 	cost := defaultCopyCost()
 	b.Logf("copy cost model: %v", cost)
-	b.Run("put64B", func(b *testing.B) { benchModelStream(b, cost, 512, 64) })
-	b.Run("write1MiB", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20) })
+	b.Run("put64B", func(b *testing.B) { benchModelStream(b, cost, 512, 64, false) })
+	b.Run("write1MiB", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20, false) })
+	b.Run("write1MiBdev", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20, true) })
 	b.Run("pingpong8B", func(b *testing.B) { benchModelPingPong(b, cost, 8) })
 	b.Run("pingpong64B", func(b *testing.B) { benchModelPingPong(b, cost, 64) })
 }
@@ -44,8 +46,12 @@ func reportCopies(b *testing.B, cost *copyCost, msgs int) {
 
 // benchModelStream posts n WRITEs of size bytes per round, all at once,
 // and waits for their completions.
-func benchModelStream(b *testing.B, cost *copyCost, n, size int) {
+func benchModelStream(b *testing.B, cost *copyCost, n, size int, devDst bool) {
 	g := useGPU(b, newModelGPU(cost))
+	var dst *fakeGPU
+	if devDst {
+		dst = g
+	}
 	na, nb := twoNICs(b)
 	logSQ := uint8(6)
 	for 1<<logSQ < n {
@@ -53,7 +59,7 @@ func benchModelStream(b *testing.B, cost *copyCost, n, size int) {
 	}
 	x, y := pair(b, na, nb,
 		qpOpts{gpu: g, mtu: mlx5.MTU4096, logSQ: logSQ, logCQ: logSQ + 1, dataLen: n * size},
-		qpOpts{mtu: mlx5.MTU4096, dataLen: n * size})
+		qpOpts{gpu: dst, mtu: mlx5.MTU4096, dataLen: n * size})
 	round := func() {
 		for i := 0; i < n; i++ {
 			x.post(mlx5.NewRDMAWrite(signaled, y.raddr(i*size), x.sge(i*size, uint32(size))))
