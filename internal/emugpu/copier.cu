@@ -15,11 +15,15 @@
 struct gdaki_copier_desc {
     unsigned long long src;
     unsigned long long dst;
-    unsigned long long len;
+    unsigned long long len; // bytes | the batch's sequence number << 32
 };
 
-// Keep in step with copier.go (ctl* offsets, maxDesc).
+// Keep in step with copier.go (ctl* offsets, maxDesc, fastDesc).
 #define GDAKI_COPIER_MAX_DESC 64
+// The descriptors start at word 4 of the control block; the first 9 lie in
+// its first 32 words (256 bytes), which warp 0 reads with each look.
+#define GDAKI_COPIER_DESC_WORD 4
+#define GDAKI_COPIER_FAST_DESC 9
 
 struct gdaki_copier_ctl {
     unsigned long long post;  // host: the newest batch's sequence number | descriptor count << 32
@@ -88,7 +92,7 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
                                             unsigned long long idle_ns, unsigned long long life_ns)
 {
     volatile struct gdaki_copier_ctl *vc = c;
-    __shared__ unsigned int s_state, s_seq, s_n;
+    __shared__ unsigned int s_state, s_seq, s_n, s_fast;
     __shared__ unsigned long long s_desc[3 * GDAKI_COPIER_MAX_DESC];
     unsigned int seen = vc->done;
     if (threadIdx.x == 0) {
@@ -98,41 +102,70 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
     const unsigned long long t0 = gdaki_copier_now();
     unsigned long long last = t0;
     for (;;) {
-        if (threadIdx.x == 0) {
-            // One read over PCIe per look: the posted word and cancel.
+        if (threadIdx.x < 32) {
+            // Warp 0 looks with one read over PCIe: lane l loads word l of
+            // the control block, which holds the posted word, cancel and
+            // the first GDAKI_COPIER_FAST_DESC descriptors. Each
+            // descriptor's length word carries the sequence number of its
+            // batch in its upper half, stored last by the host: when every
+            // descriptor of the batch shows the posted number, those read
+            // with the posted word are the batch's, and the block skips a
+            // second round trip to fetch them.
+            const unsigned int lane = threadIdx.x;
+            const volatile unsigned long long *cw = (const volatile unsigned long long *)c;
             unsigned int state = 0;
             while (state == 0) {
-                ulonglong2 v;
-                asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(c) : "memory");
-                unsigned int s = (unsigned int)v.x;
-                if ((unsigned int)v.y == epoch) {
+                const unsigned long long v = cw[lane];
+                const unsigned long long post = __shfl_sync(0xffffffffu, v, 0);
+                const unsigned int cancel = (unsigned int)__shfl_sync(0xffffffffu, v, 1);
+                const unsigned int s = (unsigned int)post;
+                if (cancel == epoch) {
                     state = 2;
                 } else if (s != seen) {
-                    s_seq = s;
-                    s_n = min((unsigned int)(v.x >> 32), (unsigned int)GDAKI_COPIER_MAX_DESC);
+                    const unsigned int n = min((unsigned int)(post >> 32), (unsigned int)GDAKI_COPIER_MAX_DESC);
+                    const unsigned int w = lane - GDAKI_COPIER_DESC_WORD; // word of the descriptors (wraps below)
+                    const bool mine = w < 3 * n && w < 3 * GDAKI_COPIER_FAST_DESC;
+                    const bool stale = mine && w % 3 == 2 && (unsigned int)(v >> 32) != s;
+                    const bool fast = n <= GDAKI_COPIER_FAST_DESC && !__any_sync(0xffffffffu, stale);
+                    if (fast && mine)
+                        s_desc[w] = v;
+                    if (lane == 0) {
+                        s_seq = s;
+                        s_n = n;
+                        s_fast = fast;
+                        // What the batch reads (descriptors, staged bytes)
+                        // after the posted word.
+                        __threadfence_system();
+                    }
                     state = 1;
                 } else {
-                    unsigned long long now = gdaki_copier_now();
-                    if (now - last > idle_ns || now - t0 > life_ns)
+                    unsigned int end = 0;
+                    if (lane == 0) {
+                        unsigned long long now = gdaki_copier_now();
+                        end = now - last > idle_ns || now - t0 > life_ns;
+                    }
+                    if (__shfl_sync(0xffffffffu, end, 0))
                         state = 2;
                 }
             }
-            s_state = state;
-            __threadfence_system(); // the descriptors after the posted word
+            if (lane == 0)
+                s_state = state;
         }
         const unsigned long long t_seen = gdaki_copier_now();
         __syncthreads();
         if (s_state == 2)
             break;
-        // Every thread loads a word of the descriptors: one round trip.
         const unsigned int n = s_n;
-        const volatile unsigned long long *dw = (const volatile unsigned long long *)vc->d;
-        for (unsigned int i = threadIdx.x; i < 3 * n; i += blockDim.x)
-            s_desc[i] = dw[i];
+        if (!s_fast) {
+            // Every thread loads a word of the descriptors: one round trip.
+            const volatile unsigned long long *dw = (const volatile unsigned long long *)vc->d;
+            for (unsigned int i = threadIdx.x; i < 3 * n; i += blockDim.x)
+                s_desc[i] = dw[i];
+        }
         __syncthreads();
         const unsigned long long t_desc = gdaki_copier_now();
         for (unsigned int k = 0; k < n; k++)
-            gdaki_copier_range(s_desc[3 * k], s_desc[3 * k + 1], s_desc[3 * k + 2]);
+            gdaki_copier_range(s_desc[3 * k], s_desc[3 * k + 1], s_desc[3 * k + 2] & 0xffffffffull);
         __threadfence_system();
         __syncthreads();
         seen = s_seq;

@@ -26,10 +26,14 @@ import (
 //
 // Protocol, over a control block in pinned host memory mapped for the GPU
 // (copier.cu has the GPU half):
-//   - the host writes the descriptors, then one 64-bit word with the
-//     batch's sequence number and the descriptor count (post); the kernel
-//     loads the descriptors with all its threads at once (one round trip
-//     over PCIe), runs them, fences, and stores the number in done;
+//   - the host writes the descriptors, each length word last and carrying
+//     the batch's sequence number in its upper half, then one 64-bit word
+//     with the sequence number and the descriptor count (post). The
+//     kernel's warp 0 looks with one read of the first 256 bytes, which
+//     hold the posted word and the first fastDesc descriptors; when every
+//     descriptor it needs shows the posted number it has them, otherwise
+//     all threads load them in one more round trip over PCIe. It runs
+//     them, fences, and stores the number in done;
 //   - an instance has an epoch. It stores its epoch in started when it
 //     begins and in exited when it ends: after idleNS without a batch, after
 //     lifeNS in all, or at once when the host stores its epoch in cancel. A
@@ -55,7 +59,8 @@ const (
 	ctlExited  = 24
 	ctlDesc    = 32
 	descSize   = 24
-	maxDesc    = 64 // GDAKI_COPIER_MAX_DESC
+	maxDesc    = 64                         // GDAKI_COPIER_MAX_DESC
+	fastDesc   = 9                          // GDAKI_COPIER_FAST_DESC: descriptors read with the posted word
 	ctlStamps  = ctlDesc + maxDesc*descSize // 3 x uint64: t_seen, t_desc, t_copied
 	ctlSize    = ctlStamps + 32
 
@@ -71,8 +76,13 @@ var (
 	batchWait     = time.Second
 	offFor        = 100 * time.Millisecond
 	copierEnabled = os.Getenv("GDAKI_EMU_COPIER") != "0"
-	copierThreads = uint32(envInt("GDAKI_EMU_COPIER_THREADS", 256)) // threads of the block
+	copierThreads = threadsOf(envInt("GDAKI_EMU_COPIER_THREADS", 256)) // threads of the block
 )
+
+// threadsOf rounds a block size to whole warps, 32 to 1024: warp 0 polls.
+func threadsOf(n int) uint32 {
+	return uint32(min(max(n, 32), 1024) &^ 31)
+}
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
@@ -235,11 +245,14 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 	if c.dead != nil || t0.Before(c.off) || !c.plan(ops) {
 		return false, nil
 	}
+	// Each length word carries the number the batch will be posted with,
+	// stored after the rest of its descriptor (see copier.cu).
+	tag := uint64(c.seq+1) << 32
 	for i, d := range c.descs {
 		p := unsafe.Add(c.ctl, ctlDesc+i*descSize)
 		*(*uint64)(p) = d.src
 		*(*uint64)(unsafe.Add(p, 8)) = d.dst
-		*(*uint64)(unsafe.Add(p, 16)) = d.n
+		atomic.StoreUint64((*uint64)(unsafe.Add(p, 16)), d.n|tag)
 	}
 	posted := false
 	var tPost time.Time

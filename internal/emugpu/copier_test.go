@@ -3,6 +3,7 @@ package emugpu
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,7 +96,11 @@ func (f *fakeGPU) instance(epoch uint32) {
 		n := uint32(post >> 32)
 		for k := uintptr(0); k < uintptr(n); k++ {
 			p := unsafe.Add(f.c.ctl, ctlDesc+k*descSize)
-			src, dst, ln := *(*uint64)(p), *(*uint64)(unsafe.Add(p, 8)), *(*uint64)(unsafe.Add(p, 16))
+			src, dst, word := *(*uint64)(p), *(*uint64)(unsafe.Add(p, 8)), *(*uint64)(unsafe.Add(p, 16))
+			if tag := uint32(word >> 32); tag > s || tag == 0 {
+				panic(fmt.Sprintf("descriptor %d of batch %d carries the number %d", k, s, tag))
+			}
+			ln := word & 0xffffffff
 			copy(f.at(dst, ln), f.at(src, ln))
 		}
 		f.ran.Add(1)

@@ -184,6 +184,27 @@ func TestGPUCopier(t *testing.T) {
 	assert.Equal(t, s0.CopierBatches+4, s1.CopierBatches, "small batches ran on the copier")
 	assert.Equal(t, s0.EngineBatches+1, s1.EngineBatches, "the 16 KiB case moves 64 KiB: copy engines")
 
+	// Batches whose descriptors all come with the posted word (up to
+	// fastDesc) and batches that need a second read for them.
+	for _, n := range []int{1, fastDesc, fastDesc + 1, 40} {
+		var w, rd []emu.DeviceCopy
+		for k := 0; k < n; k++ {
+			in := make([]byte, 8+k)
+			for i := range in {
+				in[i] = byte(n + k*7 + i)
+			}
+			w = append(w, emu.DeviceCopy{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(256<<10 + 64*k), Host: in})
+			rd = append(rd, emu.DeviceCopy{Kind: emu.CopyToHost, Src: r, SrcOff: uint64(256<<10 + 64*k), Host: make([]byte, len(in))})
+		}
+		before := CopyStats()
+		require.NoError(t, a.Copy(w), "%d descriptors", n)
+		require.NoError(t, a.Copy(rd), "%d descriptors", n)
+		assert.Equal(t, before.CopierBatches+2, CopyStats().CopierBatches, "%d descriptors: on the copier", n)
+		for k := range w {
+			assert.Equal(t, w[k].Host, rd[k].Host, "%d descriptors: copy %d", n, k)
+		}
+	}
+
 	// A context synchronization returns although the copier is running.
 	start := time.Now()
 	require.NoError(t, c.Synchronize())

@@ -405,3 +405,80 @@ func TestBreakdownStages(t *testing.T) {
 		t.Error("a second stop returned figures")
 	}
 }
+
+// A kernel that writes from the same device buffer again and again (a
+// latency loop) has its payload copied in the batch that reads the DBR and
+// the WQE: the requester runs one batch per WRITE, not two, and every
+// message carries the bytes the buffer held when its doorbell rang.
+func TestDeviceGuessedPayload(t *testing.T) {
+	g, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+	l := watch(t, g, x)
+	const n = 50
+	hits := guessHits.Load()
+	var batches int64
+	for i := 0; i < n; i++ {
+		x.lock()
+		for k := 0; k < 8; k++ {
+			x.data[k] = byte(i*8 + k)
+		}
+		x.unlock()
+		c0 := g.calls.Load()
+		x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
+		if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+			t.Fatalf("WRITE %d: %v %v", i, c.Opcode, c.Syndrome)
+		}
+		if i >= 2 {
+			batches += g.calls.Load() - c0
+		}
+		for k := 0; k < 8; k++ {
+			if y.data[k] != byte(i*8+k) {
+				t.Fatalf("WRITE %d: landed % x, want the buffer's bytes as of its doorbell", i, y.data[:8])
+			}
+		}
+	}
+	if h := guessHits.Load() - hits; h < n-2 {
+		t.Fatalf("%d of %d payloads served from the guess", h, n)
+	}
+	// Per WRITE: the DBR, WQE and payload batch, and the CQE (with the
+	// CQ's DBR when it is read); not a separate payload batch.
+	if per := float64(batches) / (n - 2); per > 2.5 {
+		t.Fatalf("%.1f batches of copies per WRITE, want at most 2.5 (DBR+WQE+payload, CQE)", per)
+	}
+	if s := l.snapshot(); s.dataReads < n-2 || s.dataReads > n+2 {
+		t.Fatalf("%d payload copies for %d WRITEs", s.dataReads, n)
+	}
+}
+
+// A guess is only a guess: a WRITE from another place of the buffer gets
+// its own bytes, and a buffer deregistered after its bytes were guessed
+// fails the next WRITE from it with LOCAL_PROT_ERR, as without the guess.
+func TestDeviceGuessMisses(t *testing.T) {
+	_, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+	x.lock()
+	for k := range x.data[:256] {
+		x.data[k] = byte(k)
+	}
+	x.unlock()
+	for _, off := range []int{0, 0, 64, 128, 128, 0} {
+		x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(off, 8)))
+		if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+			t.Fatalf("WRITE from %d: %v %v", off, c.Opcode, c.Syndrome)
+		}
+		for k := 0; k < 8; k++ {
+			if y.data[k] != byte(off+k) {
+				t.Fatalf("WRITE from %d: landed % x", off, y.data[:8])
+			}
+		}
+	}
+	// The guess now names the buffer; retire its span as a deregistration
+	// does first, while the MR is still found.
+	x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
+	x.mustPoll()
+	m := x.nic.lookupMR(x.mr.LKey())
+	m.mem.dead.Store(true)
+	defer m.mem.dead.Store(false)
+	x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
+	if c := x.mustPoll(); c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeLocalProtErr {
+		t.Fatalf("WRITE from a retired buffer: %v %v, want LOCAL_PROT_ERR", c.Opcode, c.Syndrome)
+	}
+}

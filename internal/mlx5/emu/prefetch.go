@@ -1,7 +1,9 @@
 package emu
 
 import (
+	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -37,7 +39,132 @@ type prefetch struct {
 	wbuf  [localBBs * wqebb]byte
 	tg    [maxSGEPerWQE]target
 	b     batch
+	g     guess
 }
+
+// Guessed payloads. A kernel that posts from the same buffer again (a
+// latency loop; a thread that reuses its slot) makes the next read-ahead
+// copy the same device bytes as the last one. When those were few,
+// readDBR copies them again in the batch that reads the DBR and the WQEs a
+// doorbell announced, and prefetchFrom takes them instead of running a
+// batch of its own when its copies turn out to be exactly those: a write
+// of a few bytes then costs the requester one batch of copies (DBR, WQE
+// and payload) instead of two. The bytes are current for every
+// WQE before the producer index of that doorbell: software writes a
+// payload before the WQE, the DBR and the doorbell, with fences between,
+// and the copy starts after the doorbell was seen. A ConnectX reads a
+// WQE's buffers whenever the WQE is its; a guess that misses costs a few
+// bytes of copy in a batch that runs anyway, and the read-ahead then runs
+// as before.
+const (
+	guessMax = 4096 // bytes
+	guessOps = 4    // copies
+)
+
+// guess is the last read-ahead's copies (when small) and, once readDBR
+// copied them again, their bytes.
+type guess struct {
+	ops   []guessOp
+	buf   []byte
+	limit uint16 // the producer index of the doorbell they were copied after
+	valid bool   // buf holds the bytes of ops, copied after limit's doorbell
+}
+
+// guessOp is one copy of a read-ahead: n bytes at off of mem into the
+// read-ahead buffer at at.
+type guessOp struct {
+	mem   *span
+	off   uint64
+	at, n int
+}
+
+// note keeps the copies of the read-ahead batch b (into buf) as the next
+// guess, when they are few and small.
+func (g *guess) note(b *batch, buf []byte) {
+	g.ops = g.ops[:0]
+	total := 0
+	for _, o := range b.ops {
+		total += len(o.Host)
+	}
+	if len(b.ops) > guessOps || total > guessMax {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	for _, o := range b.ops {
+		s := b.spanOf(o.Src)
+		if s == nil {
+			g.ops = g.ops[:0]
+			return
+		}
+		at := int(uintptr(unsafe.Pointer(unsafe.SliceData(o.Host))) - base)
+		g.ops = append(g.ops, guessOp{mem: s, off: o.SrcOff, at: at, n: len(o.Host)})
+	}
+}
+
+// addGuess adds the guessed copies to b, the batch that reads the DBR and
+// the WQEs up to limit; dev is the GPUMemory of that batch.
+func (q *qp) addGuess(b *batch, limit uint16, dev GPUMemory) bool {
+	g := &q.req.pf.g
+	g.valid = false
+	if len(g.ops) == 0 {
+		return false
+	}
+	for _, o := range g.ops {
+		if o.mem.gpu != dev || o.mem.dead.Load() {
+			return false
+		}
+	}
+	if g.buf == nil {
+		g.buf = make([]byte, guessMax)
+	}
+	pos := 0
+	for _, o := range g.ops {
+		b.read(o.mem, o.off, g.buf[pos:pos+o.n])
+		pos += o.n
+	}
+	g.limit = limit
+	return true
+}
+
+// takeGuess serves the read-ahead batch b from the guess, when b is the
+// guess's copies and every WQE it reads for (idx up to end) came before the
+// guess's doorbell. It empties b when it did.
+func (q *qp) takeGuess(b *batch, idx, end uint16) bool {
+	p := &q.req.pf
+	g := &p.g
+	if !g.valid || len(b.ops) != len(g.ops) || dist(idx, end) > dist(idx, g.limit) {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
+	for i, o := range b.ops {
+		e := g.ops[i]
+		at := int(uintptr(unsafe.Pointer(unsafe.SliceData(o.Host))) - base)
+		if o.Src != e.mem.dev || o.SrcOff != e.off || len(o.Host) != e.n || at != e.at || e.mem.dead.Load() {
+			return false
+		}
+	}
+	pos := 0
+	for _, e := range g.ops {
+		copy(p.buf[e.at:e.at+e.n], g.buf[pos:pos+e.n])
+		pos += e.n
+	}
+	b.reset()
+	guessHits.Add(1)
+	return true
+}
+
+// spanOf returns the span of b whose device range is d.
+func (b *batch) spanOf(d DeviceRange) *span {
+	for _, s := range b.spans {
+		if s.dev == d {
+			return s
+		}
+	}
+	return nil
+}
+
+// guessHits counts read-aheads served from a guess (tests, benchmarks).
+var guessHits atomic.Uint64
 
 // pfRec is the payload of one WQE: buf[off:off+len].
 type pfRec struct {
@@ -86,6 +213,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 	p.clear()
 	b := &p.b
 	var g GPUMemory
+	end := idx // after the last WQE with a record
 	for i := idx; i != r.pi; {
 		w := &p.w
 		if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
@@ -131,14 +259,21 @@ func (q *qp) prefetchFrom(idx uint16) {
 			p.used += int(t.len)
 		}
 		p.recs = append(p.recs, pfRec{idx: i, off: off, len: w.length})
-		i = next
+		i, end = next, next
 	}
 	if b.empty() {
 		p.clear()
 		return
 	}
+	hit := q.takeGuess(b, idx, end)
+	p.g.valid = false
+	if hit {
+		return
+	}
+	p.g.note(b, p.buf)
 	if b.run() != nil {
 		p.clear()
+		p.g.ops = p.g.ops[:0]
 	}
 }
 

@@ -185,18 +185,21 @@ func earliest(a, b time.Time) time.Time {
 // newest doorbell announced (from the last index read up to the doorbell's
 // producer index: software rings only once they are complete). The DBR
 // stays the authority for the producer index; the doorbell only tells how
-// far to read ahead. A failed read leaves the producer index as it was.
+// far to read ahead. A failed read leaves the producer index as it was. The
+// same batch copies the payloads guessed for those WQEs (prefetch.go).
 func (q *qp) readDBR() {
 	r := &q.req
 	size := 1 << q.sqLog
 	b := &r.rb
 	b.read(q.dbr.mem, q.doff+4, r.dbrBuf[:])
 	end := r.mirEnd
+	guessed := false
 	if h := q.dbHint.Load(); h&hintValid != 0 && q.wq.mem.gpu != nil {
 		hint := uint16(h)
 		if d := dist(r.mirEnd, hint); d > 0 && dist(r.ci, r.mirEnd)+d <= size {
 			q.readRing(b, r.mirEnd, hint)
 			end = hint
+			guessed = q.addGuess(b, hint, q.dbr.mem.gpu)
 		}
 	}
 	if b.run() != nil {
@@ -206,8 +209,9 @@ func (q *qp) readDBR() {
 		if b.run() != nil {
 			return
 		}
-		end = r.mirEnd
+		end, guessed = r.mirEnd, false
 	}
+	r.pf.g.valid = guessed
 	r.mirEnd = end
 	pi := uint16(binary.BigEndian.Uint32(r.dbrBuf[:]))
 	if dist(r.ci, pi) <= size {
