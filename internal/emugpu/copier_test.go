@@ -301,11 +301,13 @@ func TestCopierStuck(t *testing.T) {
 }
 
 // copier.ptx is copier.cu compiled by the nvcc that made it (CI installs
-// nvcc 11.8): a stale PTX fails here.
+// nvcc 11.8): a stale PTX fails here. nvcc is the one scripts/cuda-env.sh
+// finds, and the flags are those of the go:generate line in copier_ptx.go.
 func TestCopierPTXCurrent(t *testing.T) {
-	nvcc, err := exec.LookPath("nvcc")
-	if err != nil {
-		t.Skip("no nvcc on PATH: cannot rebuild copier.ptx")
+	path, err := exec.Command("bash", "../../scripts/cuda-env.sh", "nvcc").Output()
+	nvcc := strings.TrimSpace(string(path))
+	if err != nil || nvcc == "" {
+		t.Skip("no nvcc (scripts/cuda-env.sh found none): cannot rebuild copier.ptx")
 	}
 	ver, err := exec.Command(nvcc, "--version").Output()
 	require.NoError(t, err)
@@ -313,11 +315,31 @@ func TestCopierPTXCurrent(t *testing.T) {
 	if !strings.Contains(string(ver), want) || !bytes.Contains(copierPTX, []byte(want)) {
 		t.Skipf("copier.ptx is made with nvcc 11.8; this nvcc is another (%s)", strings.TrimSpace(string(ver)))
 	}
+	args := generateArgs(t)
 	out := filepath.Join(t.TempDir(), "copier.ptx")
-	cmd := exec.Command(nvcc, "-ptx", "-arch=compute_70", "-O3", "-o", out, "copier.cu")
-	b, err := cmd.CombinedOutput()
+	for i, a := range args {
+		if a == "-o" && i+1 < len(args) {
+			args[i+1] = out
+		}
+	}
+	b, err := exec.Command(nvcc, args...).CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(got, copierPTX), "copier.ptx is stale: run go generate ./internal/emugpu")
+}
+
+// generateArgs returns nvcc's arguments from the go:generate line of
+// copier_ptx.go.
+func generateArgs(t *testing.T) []string {
+	src, err := os.ReadFile("copier_ptx.go")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(src), "\n") {
+		cmd, ok := strings.CutPrefix(line, "//go:generate sh -c \"nvcc ")
+		if ok {
+			return strings.Fields(strings.TrimSuffix(cmd, "\""))
+		}
+	}
+	t.Fatal("copier_ptx.go has no go:generate line running nvcc")
+	return nil
 }
