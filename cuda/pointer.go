@@ -1,5 +1,7 @@
 package cuda
 
+//go:generate go run ../internal/enumgen
+
 import (
 	"fmt"
 	"os"
@@ -37,21 +39,6 @@ const (
 	MemoryTypeArray   MemoryType = 0x3 // CU_MEMORYTYPE_ARRAY
 	MemoryTypeUnified MemoryType = 0x4 // CU_MEMORYTYPE_UNIFIED
 )
-
-// String names the memory type ("host", "device", "array", "unified").
-func (t MemoryType) String() string {
-	switch t {
-	case MemoryTypeHost:
-		return "host"
-	case MemoryTypeDevice:
-		return "device"
-	case MemoryTypeArray:
-		return "array"
-	case MemoryTypeUnified:
-		return "unified"
-	}
-	return fmt.Sprintf("MemoryType(%d)", uint32(t))
-}
 
 // PointerGetAttribute returns one attribute of the allocation containing p
 // (cuPointerGetAttribute), widened to 64 bits: booleans are 0 or 1, the

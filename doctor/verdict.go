@@ -1,5 +1,7 @@
 package doctor
 
+//go:generate go run ../internal/enumgen
+
 import "fmt"
 
 // Verdict is the outcome of one check.
@@ -13,30 +15,23 @@ const (
 	Skip                // not applicable on this machine (for example no NIC)
 )
 
-var verdictNames = [...]string{Pass: "PASS", Warn: "WARN", Fail: "FAIL", Skip: "SKIP"}
-
-// String returns the upper-case name ("PASS"), or Verdict(n) for a value
-// outside the four.
-func (v Verdict) String() string {
-	if v >= 0 && int(v) < len(verdictNames) {
-		return verdictNames[v]
-	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
-}
+// String (generated from enum_names.txt) prints the names; MarshalText and
+// UnmarshalText use the same ones, for the verdicts Pass through Skip (keep
+// Skip the last).
 
 // MarshalText writes the verdict as its upper-case name.
 func (v Verdict) MarshalText() ([]byte, error) {
-	if v < 0 || int(v) >= len(verdictNames) {
+	if v < Pass || v > Skip {
 		return nil, fmt.Errorf("marshal verdict: unknown value %d", int(v))
 	}
-	return []byte(verdictNames[v]), nil
+	return []byte(v.String()), nil
 }
 
 // UnmarshalText reads a verdict name (PASS, WARN, FAIL, SKIP).
 func (v *Verdict) UnmarshalText(b []byte) error {
-	for i, n := range verdictNames {
-		if n == string(b) {
-			*v = Verdict(i)
+	for x := Pass; x <= Skip; x++ {
+		if x.String() == string(b) {
+			*v = x
 			return nil
 		}
 	}

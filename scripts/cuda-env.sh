@@ -11,8 +11,15 @@
 #   NVCC          nvcc to use: $NVCC, else nvcc on PATH, else
 #                 $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc; empty
 #                 when none is found.
-#   NVCC_ARCH     the GPU code to build: real code for sm_80 and sm_90, plus
-#                 PTX for newer GPUs.
+#   NVCC_SMS      the GPUs every build targets, as SM numbers, lowest first:
+#                 "80 90" (A100, H100). The one architecture list: NVCC_ARCH,
+#                 headers-check.sh's compile matrix and sass-snapshot.sh's
+#                 dumps all come from it.
+#   NVCC_PTX_SM   the virtual architecture whose PTX is embedded for GPUs
+#                 newer than the list (default: the last of NVCC_SMS).
+#   NVCC_ARCH     the GPU code to build: real code for each of NVCC_SMS,
+#                 plus PTX of NVCC_PTX_SM. Set directly, it overrides the
+#                 build flags only (the two scripts above keep NVCC_SMS).
 #   NVCC_STD      the C++ dialect and warning policy every nvcc build uses.
 #   NVCC_INCLUDES the include directories of the device headers, in the four
 #                 spellings the reference examples use, relative to the
@@ -49,6 +56,16 @@ cuda_require_nvcc() {
 	fi
 }
 
+# cuda_arch_flags prints the -gencode flags of NVCC_SMS and NVCC_PTX_SM.
+cuda_arch_flags() {
+	local sm flags=()
+	for sm in $NVCC_SMS; do
+		flags+=(-gencode "arch=compute_$sm,code=sm_$sm")
+	done
+	flags+=(-gencode "arch=compute_$NVCC_PTX_SM,code=compute_$NVCC_PTX_SM")
+	echo "${flags[*]}"
+}
+
 cuda_defines() {
 	local maj min defs=()
 	read -r maj min <<<"$(cuda_version)"
@@ -62,12 +79,14 @@ cuda_defines() {
 }
 
 NVCC="$(cuda_find_nvcc || true)"
-: "${NVCC_ARCH:=-gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90}"
+: "${NVCC_SMS:=80 90}"
+: "${NVCC_PTX_SM:=${NVCC_SMS##* }}"
+: "${NVCC_ARCH:=$(cuda_arch_flags)}"
 : "${NVCC_STD:=-O3 -std=c++17 -Werror all-warnings}"
 : "${NVCC_INCLUDES:=-Icuda/include -Icuda/include/host -Icuda/include/common -Icuda/include/device}"
 : "${NVCC_DEFINES:=$(cuda_defines)}"
 : "${NVCC_FLAGS:=$NVCC_STD $NVCC_INCLUDES $NVCC_DEFINES $NVCC_ARCH}"
-export NVCC NVCC_ARCH NVCC_STD NVCC_INCLUDES NVCC_DEFINES NVCC_FLAGS
+export NVCC NVCC_SMS NVCC_PTX_SM NVCC_ARCH NVCC_STD NVCC_INCLUDES NVCC_DEFINES NVCC_FLAGS
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	case "${1:-}" in

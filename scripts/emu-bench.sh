@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The emulated NIC's speed on a GPU machine (issue 15), in one run:
+# The emulated NIC's speed on a GPU machine (bandwidth and one-way latency of
+# the examples over emu0 <-> emu1, against this GPU's own cuMemcpy), in one run:
 #   1. one process (build/bin/emubench): cuMemcpy references on this GPU
 #      (DtoH/HtoD/DtoD at 1 MiB, a 64-byte copy's latency), then put_bw
 #      64 B / 1 MiB, write_bw 1 MiB and write_lat 8 / 64 B with the

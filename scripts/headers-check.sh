@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile checks for the GPUNetIO device headers (no GPU needed).
 #   nvcc: cuda/test/api_compile.cu (every API signature plus example usage) in
-#         the three include styles, for sm_80 and sm_90, with DOCA_GPUNETIO_VERBS_ENABLE_DEBUG 0 and 1,
+#         the three include styles, for each SM of NVCC_SMS (scripts/cuda-env.sh: 80 and 90), with
+#         DOCA_GPUNETIO_VERBS_ENABLE_DEBUG 0 and 1,
 #         -Werror all-warnings.
 #   g++ : cuda/test/host_compile.cpp (thread-scope API through the host portability layer) in the
 #         three include styles, -std=c++17 -Wall -Wextra -Werror; both .h files as C11 with gcc.
@@ -61,7 +62,7 @@ if [ -n "$NVCC" ]; then
 		echo "note: nvcc $(bash scripts/cuda-env.sh version) < 12.2: doorbells use st.relaxed.sys (MMIO warning silenced)"
 	fi
 	for s in 1 2 3; do
-		for arch in 80 90; do
+		for arch in $NVCC_SMS; do
 			for dbg in 0 1; do
 				# shellcheck disable=SC2046,SC2086
 				run "nvcc style $s sm_$arch debug=$dbg" "$NVCC" $NVCC_STD \

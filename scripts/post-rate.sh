@@ -3,8 +3,10 @@
 # Usage: scripts/post-rate.sh [post_rate args...]   (NVCC, ARCH may be set in the environment;
 #        nvcc and the shared flags come from scripts/cuda-env.sh)
 #        scripts/post-rate.sh --candidates [post_rate args...]
-# Every row prints its absolute Mops/s; the rows with a target (issue 16) add it and ok/MISS, and a
-# TARGET line each closes every geometry's table. --probe adds the doorbell cost breakdown.
+# Every row prints its absolute Mops/s; the rows with a target (a posting rate to reach: 0.95x of
+# DOCA GPUNetIO 2.0.1's headers on an H100 for that variant and geometry, 1.5x for the shared-QP
+# warp put; see post_rate.cu) add it and ok/MISS, and a TARGET line each closes every geometry's
+# table. --probe adds the doorbell cost breakdown.
 #
 # --candidates builds one binary per build-time candidate of the submit core (see
 # doca_gpunetio_dev_verbs_qp.cuh, GDAKI_DEV_CANDIDATE_*) in parallel and runs the variants that
@@ -18,7 +20,9 @@ cd "$ROOT"
 cuda_require_nvcc post-rate
 OUT="$ROOT/build/bench"
 mkdir -p "$OUT"
-# The shared dialect, includes and defines; the architecture is this benchmark's own (ARCH).
+# The shared dialect, includes and defines; not NVCC_SMS: the architecture is this benchmark's own
+# choice (ARCH, default sm_90a). It measures posting on the Hopper GPU it runs on, so it builds
+# real code for that GPU alone, with sm_90a's arch-specific features (sm_90 where nvcc refuses it).
 # shellcheck disable=SC2206
 flags=($NVCC_STD -Xcompiler -Wall $NVCC_INCLUDES $NVCC_DEFINES)
 ARCH="${ARCH:-sm_90a}"

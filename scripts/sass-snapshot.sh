@@ -9,7 +9,7 @@
 # The configurations: bench/postrate/post_rate.cu (default build and each
 # GDAKI_DEV_CANDIDATE_*), examples/*/kernel.cu, cuda/test/*.cu (api_compile.cu
 # with DOCA_GPUNETIO_VERBS_ENABLE_DEBUG 0 and 1), each for SASS_ARCHS (default
-# "90 80"); with g++, cuda/test/host_compile.cpp and internal/devhost/devhost.cpp
+# NVCC_SMS of scripts/cuda-env.sh, the SMs every build targets); with g++, cuda/test/host_compile.cpp and internal/devhost/devhost.cpp
 # at -O2 (the thread-scope API compiled for the host); and the PTX that a CUDA
 # 12.8 toolkit would get for post_rate.cu and api_compile.cu (see ptx below).
 # Addresses stay in the dump: identical code has identical addresses. Two
@@ -29,7 +29,7 @@ cd "$ROOT"
 cuda_require_nvcc sass-snapshot
 CUOBJDUMP="${CUOBJDUMP:-$(dirname "$NVCC")/cuobjdump}"
 CXX="${CXX:-g++}"
-ARCHS="${SASS_ARCHS:-90 80}"
+ARCHS="${SASS_ARCHS:-$NVCC_SMS}"
 JOBS="${SASS_JOBS:-$(nproc)}"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT

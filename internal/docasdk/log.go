@@ -1,5 +1,7 @@
 package docasdk
 
+//go:generate go run ../enumgen
+
 import (
 	"fmt"
 	"strconv"
@@ -16,19 +18,6 @@ const (
 	LevelWarning Level = 4
 	LevelInfo    Level = 6
 )
-
-// String is the syslog name of the level: "ERR", "WARNING", "INFO".
-func (l Level) String() string {
-	switch l {
-	case LevelErr:
-		return "ERR"
-	case LevelWarning:
-		return "WARNING"
-	case LevelInfo:
-		return "INFO"
-	}
-	return "Level(" + strconv.Itoa(int(l)) + ")"
-}
 
 // Message is one log line: its level and text (no trailing newline).
 type Message struct {

@@ -24,17 +24,6 @@ const (
 	SDK Mode = 1
 )
 
-// String is "open" or "SDK".
-func (m Mode) String() string {
-	switch m {
-	case Open:
-		return "open"
-	case SDK:
-		return "SDK"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
 // Decision is the mode this process runs in and how it was chosen. It is
 // taken once, on the first call of this package, and never changes.
 type Decision struct {

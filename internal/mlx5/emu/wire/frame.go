@@ -1,5 +1,7 @@
 package wire
 
+//go:generate go run ../../../enumgen
+
 import "fmt"
 
 // Frame is one packet on the emulated wire: the InfiniBand transport headers
@@ -86,18 +88,6 @@ const (
 	KindNak    AckKind = 3 // negative acknowledgement; low 5 bits: NakCode
 )
 
-func (k AckKind) String() string {
-	switch k {
-	case KindACK:
-		return "ACK"
-	case KindRNRNak:
-		return "RNR_NAK"
-	case KindNak:
-		return "NAK"
-	}
-	return fmt.Sprintf("AckKind(%d)", uint8(k))
-}
-
 // NakCode is the reason carried by a NAK.
 type NakCode uint8
 
@@ -107,20 +97,6 @@ const (
 	NakRemoteAccess     NakCode = 2
 	NakRemoteOperation  NakCode = 3
 )
-
-func (c NakCode) String() string {
-	switch c {
-	case NakPSNSequenceError:
-		return "PSN_SEQUENCE_ERROR"
-	case NakInvalidRequest:
-		return "INVALID_REQUEST"
-	case NakRemoteAccess:
-		return "REMOTE_ACCESS_ERROR"
-	case NakRemoteOperation:
-		return "REMOTE_OPERATIONAL_ERROR"
-	}
-	return fmt.Sprintf("NakCode(%d)", uint8(c))
-}
 
 // Syndrome is the AETH syndrome byte: bits 7..5 the AckKind, bits 4..0 the
 // credit count (ACK), the RNR timer code (RNR NAK, in the IBA encoding of
