@@ -17,7 +17,7 @@ func wqField(f mlx5.Field) mlx5.Field { return f.At(rmpWQBit) }
 
 // rmp is a shared receive queue (SRQ) made with CREATE_RMP. Its receive
 // WQEs live in a UMEM; the DBR's first word is the software counter of
-// posted WQEs. A cyclic RMP consumes WQEs in index order; a linked-list RMP
+// posted WQEs, of which only the low 16 bits count (mlx5.DBRCounterMask). A cyclic RMP consumes WQEs in index order; a linked-list RMP
 // follows each WQE's next segment (bytes 2..3, mlx5.SRQNextIndex), starting
 // at index 0.
 type rmp struct {
@@ -127,7 +127,7 @@ func (r *rmp) take(buf []byte) (idx uint32, sg []byte, ok bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sw, err := r.dbr.mem.load32(r.doff)
-	if err != nil || sw == r.hw {
+	if err != nil || sw&mlx5.DBRCounterMask == r.hw&mlx5.DBRCounterMask {
 		return 0, nil, false, err
 	}
 	slot := r.hw & (1<<r.log - 1)
