@@ -277,8 +277,6 @@ const (
 	objRMP
 )
 
-func (k objKind) String() string { return [...]string{"CQ", "QP", "RMP"}[k] }
-
 // object is a DevX object handle (mlx5.Obj).
 type object struct {
 	ctx  *devCtx
