@@ -139,8 +139,8 @@ func SQDoorbellPI(qpn uint32, pi uint32) Doorbell {
 // both styles: qpn from bytes 4..7 [31:8] and the new producer
 // index (wqe_index + ceil(ds / 4)) mod 2^16. The opmod byte is ignored.
 func DecodeSQDoorbell(d Doorbell) (qpn uint32, pi uint16) {
-	c := DecodeCtrlHead(d[:])
-	return c.QPN, c.WQEIndex + uint16(WQEBBs(c.DS))
+	_, idx, _, qpn, ds := DecodeCtrlHead(d[:])
+	return qpn, idx + uint16(WQEBBs(ds))
 }
 
 // CQArmDoorbell is the value written to the UAR at UAROffsetCQArm to arm CQ

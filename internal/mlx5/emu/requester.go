@@ -258,9 +258,9 @@ func (q *qp) recoverDoorbells(now time.Time) bool {
 		if q.wq.mem.read(first, q.sqOff+uint64(q.slot(r.pi))*wqebb) != nil {
 			return true
 		}
-		c := mlx5.DecodeCtrlHead(first)
-		bbs := mlx5.WQEBBs(c.DS)
-		if c.QPN != q.qpn || c.WQEIndex != r.pi || c.DS == 0 || dist(r.ci, r.pi)+bbs > size {
+		_, idx, _, qpn, ds := mlx5.DecodeCtrlHead(first)
+		bbs := mlx5.WQEBBs(ds)
+		if qpn != q.qpn || idx != r.pi || ds == 0 || dist(r.ci, r.pi)+bbs > size {
 			q.scanLen = 0
 			return true
 		}

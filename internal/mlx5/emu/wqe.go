@@ -104,9 +104,9 @@ func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndr
 // returns the number of WQEBBs the WQE spans: at least 1, so that the SQ
 // moves past a WQE with ds 0.
 func (w *wqe) head(b []byte) int {
-	c := mlx5.DecodeCtrlHead(b)
-	w.opcode, w.opmod = uint8(c.Opcode), c.OpMod
-	return max(mlx5.WQEBBs(c.DS), 1)
+	opmod, _, opcode, _, ds := mlx5.DecodeCtrlHead(b)
+	w.opcode, w.opmod = uint8(opcode), opmod
+	return max(mlx5.WQEBBs(ds), 1)
 }
 
 // mirrorWQE makes sure the mirror holds the WQE at idx: it reads every WQE
