@@ -1,7 +1,6 @@
 package verbs
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -94,7 +93,7 @@ func (p *poster) init(q *QP) {
 		p.nbb = make([]uint8, q.sq.wqebbs)
 	}
 	if q.hasRQ {
-		p.rq.init(q.wq, uint32(q.rq.entries), uint32(q.rq.wqeSize), q.dbr, false)
+		p.rq.init(q.wq, uint32(q.rq.entries), uint32(q.rq.wqeSize), q.dbr+mlx5.QPDBRRecvOffset, false)
 	}
 }
 
@@ -293,7 +292,7 @@ func (q *QP) PostSend(wrs ...SendWR) error {
 func (q *QP) ringSQ(last mlx5.CtrlSeg, pi uint32) {
 	mmio.WriteBarrier()
 	if q.cfg.SendDBRMode == SendDBRValid {
-		mmio.Store32(ptr(q.dbr+4), mlx5.BE32Native(pi&0xffff))
+		mmio.Store32(ptr(q.dbr+mlx5.QPDBRSendOffset), mlx5.BE32Native(mlx5.QPDBRWord(pi)))
 		mmio.WriteBarrier()
 	}
 	db := q.db
@@ -380,7 +379,7 @@ func (r *receiver) post(op string, maxSGE uint32, wrs []RecvWR) error {
 		w := r.ring[slot*r.stride : (slot+1)*r.stride]
 		clear(w)
 		if r.ll {
-			binary.BigEndian.PutUint16(w[2:4], uint16(r.head+1))
+			mlx5.PutSRQNextIndex(w, uint16(r.head+1))
 		}
 		off := first
 		for _, s := range wr.SGL {
@@ -394,7 +393,7 @@ func (r *receiver) post(op string, maxSGE uint32, wrs []RecvWR) error {
 		r.head++
 	}
 	mmio.WriteBarrier()
-	mmio.Store32(ptr(r.dbr), mlx5.BE32Native(r.head&0xffff))
+	mmio.Store32(ptr(r.dbr), mlx5.BE32Native(r.head&mlx5.DBRCounterMask))
 	return nil
 }
 

@@ -23,16 +23,19 @@ const (
 	CQDBRArmOffset = 4 // MLX5_CQ_ARM_DB: the arm word
 )
 
-const (
-	sqCounterMask = 0xffff
-	cqIndexMask   = 0xffffff
-)
+// DBRCounterMask keeps the part of a free-running work-queue counter that a
+// doorbell record carries and the NIC compares: the low 16 bits of the send
+// and receive counters of a QP doorbell record and of the counter of an SRQ
+// (RMP) doorbell record. The upper 16 bits of such a word are ignored.
+const DBRCounterMask = 0xffff
+
+const cqIndexMask = 0xffffff
 
 // QPDBRWord returns the value of a QP doorbell record counter for a
-// free-running counter: counter & 0xFFFF, upper 16 bits zero. Store it
-// big-endian (PutQPDBRSend) or, for a single 32-bit MMIO-style store, as
+// free-running counter: counter & DBRCounterMask, upper 16 bits zero. Store
+// it big-endian (PutQPDBRSend) or, for a single 32-bit MMIO-style store, as
 // BE32Native(QPDBRWord(pi)).
-func QPDBRWord(counter uint32) uint32 { return counter & sqCounterMask }
+func QPDBRWord(counter uint32) uint32 { return counter & DBRCounterMask }
 
 // PutQPDBRSend writes the SQ producer index pi (WQEBBs) into the send counter
 // of QP doorbell record dbr (at least QPDBRSize bytes).
@@ -136,11 +139,8 @@ func SQDoorbellPI(qpn uint32, pi uint32) Doorbell {
 // both styles: qpn from bytes 4..7 [31:8] and the new producer
 // index (wqe_index + ceil(ds / 4)) mod 2^16. The opmod byte is ignored.
 func DecodeSQDoorbell(d Doorbell) (qpn uint32, pi uint16) {
-	w0 := binary.BigEndian.Uint32(d[0:4])
-	w1 := binary.BigEndian.Uint32(d[4:8])
-	idx := uint16(w0 >> 8)
-	ds := uint8(w1 & 0x3f)
-	return w1 >> 8, idx + uint16(WQEBBs(ds))
+	_, idx, _, qpn, ds := DecodeCtrlHead(d[:])
+	return qpn, idx + uint16(WQEBBs(ds))
 }
 
 // CQArmDoorbell is the value written to the UAR at UAROffsetCQArm to arm CQ

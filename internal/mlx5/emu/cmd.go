@@ -183,21 +183,31 @@ func (c *devCtx) GeneralCmd(in, out []byte) error {
 	return finish(op, in, out, c.general(code, b, out))
 }
 
+// general executes an object-less command. Each input is decoded by its
+// typed parser of mlx5 over the length firmware reads (checkLen ran, so in
+// holds it and the opcode matches: a parser error is not reached).
 func (c *devCtx) general(code uint16, in, out []byte) fwError {
-	opmod := uint16(mlx5.Get(in, fOpMod))
 	switch code {
 	case mlx5.OpNOP:
-		if opmod != 0 {
+		cmd, err := mlx5.UnmarshalNOPIn(in[:mlx5.CmdShortLen])
+		if err != nil {
+			return fwError(SynBadInLen)
+		}
+		if cmd.OpMod != 0 {
 			return fwError(SynBadOpMod)
 		}
 		return 0
 	case mlx5.OpQueryHCACap:
-		if mlx5.GetBool(in, mlx5.QueryHCACapInFields.OtherFunction) || mlx5.Get(in, mlx5.QueryHCACapInFields.FunctionID) != 0 {
+		cmd, err := mlx5.UnmarshalQueryHCACapIn(in[:mlx5.QueryHCACapInLen])
+		if err != nil {
+			return fwError(SynBadInLen)
+		}
+		if cmd.OtherFunction || cmd.FunctionID != 0 {
 			return fwError(SynOtherFunction)
 		}
-		t := mlx5.CapType(opmod >> 1)
-		if opmod>>1 > 0xff || c.nic.caps.capability(t) == nil {
-			return fwError(SynCapType)
+		t := cmd.CapType()
+		if cmd.OpMod>>1 != uint16(t) || c.nic.caps.capability(t) == nil {
+			return fwError(SynCapType) // a type past 8 bits, or one this NIC lacks
 		}
 		var o mlx5.QueryHCACapOut
 		if err := c.nic.caps.encode(t, o.Cap[:]); err != nil {
@@ -206,13 +216,17 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		_ = o.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryRoCEAddress:
-		if opmod != 0 {
+		cmd, err := mlx5.UnmarshalQueryRoCEAddressIn(in[:mlx5.QueryRoCEAddressInLen])
+		if err != nil {
+			return fwError(SynBadInLen)
+		}
+		if cmd.OpMod != 0 {
 			return fwError(SynBadOpMod)
 		}
-		if p := mlx5.Get(in, mlx5.QueryRoCEAddressInFields.VHCAPortNum); p > 1 {
+		if cmd.VHCAPortNum > 1 {
 			return fwError(SynBadPort)
 		}
-		if mlx5.Get(in, mlx5.QueryRoCEAddressInFields.RoCEAddressIndex) != 0 {
+		if cmd.RoCEAddressIndex != 0 {
 			return fwError(SynGIDIndex)
 		}
 		a := mlx5.RoCEAddr{SourceL3Address: c.nic.gid, RoCEL3Type: mlx5.RoCEL3IPv4, RoCEVersion: mlx5.RoCEv2}
@@ -220,14 +234,17 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		_ = mlx5.QueryRoCEAddressOut{Addr: a}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryHCAVportContext:
-		if opmod != 0 {
+		cmd, err := mlx5.UnmarshalQueryHCAVportContextIn(in[:mlx5.CmdShortLen])
+		if err != nil {
+			return fwError(SynBadInLen)
+		}
+		if cmd.OpMod != 0 {
 			return fwError(SynBadOpMod)
 		}
-		vf := mlx5.QueryHCAVportContextInFields
-		if mlx5.GetBool(in, vf.OtherVport) || mlx5.Get(in, vf.VportNumber) != 0 {
+		if cmd.OtherVport || cmd.VportNumber != 0 {
 			return fwError(SynOtherFunction)
 		}
-		if p := mlx5.Get(in, vf.PortNum); p > 1 {
+		if cmd.PortNum > 1 {
 			return fwError(SynBadPort)
 		}
 		g := nodeGUID(c.nic.cfg.Name)
@@ -236,7 +253,7 @@ func (c *devCtx) general(code uint16, in, out []byte) fwError {
 		_ = mlx5.QueryHCAVportContextOut{Context: v}.MarshalTo(out) // fits: checkLen ran
 		return 0
 	case mlx5.OpQueryNICVportContext:
-		if opmod != 0 {
+		if mlx5.Get(in, fOpMod) != 0 {
 			return fwError(SynBadOpMod)
 		}
 		var v mlx5.NICVportContext
@@ -259,8 +276,6 @@ const (
 	objQP
 	objRMP
 )
-
-func (k objKind) String() string { return [...]string{"CQ", "QP", "RMP"}[k] }
 
 // object is a DevX object handle (mlx5.Obj).
 type object struct {
@@ -371,7 +386,7 @@ func (o *object) prepare(op string, in, out []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < 12 || mlx5.Get32(b, mlx5.ObjIDField) != o.id {
+	if len(b) < mlx5.ObjIDField.End() || mlx5.Get32(b, mlx5.ObjIDField) != o.id {
 		return nil, kernelErr(op, in, syscall.EINVAL)
 	}
 	return b, nil

@@ -449,3 +449,117 @@ func TestSyndromeTable(t *testing.T) {
 		t.Error("syndrome 0 must not be in the table")
 	}
 }
+
+func (f *cmdFixture) rmpIn() mlx5.CreateRMPIn {
+	return mlx5.CreateRMPIn{RMPC: mlx5.RMPContext{State: mlx5.RMPStateRDY, WQ: mlx5.WQContext{
+		WQType: mlx5.WQTypeCyclic, PD: f.pd.PDN(), LogWQStride: 6, LogWQSz: 4,
+		DBRUMEMID: f.um.ID(), DBRAddr: offQPDBR + 128, WQUMEMID: f.um.ID(), WQUMEMOffset: 2 << 20}}}
+}
+
+// Every check of CREATE_RMP answers its own syndrome, and the fixture's
+// input is accepted.
+func TestCreateRMPRejects(t *testing.T) {
+	f := newCmdFixture(t, ModelCX7)
+	obj, err := f.dev.CreateObj(mb(f.rmpIn().Marshal()), make([]byte, 16))
+	must(t, err)
+	must(t, obj.Destroy())
+	cases := []struct {
+		name string
+		mut  func(in *mlx5.CreateRMPIn)
+		raw  func(b []byte) []byte
+		syn  uint32
+	}{
+		{name: "short_input", raw: func(b []byte) []byte { return b[:mlx5.CreateRMPInLen-1] }, syn: SynBadInLen},
+		{name: "op_mod", raw: func(b []byte) []byte { b[7] = 1; return b }, syn: SynBadOpMod},
+		{name: "state_rst", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.State = 0 }, syn: SynRMPType},
+		{name: "wq_type", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.WQType = 2 }, syn: SynRMPType},
+		{name: "hw_counter", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.HWCounter = 1 }, syn: SynReserved},
+		{name: "sw_counter", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.SWCounter = 1 }, syn: SynReserved},
+		{name: "bad_pd", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.PD = 0xabcd }, syn: SynRMPPD},
+		{name: "other_context_pd", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.PD = f.otherPD.PDN() }, syn: SynRMPPD},
+		{name: "too_large", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.LogWQSz = capLogMaxSRQSz + 1 }, syn: SynRMPSize},
+		{name: "stride_small", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.LogWQStride = 3 }, syn: SynRMPSize},
+		{name: "stride_large", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.LogWQStride = 15 }, syn: SynRMPSize},
+		{name: "bad_wq_umem", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.WQUMEMID = 999 }, syn: SynRMPUMEM},
+		{name: "other_context_umem", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.WQUMEMID = f.otherUM.ID() }, syn: SynRMPUMEM},
+		{name: "ring_outside", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.WQUMEMOffset = memSize - 512 }, syn: SynRMPUMEM},
+		{name: "bad_dbr_umem", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.DBRUMEMID = 999 }, syn: SynRMPUMEM},
+		{name: "dbr_unaligned", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.DBRAddr = offQPDBR + 130 }, syn: SynRMPUMEM},
+		{name: "dbr_outside", mut: func(in *mlx5.CreateRMPIn) { in.RMPC.WQ.DBRAddr = memSize }, syn: SynRMPUMEM},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := f.rmpIn()
+			if tc.mut != nil {
+				tc.mut(&in)
+			}
+			b := mb(in.Marshal())
+			if tc.raw != nil {
+				b = tc.raw(b)
+			}
+			out := make([]byte, 16)
+			obj, err := f.dev.CreateObj(b, out)
+			if obj != nil {
+				t.Fatal("an object was created")
+			}
+			wantFW(t, err, out, tc.syn)
+		})
+	}
+}
+
+// Every check of the general commands answers its own syndrome; the
+// unmodified inputs are accepted.
+func TestGeneralCommandRejects(t *testing.T) {
+	f := newCmdFixture(t, ModelCX7)
+	short := func(op mlx5.Opcode) []byte {
+		b := make([]byte, mlx5.CmdShortLen)
+		mlx5.Set(b, mlx5.CmdHeaderFields.Opcode, uint64(op))
+		return b
+	}
+	capIn := func() []byte { return mb(mlx5.NewQueryHCACapIn(mlx5.CapGeneral, true).Marshal()) }
+	set := func(b []byte, fld mlx5.Field, v uint64) []byte { mlx5.Set(b, fld, v); return b }
+	opMod := mlx5.CmdHeaderFields.OpMod
+	vf := mlx5.QueryHCAVportContextInFields
+	rf := mlx5.QueryRoCEAddressInFields
+	cf := mlx5.QueryHCACapInFields
+	cases := []struct {
+		name   string
+		in     []byte
+		outLen int
+		syn    uint32 // 0: accepted
+	}{
+		{"NOP", short(mlx5.OpNOP), 16, 0},
+		{"NOP op_mod", set(short(mlx5.OpNOP), opMod, 1), 16, SynBadOpMod},
+		{"NOP short out", short(mlx5.OpNOP), 8, SynBadOutLen},
+		{"QUERY_HCA_CAP", capIn(), mlx5.QueryHCACapOutLen, 0},
+		{"QUERY_HCA_CAP short in", capIn()[:mlx5.QueryHCACapInLen-1], mlx5.QueryHCACapOutLen, SynBadInLen},
+		{"QUERY_HCA_CAP other_function", set(capIn(), cf.OtherFunction, 1), mlx5.QueryHCACapOutLen, SynOtherFunction},
+		{"QUERY_HCA_CAP function_id", set(capIn(), cf.FunctionID, 1), mlx5.QueryHCACapOutLen, SynOtherFunction},
+		{"QUERY_HCA_CAP type past 8 bits", set(capIn(), opMod, uint64(mlx5.CapGeneral)<<1|0x200), mlx5.QueryHCACapOutLen, SynCapType},
+		{"QUERY_HCA_CAP type not emulated", set(capIn(), opMod, 7<<1), mlx5.QueryHCACapOutLen, SynCapType},
+		{"QUERY_ROCE_ADDRESS", short(mlx5.OpQueryRoCEAddress), mlx5.QueryRoCEAddressOutLen, 0},
+		{"QUERY_ROCE_ADDRESS op_mod", set(short(mlx5.OpQueryRoCEAddress), opMod, 1), mlx5.QueryRoCEAddressOutLen, SynBadOpMod},
+		{"QUERY_ROCE_ADDRESS port 1", set(short(mlx5.OpQueryRoCEAddress), rf.VHCAPortNum, 1), mlx5.QueryRoCEAddressOutLen, 0},
+		{"QUERY_ROCE_ADDRESS port 2", set(short(mlx5.OpQueryRoCEAddress), rf.VHCAPortNum, 2), mlx5.QueryRoCEAddressOutLen, SynBadPort},
+		{"QUERY_ROCE_ADDRESS index", set(short(mlx5.OpQueryRoCEAddress), rf.RoCEAddressIndex, 0x100), mlx5.QueryRoCEAddressOutLen, SynGIDIndex},
+		{"QUERY_HCA_VPORT_CONTEXT", short(mlx5.OpQueryHCAVportContext), mlx5.QueryHCAVportContextOutLen, 0},
+		{"QUERY_HCA_VPORT_CONTEXT op_mod", set(short(mlx5.OpQueryHCAVportContext), opMod, 1), mlx5.QueryHCAVportContextOutLen, SynBadOpMod},
+		{"QUERY_HCA_VPORT_CONTEXT other_vport", set(short(mlx5.OpQueryHCAVportContext), vf.OtherVport, 1), mlx5.QueryHCAVportContextOutLen, SynOtherFunction},
+		{"QUERY_HCA_VPORT_CONTEXT vport_number", set(short(mlx5.OpQueryHCAVportContext), vf.VportNumber, 3), mlx5.QueryHCAVportContextOutLen, SynOtherFunction},
+		{"QUERY_HCA_VPORT_CONTEXT port 2", set(short(mlx5.OpQueryHCAVportContext), vf.PortNum, 2), mlx5.QueryHCAVportContextOutLen, SynBadPort},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := make([]byte, tc.outLen)
+			err := f.dev.GeneralCmd(tc.in, out)
+			if tc.syn == 0 {
+				must(t, err)
+				if s, _ := mlx5.OutStatus(out); s != mlx5.StatusOK {
+					t.Fatalf("status %v", s)
+				}
+				return
+			}
+			wantFW(t, err, out, tc.syn)
+		})
+	}
+}

@@ -200,7 +200,7 @@ func (q *cq) query(out []byte) {
 	q.mu.Lock()
 	c.Status, c.ST, c.ProducerCounter = q.status, uint8(q.armed), q.pc&mask24
 	q.mu.Unlock()
-	if ci, err := q.dbr.mem.load32(q.doff); err == nil {
+	if ci, err := q.dbr.mem.load32(q.doff + mlx5.CQDBRCIOffset); err == nil {
 		c.ConsumerCounter = ci & mask24
 	}
 	c.DBRUMEMValid = true
@@ -300,7 +300,7 @@ func (q *cq) push(e cqe) bool {
 // consumer counter only grows, so a stale value errs on the full side.
 func (q *cq) roomLocked(n uint32) bool {
 	if q.dbr.mem.gpu == nil || (q.pc-q.ci)&0xffffff >= n {
-		ci, err := q.dbr.mem.load32(q.doff)
+		ci, err := q.dbr.mem.load32(q.doff + mlx5.CQDBRCIOffset)
 		if err != nil {
 			q.fault(cqStatusWriteErr)
 			return false
@@ -412,8 +412,9 @@ func (q *cq) produced() uint32 {
 func (q *cq) arm(word uint32) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.armSN = word >> 28 & 3
-	if word>>24&0xf == 1 {
+	sn, cmd, _ := mlx5.DecodeCQArmWord(word)
+	q.armSN = uint32(sn)
+	if cmd == mlx5.CQArmSolicited {
 		q.armed = mlx5.CQSolicitedArmed
 	} else {
 		q.armed = mlx5.CQArmed

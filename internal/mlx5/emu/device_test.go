@@ -2,6 +2,7 @@ package emu
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -176,5 +177,27 @@ func TestUC(t *testing.T) {
 	x.post(mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, 8)))
 	if c := x.mustPoll(); c.Syndrome != mlx5.SyndromeLocalQPOpErr {
 		t.Fatalf("READ on UC: %v %v", c.Opcode, c.Syndrome)
+	}
+}
+
+// A model outside the enumeration is refused (it used to run as a cx7 and
+// print as one); the names round-trip through ParseModel.
+func TestModelNames(t *testing.T) {
+	for _, m := range []Model{ModelCX7, ModelCX8} {
+		got, err := ParseModel(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseModel(%q) = %v, %v", m.String(), got, err)
+		}
+	}
+	if s := Model(7).String(); s != "Model(7)" {
+		t.Errorf("Model(7) prints %q", s)
+	}
+	n, err := NewNIC(Config{Name: "emuBadModel", Model: 7})
+	if err == nil {
+		n.Close()
+		t.Fatal("NewNIC accepted model 7")
+	}
+	if !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), "Model(7)") {
+		t.Fatalf("NewNIC(model 7): %v", err)
 	}
 }

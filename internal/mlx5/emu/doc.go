@@ -325,3 +325,5 @@
 //     does) and NAKs the request as invalid.
 //   - RoCE only: the GID table has one entry (index 0, RoCE v2, IPv4).
 package emu
+
+//go:generate go run ../../enumgen

@@ -55,18 +55,6 @@ const (
 	CopyDeviceToDevice
 )
 
-func (k CopyKind) String() string {
-	switch k {
-	case CopyToHost:
-		return "device to host"
-	case CopyToDevice:
-		return "host to device"
-	case CopyDeviceToDevice:
-		return "device to device"
-	}
-	return fmt.Sprintf("CopyKind(%d)", uint8(k))
-}
-
 // DeviceCopy is one copy of a batch. Offsets are byte offsets from the
 // ranges' Base; the emulator keeps every copy inside its range.
 type DeviceCopy struct {

@@ -103,6 +103,9 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	if cfg.Name == "" {
 		cfg.Name = "emu-test"
 	}
+	if cfg.Model != ModelCX7 && cfg.Model != ModelCX8 {
+		return nil, fmt.Errorf("emu: new NIC %s: model %v: want ModelCX7 or ModelCX8: %w", cfg.Name, cfg.Model, syscall.EINVAL)
+	}
 	n := &NIC{
 		cfg:   cfg,
 		caps:  newCaps(cfg.Model),

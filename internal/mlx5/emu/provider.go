@@ -105,13 +105,6 @@ const (
 	ModelCX8              // ConnectX-8: adds the DBR-less (no-DBR) SQ mode
 )
 
-func (m Model) String() string {
-	if m == ModelCX8 {
-		return "cx8"
-	}
-	return "cx7"
-}
-
 // ParseModel parses "cx7", "cx8" or "" (cx7).
 func ParseModel(s string) (Model, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {

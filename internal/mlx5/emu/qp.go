@@ -323,7 +323,7 @@ func (q *qp) query(out []byte) {
 		c.NextRcvPSN, c.RMSN = q.resp.epsn&mask24, q.resp.msn&mask24
 	}
 	c.HWRQCounter = q.resp.rqCI
-	if v, err := q.dbr.mem.load32(q.doff); err == nil {
+	if v, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset); err == nil {
 		c.SWRQCounter = v
 	}
 	copy(out[qpcByte:], q.qpc[:]) // the bits no member names

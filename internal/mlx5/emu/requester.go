@@ -140,7 +140,7 @@ func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 		if q.dbr.mem.gpu == nil {
 			// A DBR in host memory costs a load: read it every round, so
 			// that no doorbell is needed at all (a CPU proxy).
-			if v, err := q.dbr.mem.load32(q.doff + 4); err == nil {
+			if v, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRSendOffset); err == nil {
 				if pi := uint16(v); dist(r.ci, pi) <= size {
 					r.pi = pi
 				}
@@ -191,7 +191,7 @@ func (q *qp) readDBR() {
 	r := &q.req
 	size := 1 << q.sqLog
 	b := &r.rb
-	b.read(q.dbr.mem, q.doff+4, r.dbrBuf[:])
+	b.read(q.dbr.mem, q.doff+mlx5.QPDBRSendOffset, r.dbrBuf[:])
 	end := r.mirEnd
 	guessed := false
 	if h := q.dbHint.Load(); h&hintValid != 0 && q.wq.mem.gpu != nil {
@@ -205,7 +205,7 @@ func (q *qp) readDBR() {
 	if b.run() != nil {
 		// Perhaps only the read ahead failed: the DBR alone, and the WQEs
 		// again when they are executed (and fail there).
-		b.read(q.dbr.mem, q.doff+4, r.dbrBuf[:])
+		b.read(q.dbr.mem, q.doff+mlx5.QPDBRSendOffset, r.dbrBuf[:])
 		if b.run() != nil {
 			return
 		}
@@ -262,11 +262,9 @@ func (q *qp) recoverDoorbells(now time.Time) bool {
 		if q.wq.mem.read(first, q.sqOff+uint64(q.slot(r.pi))*wqebb) != nil {
 			return true
 		}
-		dw0 := binary.BigEndian.Uint32(first[0:4])
-		dw1 := binary.BigEndian.Uint32(first[4:8])
-		ds := int(dw1 & 0x3f)
-		bbs := (ds + 3) / 4
-		if dw1>>8 != q.qpn || uint16(dw0>>8) != r.pi || ds == 0 || dist(r.ci, r.pi)+bbs > size {
+		_, idx, _, qpn, ds := mlx5.DecodeCtrlHead(first)
+		bbs := mlx5.WQEBBs(ds)
+		if qpn != q.qpn || idx != r.pi || ds == 0 || dist(r.ci, r.pi)+bbs > size {
 			q.scanLen = 0
 			return true
 		}

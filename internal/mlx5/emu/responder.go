@@ -253,8 +253,8 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 			return recvWQE{}, false
 		}
 	} else {
-		head, err := q.dbr.mem.load32(q.doff)
-		if err != nil || head&0xffff == r.rqCI&0xffff {
+		head, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
+		if err != nil || head&mlx5.DBRCounterMask == r.rqCI&mlx5.DBRCounterMask {
 			q.rnr(f)
 			return recvWQE{}, false
 		}

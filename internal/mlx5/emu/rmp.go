@@ -6,10 +6,7 @@ import (
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
 
-var (
-	rmpf = mlx5.RMPCFields
-	wqf  = mlx5.WQCFields
-)
+var wqf = mlx5.WQCFields
 
 const (
 	rmpcByte = mlx5.RMPCMailboxBit / 8 // rmpc in CREATE_RMP in and QUERY_RMP out
@@ -20,7 +17,7 @@ func wqField(f mlx5.Field) mlx5.Field { return f.At(rmpWQBit) }
 
 // rmp is a shared receive queue (SRQ) made with CREATE_RMP. Its receive
 // WQEs live in a UMEM; the DBR's first word is the software counter of
-// posted WQEs. A cyclic RMP consumes WQEs in index order; a linked-list RMP
+// posted WQEs, of which only the low 16 bits count (mlx5.DBRCounterMask). A cyclic RMP consumes WQEs in index order; a linked-list RMP
 // follows each WQE's next segment (bytes 2..3, mlx5.SRQNextIndex), starting
 // at index 0.
 type rmp struct {
@@ -42,36 +39,39 @@ type rmp struct {
 	head uint16     // linked list: next WQE to consume
 }
 
-// createRMP executes CREATE_RMP; n.mu held.
+// createRMP executes CREATE_RMP; n.mu held. The mailbox is decoded by
+// mlx5.UnmarshalCreateRMPIn (firmware reads no further than its bytes).
 func (c *devCtx) createRMP(in, out []byte) fwError {
 	n := c.nic
-	b := in[rmpcByte : rmpcByte+mlx5.RMPCLen]
-	if mlx5.RMPState(mlx5.Get(b, rmpf.State)) != mlx5.RMPStateRDY {
+	cmd, err := mlx5.UnmarshalCreateRMPIn(in[:mlx5.CreateRMPInLen])
+	if err != nil {
+		return fwError(SynBadInLen) // not reached: checkLen ran
+	}
+	x, w := &cmd.RMPC, &cmd.RMPC.WQ
+	if x.State != mlx5.RMPStateRDY {
 		return fwError(SynRMPType)
 	}
-	wt := mlx5.WQType(mlx5.Get(b, wqField(wqf.WQType)))
-	if wt != mlx5.WQTypeLinkedList && wt != mlx5.WQTypeCyclic {
+	if w.WQType != mlx5.WQTypeLinkedList && w.WQType != mlx5.WQTypeCyclic {
 		return fwError(SynRMPType)
 	}
-	if mlx5.Get(b, wqField(wqf.HWCounter)) != 0 || mlx5.Get(b, wqField(wqf.SWCounter)) != 0 {
+	if w.HWCounter != 0 || w.SWCounter != 0 {
 		return fwError(SynReserved)
 	}
-	p := n.pds[mlx5.Get32(b, wqField(wqf.PD))]
+	p := n.pds[w.PD]
 	if p == nil || p.ctx != c {
 		return fwError(SynRMPPD)
 	}
-	log := uint8(mlx5.Get(b, wqField(wqf.LogWQSz)))
-	stride := uint8(mlx5.Get(b, wqField(wqf.LogWQStride)))
+	log, stride := w.LogWQSz, w.LogWQStride
 	if log > capLogMaxSRQSz || stride < 4 || 1<<stride > capMaxWQESzRQ {
 		return fwError(SynRMPSize)
 	}
-	wq := c.umemOf(mlx5.Get32(b, wqField(wqf.WQUMEMID)))
-	woff := mlx5.Get(b, wqField(wqf.WQUMEMOffset))
+	wq := c.umemOf(w.WQUMEMID)
+	woff := w.WQUMEMOffset
 	if wq == nil || !wq.fits(woff, uint64(1)<<(log+stride), 1) {
 		return fwError(SynRMPUMEM)
 	}
-	dbr := c.umemOf(mlx5.Get32(b, wqField(wqf.DBRUMEMID)))
-	doff := mlx5.Get(b, wqField(wqf.DBRAddr))
+	dbr := c.umemOf(w.DBRUMEMID)
+	doff := w.DBRAddr
 	if dbr == nil || !dbr.fits(doff, 4, 4) {
 		return fwError(SynRMPUMEM)
 	}
@@ -80,8 +80,8 @@ func (c *devCtx) createRMP(in, out []byte) fwError {
 		return fwError(SynLimit)
 	}
 	r := &rmp{ctx: c, rmpn: rmpn, pd: p, wq: wq, woff: woff, dbr: dbr, doff: doff, log: log, stride: stride,
-		linked: wt == mlx5.WQTypeLinkedList && !mlx5.GetBool(b, rmpf.BasicCyclicRcvWQE)}
-	copy(r.rmpc[:], b)
+		linked: w.WQType == mlx5.WQTypeLinkedList && !x.BasicCyclicRcvWQE}
+	copy(r.rmpc[:], in[rmpcByte:rmpcByte+mlx5.RMPCLen]) // reserved bits included, for QUERY_RMP
 	n.rmps[r.rmpn] = r
 	p.refs++
 	wq.refs++
@@ -127,7 +127,7 @@ func (r *rmp) take(buf []byte) (idx uint32, sg []byte, ok bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sw, err := r.dbr.mem.load32(r.doff)
-	if err != nil || sw == r.hw {
+	if err != nil || sw&mlx5.DBRCounterMask == r.hw&mlx5.DBRCounterMask {
 		return 0, nil, false, err
 	}
 	slot := r.hw & (1<<r.log - 1)

@@ -58,7 +58,53 @@ func (s *srq) post(addr uint64, n uint32) {
 	mlx5.DataSeg{ByteCount: n, LKey: s.e.mr.LKey(), Addr: addr}.Put(sg)
 	mlx5.RecvTerminator.Put(sg[16:])
 	s.n++
+	// The DBR holds the counter's low 16 bits, as verbs and rdma-core
+	// write it.
+	binary.BigEndian.PutUint32(s.dbr, s.n&mlx5.DBRCounterMask)
+}
+
+// The SRQ doorbell record carries a 16-bit counter: the RMP must compare
+// only those bits with its own count of WQEs consumed, across the wrap at
+// 65536 WQEs. (It compared 32 bits: past the wrap it took WQEs nobody had
+// posted.)
+func TestSRQCounterWraps(t *testing.T) {
+	a, b := twoNICs(t)
+	owner := newEndpoint(t, b, qpOpts{})
+	s := newSRQ(t, owner, 3, false)
+	y := newEndpoint(t, b, qpOpts{share: owner, srqn: s.obj.ID()})
+	x := newEndpoint(t, a, qpOpts{rnrRetry: 7, minRNR: 1})
+	x.connect(y, 1, 1)
+	y.connect(x, 1, 1)
+	// Start 2 WQEs before the wrap, as if 65534 had been consumed.
+	b.mu.RLock()
+	r := b.rmps[s.obj.ID()]
+	b.mu.RUnlock()
+	r.mu.Lock()
+	r.hw = 0xfffe
+	r.mu.Unlock()
+	s.n = 0xfffe
 	binary.BigEndian.PutUint32(s.dbr, s.n)
+	for i := 0; i < 3; i++ { // DBR 0xffff, 0x0000, 0x0001
+		s.post(owner.va(1000*i), 100)
+	}
+	for i, m := range []string{"one", "two", "six"} {
+		x.post(mlx5.NewSendInline(signaled, []byte(m)))
+		if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+			t.Fatalf("send %d: %v %v", i, c.Opcode, c.Syndrome)
+		}
+		if c := y.mustPoll(); c.Opcode != mlx5.CQERespSend || string(owner.data[1000*i:1000*i+3]) != m {
+			t.Fatalf("receive %d: %v %q", i, c.Opcode, owner.data[1000*i:1000*i+3])
+		}
+	}
+	// Every posted WQE is consumed: the next SEND waits on RNR.
+	x.post(mlx5.NewSendInline(signaled, []byte("late")))
+	if c, err := x.poll(20e6); err == nil {
+		t.Fatalf("SEND completed (%v %v) with no WQE posted after the wrap", c.Opcode, c.Syndrome)
+	}
+	s.post(owner.va(5000), 100)
+	if c := x.mustPoll(); c.Opcode != mlx5.CQEReq || string(owner.data[5000:5004]) != "late" {
+		t.Fatalf("after posting: %v %q", c.Opcode, owner.data[5000:5004])
+	}
 }
 
 func TestSRQ(t *testing.T) {

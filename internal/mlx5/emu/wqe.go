@@ -85,8 +85,7 @@ func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndr
 	if err := mem.read(first, q.sqOff+slot*wqebb); err != nil {
 		return mlx5.SyndromeLocalProtErr
 	}
-	w.opcode, w.opmod = first[3], first[0]
-	bbs := ctrlBBs(first)
+	bbs := w.head(first)
 	if uint64(bbs) > size {
 		return mlx5.SyndromeLocalQPOpErr
 	}
@@ -100,10 +99,14 @@ func (q *qp) readWQE(idx uint16, buf *[localBBs * wqebb]byte, w *wqe) mlx5.Syndr
 	return q.decodeWQE(buf[:lbbs*wqebb], idx, w)
 }
 
-// ctrlBBs is the number of WQEBBs of the WQE whose first WQEBB is b (at
-// least 1).
-func ctrlBBs(b []byte) int {
-	return max((int(b[7]&0x3f)+3)/4, 1)
+// head reads the opcode and opmod of the WQE whose first WQEBB is b into
+// w, before the WQE is parsed (so that an error CQE names them), and
+// returns the number of WQEBBs the WQE spans: at least 1, so that the SQ
+// moves past a WQE with ds 0.
+func (w *wqe) head(b []byte) int {
+	opmod, _, opcode, _, ds := mlx5.DecodeCtrlHead(b)
+	w.opcode, w.opmod = uint8(opcode), opmod
+	return max(mlx5.WQEBBs(ds), 1)
 }
 
 // mirrorWQE makes sure the mirror holds the WQE at idx: it reads every WQE
@@ -125,8 +128,7 @@ func (q *qp) mirrorWQE(idx uint16, w *wqe) mlx5.Syndrome {
 			return mlx5.SyndromeLocalProtErr
 		}
 	}
-	w.opcode, w.opmod = first[3], first[0]
-	bbs := ctrlBBs(first)
+	bbs := w.head(first)
 	if bbs > size {
 		return mlx5.SyndromeLocalQPOpErr
 	}
