@@ -482,3 +482,33 @@ func TestDeviceGuessMisses(t *testing.T) {
 		t.Fatalf("WRITE from a retired buffer: %v %v, want LOCAL_PROT_ERR", c.Opcode, c.Syndrome)
 	}
 }
+
+// A guess serves only WQEs before the producer index of the doorbell its
+// bytes were copied after: not a WQE at or past it, not a window that
+// reaches past it.
+func TestGuessLimit(t *testing.T) {
+	_, x, _ := deviceSetup(t, qpOpts{}, qpOpts{})
+	q := x.qpObj()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := &q.req.pf
+	if p.buf == nil && !p.alloc() {
+		t.Fatal("no read-ahead buffer")
+	}
+	mem := x.nic.lookupMR(x.mr.LKey()).mem
+	for _, tc := range []struct {
+		idx, end, limit uint16
+		want            bool
+	}{
+		{3, 5, 5, true}, {3, 4, 5, true}, {3, 6, 5, false}, {5, 6, 5, false}, {7, 8, 5, false},
+		{0xfffe, 2, 3, true}, {2, 3, 0xfffe, false},
+	} {
+		p.g = guess{ops: []guessOp{{mem: mem, off: 64, at: 0, n: 8}}, buf: make([]byte, guessMax), limit: tc.limit, valid: true}
+		var b batch
+		b.read(mem, 64, p.buf[:8])
+		if got := q.takeGuess(&b, tc.idx, tc.end); got != tc.want {
+			t.Errorf("WQEs %d..%d, guess before %d: served %v, want %v", tc.idx, tc.end, tc.limit, got, tc.want)
+		}
+	}
+	p.g = guess{}
+}

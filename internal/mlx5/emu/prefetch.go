@@ -132,7 +132,10 @@ func (q *qp) addGuess(b *batch, limit uint16, dev GPUMemory) bool {
 func (q *qp) takeGuess(b *batch, idx, end uint16) bool {
 	p := &q.req.pf
 	g := &p.g
-	if !g.valid || len(b.ops) != len(g.ops) || dist(idx, end) > dist(idx, g.limit) {
+	// The WQEs from idx up to end must lie before limit: limit ahead of idx
+	// by at most the ring (otherwise idx is past it) and end not past it.
+	ahead := dist(idx, g.limit)
+	if !g.valid || len(b.ops) != len(g.ops) || ahead == 0 || ahead > 1<<q.sqLog || dist(idx, end) > ahead {
 		return false
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
