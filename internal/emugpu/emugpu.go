@@ -563,20 +563,15 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 				}
 				continue
 			}
-			for done := 0; done < len(o.Host); {
-				if used == d.stCap {
-					if err := d.wait(); err != nil {
-						return fail(i, err)
-					}
-					used = 0
+			err := d.staged(len(o.Host), &used, func(at, done, n int) error {
+				if err := d.own.MemcpyDtoHAsync(unsafe.Add(d.stage, at), src+cuda.DevPtr(done), uintptr(n), d.stream); err != nil {
+					return err
 				}
-				n := min(len(o.Host)-done, d.stCap-used)
-				if err := d.own.MemcpyDtoHAsync(unsafe.Add(d.stage, used), src+cuda.DevPtr(done), uintptr(n), d.stream); err != nil {
-					return fail(i, err)
-				}
-				d.pend = append(d.pend, pendRead{dst: o.Host[done : done+n], off: used})
-				used += n
-				done += n
+				d.pend = append(d.pend, pendRead{dst: o.Host[done : done+n], off: at})
+				return nil
+			})
+			if err != nil {
+				return fail(i, err)
 			}
 		case emu.CopyToDevice:
 			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
@@ -586,20 +581,12 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 				}
 				continue
 			}
-			for done := 0; done < len(o.Host); {
-				if used == d.stCap {
-					if err := d.wait(); err != nil {
-						return fail(i, err)
-					}
-					used = 0
-				}
-				n := min(len(o.Host)-done, d.stCap-used)
-				copy(d.stageBytes(used, n), o.Host[done:done+n])
-				if err := d.own.MemcpyHtoDAsync(dst+cuda.DevPtr(done), unsafe.Add(d.stage, used), uintptr(n), d.stream); err != nil {
-					return fail(i, err)
-				}
-				used += n
-				done += n
+			err := d.staged(len(o.Host), &used, func(at, done, n int) error {
+				copy(d.stageBytes(at, n), o.Host[done:done+n])
+				return d.own.MemcpyHtoDAsync(dst+cuda.DevPtr(done), unsafe.Add(d.stage, at), uintptr(n), d.stream)
+			})
+			if err != nil {
+				return fail(i, err)
 			}
 		case emu.CopyDeviceToDevice:
 			dst := cuda.DevPtr(o.Dst.Base() + uintptr(o.DstOff))
@@ -613,6 +600,27 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 	}
 	if err := d.wait(); err != nil {
 		return fail(len(ops)-1, err)
+	}
+	return nil
+}
+
+// staged moves a copy of total bytes through the staging buffer in pieces: step
+// queues the n bytes at offset done of the copy, staged at offset at;
+// a full buffer is drained (d.wait) first. used is the buffer's fill.
+func (d *device) staged(total int, used *int, step func(at, done, n int) error) error {
+	for done := 0; done < total; {
+		if *used == d.stCap {
+			if err := d.wait(); err != nil {
+				return err
+			}
+			*used = 0
+		}
+		n := min(total-done, d.stCap-*used)
+		if err := step(*used, done, n); err != nil {
+			return err
+		}
+		*used += n
+		done += n
 	}
 	return nil
 }

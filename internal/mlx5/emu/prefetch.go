@@ -89,15 +89,13 @@ func (g *guess) note(b *batch, buf []byte) {
 	if len(b.ops) > guessOps || total > guessMax {
 		return
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	for _, o := range b.ops {
 		s := b.spanOf(o.Src)
 		if s == nil {
 			g.ops = g.ops[:0]
 			return
 		}
-		at := int(uintptr(unsafe.Pointer(unsafe.SliceData(o.Host))) - base)
-		g.ops = append(g.ops, guessOp{mem: s, off: o.SrcOff, at: at, n: len(o.Host)})
+		g.ops = append(g.ops, guessOp{mem: s, off: o.SrcOff, at: offsetIn(buf, o.Host), n: len(o.Host)})
 	}
 }
 
@@ -138,11 +136,9 @@ func (q *qp) takeGuess(b *batch, idx, end uint16) bool {
 	if !g.valid || len(b.ops) != len(g.ops) || ahead == 0 || ahead > 1<<q.sqLog || dist(idx, end) > ahead {
 		return false
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
 	for i, o := range b.ops {
 		e := g.ops[i]
-		at := int(uintptr(unsafe.Pointer(unsafe.SliceData(o.Host))) - base)
-		if o.Src != e.mem.dev || o.SrcOff != e.off || len(o.Host) != e.n || at != e.at || e.mem.dead.Load() {
+		if o.Src != e.mem.dev || o.SrcOff != e.off || len(o.Host) != e.n || offsetIn(p.buf, o.Host) != e.at || e.mem.dead.Load() {
 			return false
 		}
 	}
@@ -154,6 +150,11 @@ func (q *qp) takeGuess(b *batch, idx, end uint16) bool {
 	b.reset()
 	guessHits.Add(1)
 	return true
+}
+
+// offsetIn is where v starts in buf (v is a slice of buf).
+func offsetIn(buf, v []byte) int {
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 }
 
 // spanOf returns the span of b whose device range is d.
