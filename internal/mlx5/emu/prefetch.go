@@ -279,6 +279,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 		p.clear()
 		p.g.ops = p.g.ops[:0]
 	}
+	q.setWatchGuess(&p.g)
 }
 
 // prefetched returns n bytes at message offset off of the WQE w from the

@@ -91,6 +91,7 @@ type qp struct {
 	ackFreq    int
 
 	req requester
+	wt  watchState // the GPU's watch of the send queue (watch.go)
 
 	// Recovery scan snapshot (DBR-less QPs), guarded by mu.
 	scanIdx uint16
@@ -254,6 +255,7 @@ func (c *devCtx) destroyQP(q *qp) fwError {
 	q.setState(stRST)
 	q.dead = true
 	q.req.pf.release()
+	q.closeWatch()
 	q.unlockBoth()
 	delete(n.qps, q.qpn)
 	q.pd.refs--

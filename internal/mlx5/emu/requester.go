@@ -145,7 +145,7 @@ func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 					r.pi = pi
 				}
 			}
-		} else if q.dbrKick.Swap(false) {
+		} else if q.dbrKick.Swap(false) && !q.readPushed(now) {
 			q.readDBR()
 		}
 	} else if q.kick.Load() {
