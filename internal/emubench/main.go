@@ -625,6 +625,9 @@ func copyStats(r *results, run string, st emugpu.Stats, msgs int) {
 		r.add(k+"copier_gpu_desc", mean(st.CopierDesc, n), "us")
 		r.add(k+"copier_gpu_copy", mean(st.CopierCopy, n), "us")
 	}
+	if n := st.WatchHits + st.WatchMisses; n > 0 {
+		r.add(k+"watch_hit_fraction", float64(st.WatchHits)/float64(n), "")
+	}
 	if st.EngineBatches > 0 {
 		r.add(k+"engine_batch_mean", mean(st.EngineTime, st.EngineBatches), "us")
 		r.add(k+"engine_bytes_per_batch", float64(st.EngineBytes)/float64(st.EngineBatches), "B")

@@ -6,9 +6,10 @@
 // compiled to PTX by `go generate` (copier.ptx, embedded) and loaded by the
 // driver's JIT, so no kernel image for a particular GPU is needed.
 //
-// One block runs at a time per CUDA context. Thread 0 polls the control
-// block, which lives in pinned host memory mapped for the GPU; every
-// thread copies. A batch's descriptors are read only after its sequence
+// One instance (a grid of two blocks) runs at a time per CUDA context.
+// In block 0, warp 0 polls the control block, which lives in pinned host
+// memory mapped for the GPU, and every thread copies; block 1 runs the
+// send-queue watches (below). A batch's descriptors are read only after its sequence
 // number, and its completion is published only after a system-wide fence,
 // so the host sees every byte the batch wrote once it sees `done`.
 
@@ -25,14 +26,48 @@ struct gdaki_copier_desc {
 #define GDAKI_COPIER_DESC_WORD 4
 #define GDAKI_COPIER_FAST_DESC 9
 
+// Send-queue watches (watch.go): block 1 of the grid, one warp, looks at
+// the send counters of up to GDAKI_WATCH_MAX QPs in device memory and
+// pushes each change to the host: the ring slots from the last counter it
+// pushed up to the new one, then the bytes of the watch's guess, then
+// (after a system fence) the state word. It runs beside block 0, the
+// copier, so that a batch never waits for it. The host keeps two copies of
+// the table and flips between them with watch_gen; block 1 loads the copy
+// of the newest generation into shared memory and acknowledges it in
+// watch_ack, after which the host may rewrite the other copy.
+#define GDAKI_WATCH_MAX 8
+#define GDAKI_WATCH_GUESS_OPS 4
+#define GDAKI_WATCH_GUESS_MAX 4096
+#define GDAKI_WATCH_WORDS 16 // 64-bit words of an entry
+#ifndef GDAKI_WATCH_PAUSE_NS
+#define GDAKI_WATCH_PAUSE_NS 200 // between looks that found no change
+#endif
+
+struct gdaki_watch {
+    unsigned long long dbr;    // device address of the 32-bit big-endian send counter; 0: an unused entry
+    unsigned long long ring;   // device address of ring slot 0 (64-byte slots)
+    unsigned long long mirror; // the host's copy of the ring (mapped for the GPU)
+    unsigned long long state;  // the host's state word: index | push number << 16 | guess generation << 32
+    unsigned long long guess;  // the host's two guess areas, GDAKI_WATCH_GUESS_MAX bytes each
+    unsigned int log_size;     // log2 of the ring's slots
+    unsigned int nguess;
+    unsigned int guess_gen;
+    unsigned int pad;
+    struct {
+        unsigned long long src;
+        unsigned long long len;
+    } g[GDAKI_WATCH_GUESS_OPS];
+    unsigned long long pad2;
+};
+
 struct gdaki_copier_ctl {
     unsigned long long post;  // host: the newest batch's sequence number | descriptor count << 32
     unsigned int cancel;      // host: an epoch that must end without running anything
-    unsigned int pad0;
+    unsigned int watch_gen;   // host: the generation of the watch table (its copy: gen & 1)
     unsigned int done;        // GPU: the newest batch finished
     unsigned int started;     // GPU: the epoch of the instance that began
     unsigned int exited;      // GPU: the epoch of the instance that ended
-    unsigned int pad1;
+    unsigned int watch_ack;   // GPU: the watch table generation block 1 has loaded
     gdaki_copier_desc d[GDAKI_COPIER_MAX_DESC];
     // GPU: globaltimer stamps of the newest batch, stored before done: when
     // the posted word was seen, when the descriptors were in, when the
@@ -40,7 +75,9 @@ struct gdaki_copier_ctl {
     unsigned long long t_seen;
     unsigned long long t_desc;
     unsigned long long t_copied;
-    unsigned long long pad2;
+    unsigned int watch_exited; // GPU: the epoch whose block 1 ended
+    unsigned int pad2;
+    struct gdaki_watch watch[2][GDAKI_WATCH_MAX]; // host: the table, two copies
 };
 
 static __device__ __forceinline__ unsigned long long gdaki_copier_now(void)
@@ -83,23 +120,227 @@ static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src
     }
 }
 
+// gdaki_watch_range copies len bytes with the 32 lanes of one warp.
+static __device__ __forceinline__ void gdaki_watch_range(unsigned long long src, unsigned long long dst,
+                                                         unsigned long long len, unsigned int lane)
+{
+    if (((src | dst | len) & 15) == 0) {
+        const volatile uint4 *s = (const volatile uint4 *)src;
+        uint4 *d = (uint4 *)dst;
+        for (unsigned long long i = lane; i < len / 16; i += 32) {
+            uint4 v;
+            v.x = s[i].x;
+            v.y = s[i].y;
+            v.z = s[i].z;
+            v.w = s[i].w;
+            d[i] = v;
+        }
+    } else {
+        const volatile unsigned char *s = (const volatile unsigned char *)src;
+        unsigned char *d = (unsigned char *)dst;
+        for (unsigned long long i = lane; i < len; i += 32)
+            d[i] = s[i];
+    }
+}
+
+static __device__ __forceinline__ unsigned int gdaki_bswap32(unsigned int v)
+{
+    return __byte_perm(v, 0, 0x0123);
+}
+
+// gdaki_watch_push pushes one change of watch w's counter, from last to v
+// (raw big-endian words; full: the whole ring), as push number seq.
+static __device__ void gdaki_watch_push(const struct gdaki_watch *w, unsigned int v, unsigned int last, bool full,
+                                        unsigned int seq, unsigned int lane)
+{
+    // The WQEs and the guessed bytes are loaded after the counter: software
+    // stored them before it, with a fence between. Lane 0 loaded the
+    // counter; its fence and the warp barrier order every lane's loads
+    // after that load.
+    __threadfence();
+    __syncwarp();
+    const unsigned int size = 1u << w->log_size;
+    const unsigned int to = gdaki_bswap32(v) & 0xffffu;
+    unsigned int from = gdaki_bswap32(last) & 0xffffu;
+    unsigned int n = (to - from) & 0xffffu;
+    if (full || n > size) {
+        from = 0;
+        n = size;
+    }
+    const volatile uint4 *ring = (const volatile uint4 *)w->ring;
+    uint4 *mirror = (uint4 *)w->mirror;
+    for (unsigned int i = lane; i < 4 * n; i += 32) {
+        const unsigned int k = ((from + i / 4) & (size - 1)) * 4 + (i & 3);
+        uint4 x;
+        x.x = ring[k].x;
+        x.y = ring[k].y;
+        x.z = ring[k].z;
+        x.w = ring[k].w;
+        mirror[k] = x;
+    }
+    unsigned long long at = w->guess + (unsigned long long)(seq & 1) * GDAKI_WATCH_GUESS_MAX;
+    for (unsigned int g = 0; g < w->nguess && g < GDAKI_WATCH_GUESS_OPS; g++) {
+        gdaki_watch_range(w->g[g].src, at, w->g[g].len, lane);
+        at += w->g[g].len;
+    }
+    __threadfence_system();
+    __syncwarp();
+    if (lane == 0) {
+        *(volatile unsigned long long *)w->state =
+            (unsigned long long)to | (unsigned long long)(seq & 0xffffu) << 16 | (unsigned long long)w->guess_gen << 32;
+        // The next push's bytes reach the host after this state word.
+        __threadfence_system();
+    }
+    __syncwarp();
+}
+
+// gdaki_watch_table is block 1's copy of the table and its push state.
+struct gdaki_watch_table {
+    struct gdaki_watch w[GDAKI_WATCH_MAX];
+    unsigned int last[GDAKI_WATCH_MAX]; // the raw counter last pushed
+    unsigned int seq[GDAKI_WATCH_MAX];  // the number of the next push
+    unsigned int full[GDAKI_WATCH_MAX]; // the next push copies the whole ring
+    unsigned int gen;                   // the generation loaded
+};
+
+// gdaki_watch_load loads generation gen of the table (block 1). An entry
+// whose queue changed (or is new) is pushed whole next, and its push
+// numbers continue from the host's state word.
+static __device__ void gdaki_watch_load(volatile struct gdaki_copier_ctl *vc, struct gdaki_watch_table *t,
+                                        unsigned int gen, unsigned int lane)
+{
+    const volatile unsigned long long *src = (const volatile unsigned long long *)&vc->watch[gen & 1][0];
+    unsigned long long v[GDAKI_WATCH_MAX * GDAKI_WATCH_WORDS / 32];
+    for (unsigned int k = 0; k < GDAKI_WATCH_MAX * GDAKI_WATCH_WORDS / 32; k++)
+        v[k] = src[lane + 32 * k];
+    unsigned long long old[3] = {0, 0, 0};
+    if (lane < GDAKI_WATCH_MAX) {
+        old[0] = t->w[lane].dbr;
+        old[1] = t->w[lane].ring;
+        old[2] = t->w[lane].mirror;
+    }
+    __syncwarp();
+    unsigned long long *dst = (unsigned long long *)t->w;
+    for (unsigned int k = 0; k < GDAKI_WATCH_MAX * GDAKI_WATCH_WORDS / 32; k++)
+        dst[lane + 32 * k] = v[k];
+    __syncwarp();
+    if (lane < GDAKI_WATCH_MAX) {
+        const struct gdaki_watch *w = &t->w[lane];
+        if (w->dbr != 0 && (t->gen == ~0u || w->dbr != old[0] || w->ring != old[1] || w->mirror != old[2])) {
+            const unsigned long long st = *(const volatile unsigned long long *)w->state;
+            t->seq[lane] = (unsigned int)(st >> 16) + 1;
+            t->full[lane] = 1;
+        }
+    }
+    __syncwarp();
+    if (lane == 0) {
+        t->gen = gen;
+        vc->watch_ack = gen;
+        __threadfence_system();
+    }
+    __syncwarp();
+}
+
+// gdaki_watch_look looks at every watched counter once and pushes those
+// that moved (block 1); it returns whether it pushed.
+static __device__ bool gdaki_watch_look(struct gdaki_watch_table *t, unsigned int lane)
+{
+    bool pushed = false;
+    for (unsigned int k = 0; k < GDAKI_WATCH_MAX; k++) {
+        const struct gdaki_watch *w = &t->w[k];
+        if (w->dbr == 0)
+            continue;
+        unsigned int v = 0;
+        if (lane == 0)
+            v = *(const volatile unsigned int *)w->dbr;
+        v = __shfl_sync(0xffffffffu, v, 0);
+        if (v == t->last[k] && !t->full[k])
+            continue;
+        gdaki_watch_push(w, v, t->last[k], t->full[k] != 0, t->seq[k], lane);
+        __syncwarp();
+        if (lane == 0) {
+            t->last[k] = v;
+            t->full[k] = 0;
+            t->seq[k]++;
+        }
+        __syncwarp();
+        pushed = true;
+    }
+    return pushed;
+}
+
+// Between the blocks of one instance, in device memory: block 0 passes on
+// watch_gen as it sees it and the epoch that ended; block 1 when it last
+// pushed (a push is work for block 0's idle time).
+__device__ volatile unsigned int gdaki_watch_gen_g;
+__device__ volatile unsigned int gdaki_copier_end_g;
+__device__ volatile unsigned long long gdaki_watch_pushed_g;
+
+// gdaki_watcher is block 1: the watches, until block 0 ends (one warp).
+static __device__ void gdaki_watcher(volatile struct gdaki_copier_ctl *vc, unsigned int epoch, unsigned int lane)
+{
+    __shared__ struct gdaki_watch_table t;
+    if (lane < GDAKI_WATCH_MAX) {
+        t.w[lane].dbr = 0;
+        t.last[lane] = 0;
+        t.seq[lane] = 0;
+        t.full[lane] = 0;
+    }
+    if (lane == 0)
+        t.gen = ~0u;
+    __syncwarp();
+    unsigned int gen = 0;
+    if (lane == 0)
+        gen = vc->watch_gen;
+    gen = __shfl_sync(0xffffffffu, gen, 0);
+    gdaki_watch_load(vc, &t, gen, lane);
+    while (gdaki_copier_end_g != epoch) {
+        // Block 0's copy of watch_gen may be an earlier instance's until
+        // its first look: only a newer generation is loaded.
+        gen = gdaki_watch_gen_g;
+        if ((int)(gen - t.gen) > 0)
+            gdaki_watch_load(vc, &t, gen, lane);
+        if (gdaki_watch_look(&t, lane)) {
+            if (lane == 0)
+                gdaki_watch_pushed_g = gdaki_copier_now();
+        } else {
+            // A short pause between looks that found nothing keeps the
+            // watcher's loads from crowding the copier's (a push is late
+            // by at most this much).
+            __nanosleep(GDAKI_WATCH_PAUSE_NS);
+        }
+    }
+    if (lane == 0) {
+        __threadfence_system();
+        vc->watch_exited = epoch;
+        __threadfence_system();
+    }
+}
+
 // gdaki_emu_copier serves batches until it has been idle for idle_ns, has
 // run for life_ns, or the host cancels its epoch; it then records its epoch
 // in `exited` and ends. The bounded life keeps a context synchronization
 // (cuCtxSynchronize, an implicitly synchronizing cuMemFree) from waiting on
-// it for more than life_ns.
+// it for more than life_ns. Block 1, when launched, runs the send-queue
+// watches until block 0 ends; a push counts as work for idle_ns. Block 0
+// never waits for block 1 (which may not be resident).
 extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned int epoch,
                                             unsigned long long idle_ns, unsigned long long life_ns)
 {
     volatile struct gdaki_copier_ctl *vc = c;
+    if (blockIdx.x != 0) {
+        if (blockIdx.x == 1 && threadIdx.x < 32)
+            gdaki_watcher(vc, epoch, threadIdx.x);
+        return;
+    }
     __shared__ unsigned int s_state, s_seq, s_n, s_fast;
     __shared__ unsigned long long s_desc[3 * GDAKI_COPIER_MAX_DESC];
     unsigned int seen = vc->done;
+    const unsigned long long t0 = gdaki_copier_now();
     if (threadIdx.x == 0) {
         vc->started = epoch;
         __threadfence_system();
     }
-    const unsigned long long t0 = gdaki_copier_now();
     unsigned long long last = t0;
     for (;;) {
         if (threadIdx.x < 32) {
@@ -117,8 +358,11 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
             while (state == 0) {
                 const unsigned long long v = cw[lane];
                 const unsigned long long post = __shfl_sync(0xffffffffu, v, 0);
-                const unsigned int cancel = (unsigned int)__shfl_sync(0xffffffffu, v, 1);
+                const unsigned long long w1 = __shfl_sync(0xffffffffu, v, 1);
+                const unsigned int cancel = (unsigned int)w1;
                 const unsigned int s = (unsigned int)post;
+                if (lane == 0)
+                    gdaki_watch_gen_g = (unsigned int)(w1 >> 32); // watch_gen, for block 1
                 if (cancel == epoch) {
                     state = 2;
                 } else if (s != seen) {
@@ -141,8 +385,10 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
                 } else {
                     unsigned int end = 0;
                     if (lane == 0) {
-                        unsigned long long now = gdaki_copier_now();
-                        end = now - last > idle_ns || now - t0 > life_ns;
+                        const unsigned long long now = gdaki_copier_now();
+                        const unsigned long long pushed = gdaki_watch_pushed_g;
+                        const unsigned long long busy = pushed > last && pushed < now ? pushed : last;
+                        end = now - busy > idle_ns || now - t0 > life_ns;
                     }
                     if (__shfl_sync(0xffffffffu, end, 0))
                         state = 2;
@@ -180,6 +426,7 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
         __syncthreads();
     }
     if (threadIdx.x == 0) {
+        gdaki_copier_end_g = epoch; // block 1 ends too
         __threadfence_system();
         vc->exited = epoch;
         __threadfence_system();

@@ -59,10 +59,10 @@ const (
 	ctlExited  = 24
 	ctlDesc    = 32
 	descSize   = 24
-	maxDesc    = 64                         // GDAKI_COPIER_MAX_DESC
-	fastDesc   = 9                          // GDAKI_COPIER_FAST_DESC: descriptors read with the posted word
-	ctlStamps  = ctlDesc + maxDesc*descSize // 3 x uint64: t_seen, t_desc, t_copied
-	ctlSize    = ctlStamps + 32
+	maxDesc    = 64                                 // GDAKI_COPIER_MAX_DESC
+	fastDesc   = 9                                  // GDAKI_COPIER_FAST_DESC: descriptors read with the posted word
+	ctlStamps  = ctlDesc + maxDesc*descSize         // 3 x uint64: t_seen, t_desc, t_copied
+	ctlSize    = ctlWatch + 2*maxWatch*watchEntSize // the watch table (watch.go) ends the block
 
 	idleNS = 1_000_000 // the kernel ends after 1 ms without a batch
 	lifeNS = 5_000_000 // and after 5 ms in all
@@ -116,10 +116,14 @@ type Stats struct {
 	// itself costs (the kernel's poll and the store of done, over PCIe).
 	CopierPrep, CopierWait, CopierDesc, CopierCopy time.Duration
 	CopierStamped                                  uint64
+	// Doorbells of watched send queues served from a push (WatchHits)
+	// and read with a batch instead (WatchMisses): emu.WatchCounts.
+	WatchHits, WatchMisses uint64
 }
 
 // CopyStats returns the counters so far.
 func CopyStats() Stats {
+	hits, misses := emu.WatchCounts()
 	return Stats{
 		CopierBatches: copierBatches.Load(), EngineBatches: engineBatches.Load(),
 		CopierTime: time.Duration(copierNanos.Load()), EngineTime: time.Duration(engineNanos.Load()),
@@ -127,6 +131,7 @@ func CopyStats() Stats {
 		CopierPrep: time.Duration(cpPrep.Load()), CopierWait: time.Duration(cpWait.Load()),
 		CopierDesc: time.Duration(cpDesc.Load()), CopierCopy: time.Duration(cpCopy.Load()),
 		CopierStamped: cpStamped.Load(),
+		WatchHits:     hits, WatchMisses: misses,
 	}
 }
 
@@ -139,6 +144,7 @@ func (s Stats) Sub(o Stats) Stats {
 		CopierPrep: s.CopierPrep - o.CopierPrep, CopierWait: s.CopierWait - o.CopierWait,
 		CopierDesc: s.CopierDesc - o.CopierDesc, CopierCopy: s.CopierCopy - o.CopierCopy,
 		CopierStamped: s.CopierStamped - o.CopierStamped,
+		WatchHits:     s.WatchHits - o.WatchHits, WatchMisses: s.WatchMisses - o.WatchMisses,
 	}
 }
 

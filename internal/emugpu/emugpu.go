@@ -105,6 +105,18 @@ type device struct {
 	cpFn     *cuda.Function
 	cpStream *cuda.Stream
 	cpMem    unsafe.Pointer
+
+	// Send-queue watches (watch.go).
+	watches    [maxWatch]*sqWatch
+	slotUsed   [maxWatch]bool   // the slot has had a watch
+	slotFreeAt [maxWatch]uint32 // the first table without the slot's closed watch (0: not yet)
+	wMem       unsafe.Pointer   // maxWatch slots of pinned memory, mapped
+	wDev       uintptr
+	wGen       uint32 // the table generation last published
+	wEmpty     bool   // it was empty
+	wDirty     atomic.Bool
+	wGone      atomic.Bool // freeWatches ran: lock-free users back off
+	wUsers     atomic.Int64
 }
 
 // pendRead is a device-to-host copy queued into the staging buffer.
@@ -408,9 +420,11 @@ func (d *device) setupCopier() error {
 	return nil
 }
 
-// launch starts the copier kernel with an epoch (launcher).
+// launch starts the copier kernel with an epoch (launcher): block 0 runs
+// batches, block 1 the watches, which start with an empty table (watch.go).
 func (d *device) launch(epoch uint32) error {
-	return d.own.LaunchKernel(d.cpFn, cuda.Dim3{X: 1}, cuda.Dim3{X: copierThreads}, 0, d.cpStream,
+	d.publish()
+	return d.own.LaunchKernel(d.cpFn, cuda.Dim3{X: 2}, cuda.Dim3{X: copierThreads}, 0, d.cpStream,
 		cuda.DevPtr(d.cp.ctlDev), epoch, uint64(idleNS), uint64(lifeNS))
 }
 
@@ -418,6 +432,7 @@ func (d *device) launch(epoch uint32) error {
 func (d *device) freeCopier() {
 	if d.cp != nil {
 		d.cp.stop(100 * time.Millisecond)
+		d.freeWatches()
 		d.cp = nil
 	}
 	if d.cpStream != nil {
@@ -432,6 +447,10 @@ func (d *device) freeCopier() {
 	if d.cpMem != nil {
 		d.own.MemFreeHost(d.cpMem)
 		d.cpMem = nil
+	}
+	if d.wMem != nil {
+		d.own.MemFreeHost(d.wMem)
+		d.wMem, d.wDev = nil, 0
 	}
 }
 
@@ -517,6 +536,9 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 	}
 	if d.cp != nil {
 		ran, err := d.cp.run(ops, func(epoch uint32) error { return rangesLive(ops, epoch) })
+		if d.cp != nil && d.wDirty.Load() {
+			d.publish()
+		}
 		if err != nil {
 			return fmt.Errorf("emugpu: copies %d-%d of %d on the copier: %w", first+1, first+len(ops), total, err)
 		}

@@ -371,7 +371,7 @@ func TestDeviceCopyFailures(t *testing.T) {
 
 // The stage breakdown attributes each device copy of a ping-pong to its
 // stage: on the cost model (5 us per batch) the DBR and WQE read, the
-// payload read and the write at the responder each take at least one
+// payload read (never guessed here) and the write at the responder each take at least one
 // batch's cost, and every stage follows the one before.
 func TestBreakdownStages(t *testing.T) {
 	cost := &copyCost{call: 5 * time.Microsecond, op: time.Microsecond, bw: 25e9, dtod: 1e12}
@@ -385,7 +385,10 @@ func TestBreakdownStages(t *testing.T) {
 		if i%2 == 1 {
 			s, r = y, x
 		}
-		s.post(mlx5.NewRDMAWrite(signaled, r.raddr(4096), s.sge(0, 8)))
+		// Each message from another offset: a guessed payload (from the
+		// buffer of the side's last message) would make the payload read
+		// free.
+		s.post(mlx5.NewRDMAWrite(signaled, r.raddr(4096), s.sge(64*i, 8)))
 		s.mustPoll()
 	}
 	bd := StopBreakdown()

@@ -1,0 +1,217 @@
+package emugpu
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/cuda"
+	"github.com/gdaki/gpunetio/internal/gpuskip"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu"
+)
+
+// The send-queue watch on a real GPU: block 1 of the copier kernel pushes new WQE
+// slots (across the ring's wrap) and the guess's bytes, as they were after
+// the counter moved; a closed watch's slot is given out again; a watch
+// whose ring was freed is dropped without touching it (the context lives
+// on); a context synchronization still returns; the ninth watch is refused.
+func TestGPUWatch(t *testing.T) {
+	if err := cuda.Init(); err != nil {
+		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
+			gpuskip.Skipf(t, "no CUDA driver: %v", err)
+		}
+		require.NoError(t, err)
+	}
+	if !copierEnabled || !watchEnabled {
+		t.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
+	}
+	d, err := cuda.DeviceGet(0)
+	require.NoError(t, err)
+	c, err := d.PrimaryContext()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Release()) }()
+	p, err := c.MemAlloc(1 << 20)
+	require.NoError(t, err)
+	defer c.MemFree(p)
+	un := Install(c)
+	defer un()
+	a := installed
+	r, ok := a.Claim(uintptr(p), 1<<20)
+	require.True(t, ok)
+
+	const (
+		dbrOff  = 4
+		ringOff = 4096
+		logSize = 4
+		size    = 1 << logSize
+		payOff  = 64 << 10
+	)
+	put := func(off int, b []byte) {
+		t.Helper()
+		require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(off), Host: b}}))
+	}
+	wqe := func(idx uint16) []byte {
+		b := make([]byte, 64)
+		for i := range b {
+			b[i] = byte(int(idx)*3 + i)
+		}
+		return b
+	}
+	// post writes WQEs [from, to) into their slots, then (another batch,
+	// as software fences between them) the counter.
+	post := func(from, to uint16) {
+		t.Helper()
+		for i := from; i != to; i++ {
+			put(ringOff+64*(int(i)%size), wqe(i))
+		}
+		var be [4]byte
+		binary.BigEndian.PutUint32(be[:], uint32(to))
+		put(dbrOff, be[:])
+	}
+	// waitPushed waits for a push of counter want, keeping a copier
+	// instance running with a small batch now and then.
+	waitPushed := func(w emu.SQWatch, want uint16) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Second)
+		for k := 0; ; k++ {
+			if got, live := w.Latest(); live && uint16(got) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				got, live := w.Latest()
+				t.Fatalf("no push of %d within 2 s: latest %d, live %v", want, got, live)
+			}
+			if k%200 == 199 {
+				put(512<<10, []byte{byte(k)})
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+
+	post(0, 0) // counter 0, and a running instance
+	w, err := a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: ringOff, LogSize: logSize})
+	require.NoError(t, err)
+	dv := w.(*sqWatch).d
+	// settle waits until the GPU has loaded the newest table.
+	settle := func() {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Second)
+		for k := 0; ; k++ {
+			dv.mu.Lock()
+			if dv.wDirty.Load() {
+				dv.publish()
+			}
+			done := !dv.wDirty.Load() && dv.cp.load(ctlWatchAck) == dv.wGen
+			dv.mu.Unlock()
+			if done {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "the watch table did not reach the GPU")
+			if k%200 == 199 {
+				put(512<<10, []byte{byte(k)})
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+	mirror := make([]byte, 64*size)
+	check := func(from, to uint16) {
+		t.Helper()
+		w.ReadRing(from, to, mirror)
+		for i := from; i != to; i++ {
+			s := int(i) % size
+			require.Equal(t, wqe(i), mirror[64*s:64*(s+1)], "slot %d (WQE %d)", s, i)
+		}
+	}
+	post(0, 3)
+	waitPushed(w, 3)
+	check(0, 3)
+
+	// The guess: bytes as they were after the counter moved.
+	w.SetGuess([]emu.GuessRead{{Src: r, Off: payOff, N: 8}, {Src: r, Off: payOff + 100, N: 3}})
+	g := make([]byte, watchGuessMax)
+	settle() // pushes from now on carry the guess
+	if _, ok := w.Guess(g); ok {
+		t.Fatal("a guess before any push made after SetGuess")
+	}
+	for round, msg := range []string{"abcdefghXYZ", "12345678pqr", "zyxwvutsABC"} {
+		put(payOff, []byte(msg[:8]))
+		put(payOff+100, []byte(msg[8:]))
+		from := uint16(3 + round)
+		post(from, from+1)
+		waitPushed(w, from+1)
+		check(from, from+1)
+		n, ok := w.Guess(g)
+		require.True(t, ok, "round %d: no guess pushed", round)
+		assert.Equal(t, uint32(from+1), n)
+		assert.Equal(t, msg, string(g[:11]), "round %d", round)
+	}
+
+	// Several WQEs across the wrap, then more than a ring's worth of
+	// counter change (as after an instance restart): the whole ring.
+	post(6, 6+14)
+	waitPushed(w, 20)
+	check(6, 20)
+
+	// A context synchronization returns although block 1 keeps pushing.
+	start := time.Now()
+	require.NoError(t, c.Synchronize())
+	assert.Less(t, time.Since(start), 100*time.Millisecond)
+
+	// After the instance ended, the next one pushes again.
+	time.Sleep(20 * time.Millisecond)
+	_, live := w.Latest()
+	assert.False(t, live, "no copier instance runs 20 ms after the last batch")
+	post(20, 22)
+	waitPushed(w, 22)
+	check(20, 22)
+
+	// Closed: not live; the slot is given to the next watch.
+	w.Close()
+	w.Close()
+	_, live = w.Latest()
+	assert.False(t, live)
+	put(512<<10, []byte{1})
+	settle() // the table without it reached the GPU: its slot is free
+	var ws []emu.SQWatch
+	for i := 0; i < maxWatch; i++ {
+		x, err := a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: ringOff, LogSize: logSize})
+		require.NoError(t, err, "watch %d", i)
+		ws = append(ws, x)
+	}
+	_, err = a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: ringOff, LogSize: logSize})
+	assert.ErrorIs(t, err, errNoWatch, "a ninth watch")
+	post(22, 23)
+	waitPushed(ws[0], 23)
+	waitPushed(ws[maxWatch-1], 23)
+	for _, x := range ws {
+		x.Close()
+	}
+	_, err = a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: 1 << 19, LogSize: watchMaxLog + 1})
+	assert.ErrorIs(t, err, errNoWatch, "a ring too large")
+
+	// A ring freed under a watch: the next instance drops the entry
+	// instead of loading from freed memory, and the context lives on.
+	q, err := c.MemAlloc(64 << 10)
+	require.NoError(t, err)
+	rq, ok := a.Claim(uintptr(q), 64<<10)
+	require.True(t, ok)
+	wf, err := a.WatchSQ(emu.SQWatchSpec{DBR: rq, DBROff: dbrOff, Ring: rq, RingOff: ringOff, LogSize: logSize})
+	require.NoError(t, err)
+	require.NoError(t, c.MemFree(q))
+	for i := 0; i < 50; i++ {
+		put(512<<10, []byte{byte(i)})
+		time.Sleep(time.Millisecond)
+		if _, live := wf.Latest(); live {
+			t.Fatal("a watch over freed memory is live")
+		}
+	}
+	wf.Close()
+	got := make([]byte, 3)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte("ok!")}, {Kind: emu.CopyToHost, Src: r, Host: got}}))
+	assert.Equal(t, "ok!", string(got))
+	require.NoError(t, c.Synchronize())
+}
