@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gdaki/gpunetio/cuda"
@@ -29,7 +30,11 @@ import (
 // allocated under that instance's epoch; a free waits for the running
 // kernel. Before each launch the host publishes an empty table: a new
 // instance starts with no watch, and gets the real table once it is seen
-// running and the ranges were checked again.
+// running and the ranges were checked again. Close and SetGuess(nil)
+// return only once the GPU has loaded a table without what they removed
+// (or no instance runs), so that memory software frees right after a QP's
+// destroy or an MR's deregistration is never read, whatever way it is
+// freed (an asynchronous free does not wait for the kernel).
 //
 // Each watch has a slot of pinned host memory mapped for the GPU: the state
 // word the GPU stores last in each push (the producer index, the push's
@@ -350,8 +355,37 @@ func (w *sqWatch) SetGuess(reads []emu.GuessRead) {
 	if w.guessGen.Add(1) == 0 {
 		w.guessGen.Add(1) // 0 is a fresh slot's
 	}
-	if w.d.cp != nil {
-		w.d.publish()
+	if w.d.cp == nil {
+		return
+	}
+	if len(reads) == 0 {
+		w.d.syncTable() // an MR may be going: no push may read it after this
+		return
+	}
+	w.d.publish()
+}
+
+// syncTable publishes the table and waits until the GPU has loaded it, or
+// no instance runs, so that nothing it no longer names is read after the
+// call. An instance that does not take the table within batchWait is
+// cancelled and waited for as long again. d.mu held.
+func (d *device) syncTable() {
+	c := d.cp
+	deadline := time.Now().Add(batchWait)
+	for {
+		d.publish()
+		if !c.running() || c.load(ctlWatchAck) == d.wGen {
+			return
+		}
+		if time.Now().After(deadline) {
+			atomic.StoreUint32(c.word(ctlCancel), c.epoch)
+			c.live = false
+			for end := time.Now().Add(batchWait); c.running() && time.Now().Before(end); {
+				runtime.Gosched()
+			}
+			return
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -388,7 +422,7 @@ func (w *sqWatch) Close() {
 		d.slotUsed[w.slot] = true
 		d.slotFreeAt[w.slot] = 0
 		if d.cp != nil {
-			d.publish()
+			d.syncTable() // the QP's DBR and ring may be freed once Close returns
 		}
 	}
 }
