@@ -72,9 +72,16 @@ func parseEndpointWord(f []string) (Endpoint, error) {
 	return ep, nil
 }
 
+// xpOpts are both sides' options. The peer is another process, which a
+// loaded machine may not run for tens of milliseconds (CI runs packages in
+// parallel on two cores): the default retry budget, (7+1) x 4.096 us x
+// 2^10 = 34 ms, then ends a WRITE with IBV_WC_RETRY_EXC_ERR, as a 50 ms
+// SIGSTOP of the child does. Timeout 16 gives (7+1) x 268 ms = 2.1 s, as
+// the emulator's own cross-process tests have.
 func xpOpts() pairOpts {
 	o := defaultPairOpts()
 	o.bufSize = 1 << 20
+	o.ackTimeout = 16
 	return o
 }
 
@@ -156,12 +163,10 @@ func childOps(t *testing.T, e *end, p Endpoint) string {
 	return "ok"
 }
 
-// TestCrossProcessRC connects RC QPs of two processes and moves data both
-// ways with WRITE, READ and atomics; each side verifies what it received.
-func TestCrossProcessRC(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a second process")
-	}
+// startXP starts the child and connects this process's emu0 QP to the
+// child's; it returns the child, this side's end and the child's endpoint.
+func startXP(t *testing.T) (*peerproc.Proc, *end, Endpoint) {
+	t.Helper()
 	p := peerproc.Start(t, xpTag, "TestVerbsPeerProcess", envVerbsPeer+"=1")
 	child, err := parseEndpointWord(p.Expect(t, "HELLO"))
 	require.NoError(t, err)
@@ -173,21 +178,37 @@ func TestCrossProcessRC(t *testing.T) {
 	p.Send("PEER %s", endpointWord(e.info()))
 	connectTo(t, e.qp, child.QPN, child.GID, o)
 	p.Expect(t, "READY")
-	lkey := e.mr.LKey()
+	return p, e, child
+}
 
-	// WRITE 200000 bytes (many MTU packets); the child checks them.
+// xpWrite WRITEs 200000 bytes (many MTU packets) into the child, which
+// checks them.
+func xpWrite(t *testing.T, p *peerproc.Proc, e *end, child Endpoint) {
+	t.Helper()
 	pattern(e.buf[0:xpWriteLen], 7)
 	require.NoError(t, e.qp.PostSend(SendWR{WRID: 1, Opcode: WRRDMAWrite, Signaled: true,
-		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpWriteOff, RKey: child.Regions[0].RKey}))
+		SGL: []SGE{{Addr: e.addr(0), Length: xpWriteLen, LKey: e.mr.LKey()}}, RemoteAddr: child.Regions[0].Addr + xpWriteOff, RKey: child.Regions[0].RKey}))
 	wc := waitWC(t, e.cq, 1)[0]
 	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
 	p.Send("CHECK")
 	assert.Equal(t, []string{"true"}, p.Expect(t, "CHECKED"), "the child's buffer holds what the parent wrote")
+}
+
+// TestCrossProcessRC connects RC QPs of two processes and moves data both
+// ways with WRITE, READ and atomics; each side verifies what it received.
+func TestCrossProcessRC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second process")
+	}
+	p, e, child := startXP(t)
+	lkey := e.mr.LKey()
+
+	xpWrite(t, p, e, child)
 
 	// READ the child's pattern.
 	require.NoError(t, e.qp.PostSend(SendWR{WRID: 2, Opcode: WRRDMARead, Signaled: true,
 		SGL: []SGE{{Addr: e.addr(300000), Length: xpReadLen, LKey: lkey}}, RemoteAddr: child.Regions[0].Addr + xpReadOff, RKey: child.Regions[0].RKey}))
-	wc = waitWC(t, e.cq, 1)[0]
+	wc := waitWC(t, e.cq, 1)[0]
 	require.Equal(t, WCSuccess, wc.Status, "%v", wc.Status)
 	assert.Equal(t, WCRDMARead, wc.Opcode)
 	assert.True(t, hasPattern(e.buf[300000:300000+xpReadLen], 0x5a), "READ brought the child's pattern")
@@ -211,4 +232,20 @@ func TestCrossProcessRC(t *testing.T) {
 	assert.Equal(t, []string{"ok"}, p.Expect(t, "DONE"), "the child's view of its own operations")
 	assert.True(t, hasPattern(e.buf[xpBackOff:xpBackOff+4096], 0x3c), "the child's WRITE landed here")
 	assert.Equal(t, uint64(105), binary.LittleEndian.Uint64(e.buf[xpWordOff:]), "the child added 5")
+}
+
+// TestCrossProcessRCPeerPause: a peer process that is not scheduled for
+// 50 ms (stopped, as a loaded machine may leave it) while a WRITE is in
+// flight costs retransmissions, not the WRITE: it completes and lands
+// whole once the peer runs again.
+func TestCrossProcessRCPeerPause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second process")
+	}
+	p, e, child := startXP(t)
+	p.Stop(t)
+	resumed := make(chan error, 1)
+	time.AfterFunc(50*time.Millisecond, func() { resumed <- p.Continue() })
+	xpWrite(t, p, e, child)
+	require.NoError(t, <-resumed)
 }

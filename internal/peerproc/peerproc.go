@@ -9,11 +9,15 @@ package peerproc
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -69,6 +73,7 @@ func (p *Proc) read(stdout io.Reader) {
 }
 
 func (p *Proc) stop(tb testing.TB) {
+	p.Continue() // a child left stopped could not read QUIT; fails only if it has exited
 	p.Send("QUIT")
 	p.stdin.Close()
 	done := make(chan error, 1)
@@ -132,5 +137,80 @@ func Serve(tag string, handle func(word string, args []string)) {
 	}
 }
 
-// Signal sends sig to the child (a test that stops it with SIGSTOP, say).
+// Signal sends sig to the child.
 func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Stop stops the child with SIGSTOP and returns once every thread of it is
+// stopped, so that from then on it runs no code at all (the kernel still
+// accepts connections to its listening sockets). The signal alone does not
+// promise that: kill returns while a thread of the child that is running
+// on another processor goes on until the kernel interrupts it, long enough
+// on a loaded machine to answer a packet sent just after. Stop fails tb if
+// the child is not stopped within Wait; Continue resumes it.
+func (p *Proc) Stop(tb testing.TB) {
+	tb.Helper()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatalf("peer process: SIGSTOP: %v", err)
+	}
+	deadline := time.Now().Add(Wait)
+	for {
+		running, err := runningThreads(p.cmd.Process.Pid)
+		if err != nil {
+			tb.Fatalf("peer process: after SIGSTOP: %v", err)
+		}
+		if len(running) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("peer process: threads %v not stopped %v after SIGSTOP", running, Wait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Continue resumes a child stopped by Stop (SIGCONT).
+func (p *Proc) Continue() error { return p.Signal(syscall.SIGCONT) }
+
+// runningThreads returns the threads of process pid that are not stopped,
+// each as "tid:state", from /proc/<pid>/task/<tid>/stat. A thread that has
+// exited meanwhile is not listed; a process that has exited is an error.
+func runningThreads(pid int) ([]string, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tids, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("threads of %d: %w", pid, err)
+	}
+	var running []string
+	for _, tid := range tids {
+		stat, err := os.ReadFile(dir + "/" + tid.Name() + "/stat")
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue // the thread exited
+		}
+		if err != nil {
+			return nil, fmt.Errorf("thread %s of %d: %w", tid.Name(), pid, err)
+		}
+		st, err := threadState(stat)
+		if err != nil {
+			return nil, fmt.Errorf("thread %s of %d: %w", tid.Name(), pid, err)
+		}
+		switch st {
+		case 'T', 't': // stopped by a signal, or stopped under a tracer
+		case 'Z', 'X':
+			return nil, fmt.Errorf("process %d has exited (thread %s state %c)", pid, tid.Name(), st)
+		default:
+			running = append(running, fmt.Sprintf("%s:%c", tid.Name(), st))
+		}
+	}
+	return running, nil
+}
+
+// threadState returns the state letter of a /proc/<pid>/task/<tid>/stat
+// line: "tid (comm) S ...", where comm may itself hold spaces and parens,
+// so the state is the first field after the last ')'.
+func threadState(stat []byte) (byte, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) || stat[i+1] != ' ' {
+		return 0, fmt.Errorf("stat %q: no state field", stat)
+	}
+	return stat[i+2], nil
+}

@@ -1,11 +1,15 @@
 package peerproc
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const childEnv = "PEERPROC_TEST_CHILD"
@@ -31,4 +35,97 @@ func TestParentSide(t *testing.T) {
 	assert.Equal(t, []string{"X"}, p.Expect(t, "OTHER"))
 	p.Send("ECHO a b")
 	assert.Equal(t, []string{"A", "B"}, p.Expect(t, "ECHO"))
+}
+
+// Stop returns with the child stopped: it answers nothing until Continue,
+// then answers what it was sent meanwhile.
+func TestStopContinue(t *testing.T) {
+	p := Start(t, "PP", "TestChildSide", childEnv+"=1")
+	assert.Equal(t, []string{"7"}, p.Expect(t, "HELLO"))
+	p.Stop(t)
+	running, err := runningThreads(p.cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.Empty(t, running, "threads still running after Stop")
+	p.Send("ECHO stopped")
+	select {
+	case f := <-p.lines:
+		t.Fatalf("a stopped child answered %v", f)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.NoError(t, p.Continue())
+	assert.Equal(t, []string{"STOPPED"}, p.Expect(t, "ECHO"))
+}
+
+// Stop on a child that has exited fails the test, saying so, instead of
+// waiting for it to stop.
+func TestStopExitedChild(t *testing.T) {
+	p := Start(t, "PP", "TestChildSide", childEnv+"=1")
+	p.Expect(t, "HELLO")
+	p.Send("QUIT")
+	// The child exits; nobody waits for it until the cleanup, so it stays a
+	// zombie.
+	require.Eventually(t, func() bool {
+		_, err := runningThreads(p.cmd.Process.Pid)
+		return err != nil
+	}, Wait, time.Millisecond, "the child did not exit after QUIT")
+	ft := &fatalTB{TB: t}
+	start := time.Now()
+	func() {
+		defer func() { recover() }()
+		p.Stop(ft)
+	}()
+	assert.Contains(t, ft.msg, "has exited")
+	assert.Less(t, time.Since(start), time.Second, "Stop waited for an exited child")
+}
+
+// fatalTB records Fatalf's message and ends the calling function with a
+// panic that the caller recovers.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper() {}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(f.msg)
+}
+
+func TestThreadState(t *testing.T) {
+	for _, tc := range []struct {
+		stat string
+		want byte
+		bad  bool
+	}{
+		{stat: "1234 (peerproc.test) T 1 1234 1234 0 -1", want: 'T'},
+		{stat: "1234 (a (b) c) S 1 2", want: 'S'},
+		{stat: "1234 (x) R", want: 'R'},
+		{stat: "1234 (x)", bad: true},
+		{stat: "1234 (x)T", bad: true},
+		{stat: "1234 x S", bad: true},
+		{stat: "", bad: true},
+	} {
+		st, err := threadState([]byte(tc.stat))
+		if tc.bad {
+			assert.Error(t, err, "%q", tc.stat)
+			continue
+		}
+		require.NoError(t, err, "%q", tc.stat)
+		assert.Equal(t, tc.want, st, "%q", tc.stat)
+	}
+}
+
+func FuzzThreadState(f *testing.F) {
+	f.Add([]byte("1234 (peerproc.test) T 1 1234"))
+	f.Add([]byte("1 ()) ) R"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := threadState(b)
+		if err == nil {
+			i := bytes.LastIndexByte(b, ')')
+			if st != b[i+2] {
+				t.Fatalf("state %c, not the field after the last paren of %q", st, b)
+			}
+		}
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire/wiretest"
 )
 
 // TestErrorCQEs checks every requester error syndrome, the QP's move to
@@ -154,7 +156,12 @@ func TestErrorCQEs(t *testing.T) {
 // TestRetryExceededDeadPeer proves a requester whose peer is unreachable
 // completes with TRANSPORT_RETRY_EXC within its timeout and retry count.
 func TestRetryExceededDeadPeer(t *testing.T) {
-	a, b := twoNICs(t)
+	// a listens on a TCP port reserved for this test, where nothing else
+	// listens: the GID below is then nobody's on it, whatever else runs on
+	// the machine (on the default port, another process's NIC could own
+	// it).
+	a := newNIC(t, Config{Name: "emuA", Wire: wire.Config{Port: wiretest.ReservePort(t)}})
+	b := newNIC(t, Config{Name: "emuB"})
 	x := newEndpoint(t, a, qpOpts{ackTO: 12, retry: 3}) // 16.8 ms x 4 tries
 	y := newEndpoint(t, b, qpOpts{})
 	x.connect(y, 1, 1)

@@ -1,17 +1,15 @@
 package emu
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire/wiretest"
 )
 
 // Class 2: a peer that stops reading, never answers or is gone costs its
@@ -30,9 +28,13 @@ func retryBudget(retry, timeout uint8) time.Duration {
 	return time.Duration(retry+1) * time.Duration(4096<<timeout) * time.Nanosecond
 }
 
-// blackHole listens on addr:port, accepts connections and never reads.
-func blackHole(t *testing.T, addr netip.Addr, port uint16) {
+// blackHole listens on addr, on a TCP port reserved for the test
+// (wiretest.ReservePort), accepts connections and never reads. It returns
+// the port: NICs that reach the black hole must listen on it too, as the
+// wire dials a peer on the dialling port's own number.
+func blackHole(t *testing.T, addr netip.Addr) uint16 {
 	t.Helper()
+	port := wiretest.ReservePort(t)
 	ln, err := net.Listen("tcp4", netip.AddrPortFrom(addr, port).String())
 	must(t, err)
 	var mu sync.Mutex
@@ -56,6 +58,7 @@ func blackHole(t *testing.T, addr netip.Addr, port uint16) {
 		}
 		mu.Unlock()
 	})
+	return port
 }
 
 // healthy keeps one 8-byte WRITE at a time going on x until stop closes,
@@ -118,19 +121,18 @@ func checkBudget(t *testing.T, what string, el time.Duration) {
 	}
 }
 
-// holPort is a TCP port for the NICs of these tests, so that a black hole
-// can stand in for a peer on the same port number.
-const holPort = 47931
-
 // TestHeadOfLineBlackHole: a QP whose peer accepts TCP connections and never
 // reads gets TRANSPORT_RETRY_EXC within its budget, with a small message and
 // with 64 MiB queued, while a QP to a healthy peer on the same NIC keeps
 // completing WRITEs without stalling.
 func TestHeadOfLineBlackHole(t *testing.T) {
+	// The black hole's address is fixed; its TCP port, and with it the
+	// NICs', is this run's own, so another run beside this one has its own
+	// black hole.
 	hole := netip.MustParseAddr("127.250.251.1")
-	blackHole(t, hole, holPort)
-	a := newNIC(t, Config{Name: "emuHa", Wire: wire.Config{Port: holPort, ForceTCP: true}})
-	b := newNIC(t, Config{Name: "emuHb", Wire: wire.Config{Port: holPort, ForceTCP: true}})
+	port := blackHole(t, hole)
+	a := newNIC(t, Config{Name: "emuHa", Wire: wire.Config{Port: port, ForceTCP: true}})
+	b := newNIC(t, Config{Name: "emuHb", Wire: wire.Config{Port: port, ForceTCP: true}})
 	hx, hy := pair(t, a, b, qpOpts{}, qpOpts{})
 	x := newEndpoint(t, a, qpOpts{ackTO: holTO, retry: holRetry, mtu: mlx5.MTU4096, dataLen: 64 << 20})
 	x.connectRemote(peerInfo{gid: mlx5.GID(wire.GIDFromIPv4(hole)), qpn: 0x1234}, 1, 1)
@@ -189,8 +191,10 @@ func TestHeadOfLineBlackHole(t *testing.T) {
 
 // TestHeadOfLineDeadPeer: nothing listens at the peer's address.
 func TestHeadOfLineDeadPeer(t *testing.T) {
+	// Nothing listens on the reserved port but this test's NIC, so the
+	// peer's address on it is dead whatever else runs on the machine.
 	dead := netip.MustParseAddr("127.250.251.2")
-	a := newNIC(t, Config{Name: "emuHc", Wire: wire.Config{Port: holPort}})
+	a := newNIC(t, Config{Name: "emuHc", Wire: wire.Config{Port: wiretest.ReservePort(t)}})
 	x := newEndpoint(t, a, qpOpts{ackTO: holTO, retry: holRetry, mtu: mlx5.MTU4096, dataLen: 64 << 20})
 	x.connectRemote(peerInfo{gid: mlx5.GID(wire.GIDFromIPv4(dead)), qpn: 0x1234}, 1, 1)
 	raddr := mlx5.RAddrSeg{Addr: 0x10000, RKey: 0x5500}
@@ -210,10 +214,10 @@ func TestHeadOfLineStoppedPeer(t *testing.T) {
 	if cq := e.mustPoll(); cq.Opcode != mlx5.CQEReq {
 		t.Fatalf("WRITE before the stop: %v %v", cq.Opcode, cq.Syndrome)
 	}
-	must(t, c.Signal(syscall.SIGSTOP))
-	defer c.Signal(syscall.SIGCONT)
+	// Stop, not a bare SIGSTOP: a child thread still running when kill
+	// returns could take the first packet of the WRITE and answer it (with
+	// REMOTE_ACCESS_ERR, as 64 MiB exceeds the child's buffer). The
+	// child's cleanup resumes it before telling it to quit.
+	c.Stop(t)
 	checkBudget(t, "stopped peer, 64 MiB queued", timeToError(t, e, raddr, 64<<20))
-	if err := c.Signal(syscall.SIGCONT); err != nil {
-		fmt.Fprintln(os.Stderr, "SIGCONT:", err)
-	}
 }

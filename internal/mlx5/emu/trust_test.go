@@ -35,9 +35,8 @@ func forge(t *testing.T, nic *NIC, src netip.Addr, fs ...wire.Frame) {
 // the WRITE and the READ end with TRANSPORT_RETRY_EXC and the READ buffer
 // is untouched.
 func TestForgedResponsesOverTCP(t *testing.T) {
-	const port = 47941
 	peer := netip.MustParseAddr("127.250.252.1")
-	blackHole(t, peer, port)
+	port := blackHole(t, peer) // this run's own port (see TestHeadOfLineBlackHole)
 	a := newNIC(t, Config{Name: "emuFa", Wire: wire.Config{Port: port, ForceTCP: true}})
 	x := newEndpoint(t, a, qpOpts{ackTO: 14, retry: 1})
 	const rqpn = 0x4242

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -13,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// netns is a network namespace joined to this one by a veth pair, with a /24
-// of 10.213.x.0 between them: .1 here, .2 inside.
+// netns is a network namespace joined to this one by a veth pair, with a /29
+// of 10.213.0.0/16 between them (netnsSubnet): .1 here, .2 inside.
 type netns struct {
 	name, vethHere string
 	here, there    netip.Addr
@@ -39,12 +40,20 @@ func newNetns(t *testing.T) *netns {
 		t.Skip("network-namespace test needs iproute2's ip command (scripts/setup-debian.sh installs it)")
 	}
 	pid := os.Getpid()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatalf("network-namespace test: interface addresses: %v", err)
+	}
+	sub, err := netnsSubnet(pid, addrs)
+	if err != nil {
+		t.Fatalf("network-namespace test: %v", err)
+	}
 	n := &netns{
 		name:     fmt.Sprintf("gdkw%d", pid),
 		vethHere: fmt.Sprintf("gdkwa%d", pid),
-		here:     netip.AddrFrom4([4]byte{10, 213, byte(pid % 251), 1}),
-		there:    netip.AddrFrom4([4]byte{10, 213, byte(pid % 251), 2}),
-		unused:   netip.AddrFrom4([4]byte{10, 213, byte(pid % 251), 3}),
+		here:     sub.Addr().Next(),
+		there:    sub.Addr().Next().Next(),
+		unused:   sub.Addr().Next().Next().Next(),
 	}
 	vethThere := fmt.Sprintf("gdkwb%d", pid)
 	if err := run("ip", "netns", "add", n.name); err != nil {
@@ -60,15 +69,99 @@ func newNetns(t *testing.T) *netns {
 	for _, cmd := range [][]string{
 		{"ip", "link", "add", n.vethHere, "type", "veth", "peer", "name", vethThere},
 		{"ip", "link", "set", vethThere, "netns", n.name},
-		{"ip", "addr", "add", n.here.String() + "/24", "dev", n.vethHere},
+		{"ip", "addr", "add", n.here.String() + "/29", "dev", n.vethHere},
 		{"ip", "link", "set", n.vethHere, "up"},
-		append(append([]string(nil), in...), "ip", "addr", "add", n.there.String()+"/24", "dev", vethThere),
+		append(append([]string(nil), in...), "ip", "addr", "add", n.there.String()+"/29", "dev", vethThere),
 		append(append([]string(nil), in...), "ip", "link", "set", vethThere, "up"),
 		append(append([]string(nil), in...), "ip", "link", "set", "lo", "up"),
 	} {
 		require.NoError(t, run(cmd...))
 	}
 	return n
+}
+
+// netnsSubnet picks the /29 of 10.213.0.0/16 for the namespace of process
+// pid: the namespace and veth names carry the pid, and so does the subnet,
+// so that two test runs on one host (whose pids differ) set up two
+// namespaces that do not route each other's addresses. The first of the
+// 8192 subnets tried is the pid's (pid mod 8192); one that clashes with an
+// address of this host, addrs (another run's, or the host's own), is
+// skipped.
+func netnsSubnet(pid int, addrs []net.Addr) (netip.Prefix, error) {
+	const n = 1 << 13 // /29s in a /16
+	for k := 0; k < n; k++ {
+		i := (pid + k) % n
+		sub := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 213, byte(i >> 5), byte(i&31) << 3}), 29)
+		if !subnetInUse(sub, addrs) {
+			return sub, nil
+		}
+	}
+	return netip.Prefix{}, fmt.Errorf("every /29 of 10.213.0.0/16 has an address on this host")
+}
+
+// subnetInUse says whether a route of sub would clash with one of addrs:
+// one of them lies in sub, or its network overlaps sub and is no wider
+// than a /16 (another run's subnet; a host's 10.0.0.0/8 does not count,
+// as the /29 is the more specific route).
+func subnetInUse(sub netip.Prefix, addrs []net.Addr) bool {
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, ok := netip.AddrFromSlice(ipn.IP)
+		if !ok {
+			continue
+		}
+		bits, _ := ipn.Mask.Size()
+		ip = ip.Unmap()
+		if !ip.Is4() {
+			continue
+		}
+		if bits > 32 {
+			bits -= 96
+		}
+		if have := netip.PrefixFrom(ip, bits).Masked(); have.Overlaps(sub) && (bits >= 16 || sub.Contains(ip)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNetnsSubnet: the subnet follows the pid and skips one in use.
+func TestNetnsSubnet(t *testing.T) {
+	addr := func(s string) net.Addr {
+		ip, ipn, err := net.ParseCIDR(s)
+		require.NoError(t, err)
+		ipn.IP = ip
+		return ipn
+	}
+	sub := func(s string) netip.Prefix { return netip.MustParsePrefix(s) }
+	none := []net.Addr{addr("127.0.0.1/8"), addr("192.168.1.5/24"), addr("fe80::1/64")}
+	assert.False(t, subnetInUse(sub("10.213.0.8/29"), none))
+	assert.True(t, subnetInUse(sub("10.213.0.8/29"), []net.Addr{addr("10.213.0.9/29")}))
+	assert.False(t, subnetInUse(sub("10.213.0.8/29"), []net.Addr{addr("10.0.0.1/8")}), "inside a wider network of the host")
+	assert.True(t, subnetInUse(sub("10.213.0.8/29"), []net.Addr{addr("10.213.0.10/8")}), "an address of the host in it")
+	assert.True(t, subnetInUse(sub("10.213.1.0/29"), []net.Addr{addr("10.213.1.1/24")}), "a /24 as older runs set up")
+	assert.False(t, subnetInUse(sub("10.213.0.16/29"), []net.Addr{addr("10.213.0.9/29")}))
+
+	for _, tc := range []struct {
+		pid   int
+		addrs []net.Addr
+		want  string
+	}{
+		{8193, none, "10.213.0.8/29"},
+		{8193, []net.Addr{addr("10.213.0.9/29")}, "10.213.0.16/29"},
+		{8193, []net.Addr{addr("10.213.0.1/24")}, "10.213.1.0/29"},
+		{8191, none, "10.213.255.248/29"},
+		{8191, []net.Addr{addr("10.213.255.249/29")}, "10.213.0.0/29"},
+	} {
+		got, err := netnsSubnet(tc.pid, tc.addrs)
+		require.NoError(t, err)
+		assert.Equal(t, sub(tc.want), got, "pid %d, host %v", tc.pid, tc.addrs)
+	}
+	_, err := netnsSubnet(1, []net.Addr{addr("10.213.0.1/16")})
+	assert.Error(t, err, "no /29 left")
 }
 
 // TestNetworkNamespace runs a peer in another network namespace, as on

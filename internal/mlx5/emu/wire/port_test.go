@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire/wiretest"
 )
 
 // schedSlack is what timing assertions allow beyond a configured bound for
@@ -81,17 +84,20 @@ func TestListenDefaults(t *testing.T) {
 
 func TestListenEnvironment(t *testing.T) {
 	noLeak(t)
-	t.Setenv(EnvPort, "47911")
+	// The addresses are fixed, the TCP ports this run's own: another run
+	// beside this one binds the same addresses on other ports.
+	envPort, cfgPort := wiretest.ReservePort(t), wiretest.ReservePort(t)
+	t.Setenv(EnvPort, strconv.Itoa(int(envPort)))
 	p := listen(t, Config{})
-	assert.Equal(t, uint16(47911), p.Addr().Port())
+	assert.Equal(t, envPort, p.Addr().Port())
 
 	t.Setenv(EnvAddr, "127.9.8.7")
 	q := listen(t, Config{})
-	assert.Equal(t, netip.MustParseAddrPort("127.9.8.7:47911"), q.Addr())
+	assert.Equal(t, netip.AddrPortFrom(netip.MustParseAddr("127.9.8.7"), envPort), q.Addr())
 
 	// Config wins over the environment.
-	r := listen(t, Config{Addr: netip.MustParseAddr("127.9.8.6"), Port: 47912})
-	assert.Equal(t, netip.MustParseAddrPort("127.9.8.6:47912"), r.Addr())
+	r := listen(t, Config{Addr: netip.MustParseAddr("127.9.8.6"), Port: cfgPort})
+	assert.Equal(t, netip.AddrPortFrom(netip.MustParseAddr("127.9.8.6"), cfgPort), r.Addr())
 
 	for _, bad := range []struct{ key, val string }{
 		{EnvPort, "0"}, {EnvPort, "70000"}, {EnvPort, "x"}, {EnvAddr, "nonsense"}, {EnvAddr, "::1"}, {EnvAddr, "0.0.0.0"},
@@ -122,8 +128,14 @@ func TestListenSkipsAddressInUse(t *testing.T) {
 	next := nextLoopback()
 	loopbackSeq.Store(saved)
 	ln, err := net.Listen("tcp4", netip.AddrPortFrom(next, DefaultPort).String())
-	require.NoError(t, err)
-	defer ln.Close()
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// Another process (a port of another test run) has it already: it
+		// is occupied all the same.
+		t.Logf("%s:%d is another process's already", next, DefaultPort)
+	} else {
+		require.NoError(t, err)
+		defer ln.Close()
+	}
 	p := listen(t, Config{})
 	assert.NotEqual(t, next, p.Addr().Addr())
 }
@@ -259,6 +271,7 @@ func TestSendErrors(t *testing.T) {
 	}{
 		{"malformed", Frame{Opcode: 0x15, DstGID: b.GID()}, ErrMalformed},
 		{"not IPv4-mapped", Frame{Opcode: OpSendOnly, DstGID: GID(netip.MustParseAddr("fe80::1").As16())}, ErrBadGID},
+		// Refused before the network: the address is never dialled.
 		{"response to another process without a route", Frame{Opcode: OpAck, DstGID: GIDFromIPv4(netip.MustParseAddr("127.250.250.9"))}, ErrNoRoute},
 		{"response to a TCP-only port without a route", Frame{Opcode: OpAck, DstGID: c.GID()}, ErrNoRoute},
 		{"request with a route", Frame{Opcode: OpSendOnly, DstGID: b.GID(), Route: Route{&conn{p: a}}}, ErrMalformed},
@@ -302,8 +315,11 @@ func sendUntilError(t *testing.T, p *Port, f *Frame, bound, within time.Duration
 
 func TestUnreachablePeer(t *testing.T) {
 	noLeak(t)
-	a := listen(t, Config{DialTimeout: time.Second})
-	// A loopback address nobody listens on.
+	// A loopback address nobody listens on: a listens on a TCP port
+	// reserved for this test, and a dials its peers on its own port, where
+	// nothing else can listen (on the default port, another process's port
+	// could own the address).
+	a := listen(t, Config{DialTimeout: time.Second, Port: wiretest.ReservePort(t)})
 	dead := GIDFromIPv4(netip.MustParseAddr("127.250.250.1"))
 	f := Frame{Opcode: OpSendOnly, DstGID: dead, Payload: []byte("x")}
 	err := sendUntilError(t, a, &f, schedSlack, schedSlack)
@@ -337,8 +353,9 @@ func TestStalledPeerWriteDeadline(t *testing.T) {
 	noLeak(t)
 	// A peer that accepts and never reads: the socket buffers fill, then the
 	// queue; Sends drop frames (ErrCongested) without waiting, and the
-	// connection fails after the write timeout.
-	const port = 47913
+	// connection fails after the write timeout. The peer's TCP port, which
+	// a dials as its own, is this run's (another run has its own peer).
+	port := wiretest.ReservePort(t)
 	addr := netip.MustParseAddr("127.250.250.2")
 	ln, err := net.Listen("tcp4", netip.AddrPortFrom(addr, port).String())
 	require.NoError(t, err)
