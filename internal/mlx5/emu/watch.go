@@ -25,13 +25,21 @@ import (
 // published it (software writes the WQE, fences, then the DBR). When no
 // push covers a doorbell within watchWait, or the watch is not running,
 // the engine reads the DBR with a batch as before.
+//
+// A QP's watch starts with its first doorbell and ends when the QP is
+// destroyed or reset (2RST): the pushes of a reset queue are stale (their
+// counter would run the old WQEs again), so a new watch starts with the
+// first doorbell after the reset, when software has zeroed its DBR. Every
+// watch thus starts from a send counter of 0.
 
 // SQWatcher is implemented by a GPUMemory that can watch send queues (see
 // above).
 type SQWatcher interface {
 	// WatchSQ starts watching the send queue of spec. It fails when the
 	// ranges are not its own, the ring is too large or no watch is free;
-	// the emulator then reads the DBR with batches.
+	// the emulator then reads the DBR with batches. The watch starts from
+	// a counter of 0: until its first push Latest returns 0, and its first
+	// push copies the slots from 0 up to the counter it read.
 	WatchSQ(spec SQWatchSpec) (SQWatch, error)
 }
 
@@ -98,11 +106,15 @@ var watchHits, watchMisses atomic.Uint64
 // process started.
 func WatchCounts() (hits, misses uint64) { return watchHits.Load(), watchMisses.Load() }
 
-// sqWatch returns the QP's watch, starting it on first use; nil when the
-// QP's send queue cannot be watched. mu held.
+// sqWatch returns the QP's watch, starting it with the first doorbell
+// since the QP was created or reset; nil when the QP's send queue cannot be
+// watched, or before that doorbell (a batch reads the DBR then). mu held.
 func (q *qp) sqWatch() SQWatch {
 	if q.wt.tried {
 		return q.wt.w
+	}
+	if q.dbHint.Load()&hintValid == 0 {
+		return nil
 	}
 	q.wt.tried = true
 	g := q.wq.mem.gpu
@@ -127,6 +139,17 @@ func (q *qp) closeWatch() {
 		q.wt.w.Close()
 	}
 	q.wt = watchState{tried: true}
+}
+
+// resetWatch ends the watch of a QP whose queues are reset (2RST). Its
+// pushes are of the send queue as it was: its newest counter would run the
+// old WQEs again once the QP is back in RTS, and a watch pushes only when
+// the counter moves (software may post up to the same counter again). A
+// new watch starts with the first doorbell after the reset, by which time
+// software has zeroed its DBR; both locks held.
+func (q *qp) resetWatch() {
+	q.closeWatch()
+	q.wt.tried = false
 }
 
 // readPushed serves a doorbell from the watch: it takes the newest pushed

@@ -812,6 +812,63 @@ func TestWatchStaleCounters(t *testing.T) {
 	})
 }
 
+// A QP reset (2RST and back to RTS) forgets its send queue: the pushes
+// made before it are stale, and software starts again from a zeroed DBR.
+// Nothing may execute until software posts again, and a watch serves the
+// QP's doorbells again after it did. Fails if the engine takes the counter
+// pushed before the reset (the old WQEs run again).
+func TestWatchAfterReset(t *testing.T) {
+	_, c, x, y := watchSetup(t, false, qpOpts{})
+	w := startWatch(t, c, x)
+	for i := 0; i < 3; i++ {
+		x.postNoDB(mlx5.NewRDMAWriteInline(signaled, y.raddr(i), []byte{byte(1 + i)}))
+	}
+	x.publishDBR()
+	w.push()
+	x.ring(mlx5.CtrlSeg{})
+	for i := 0; i < 3; i++ {
+		x.mustPoll()
+	}
+	x.setDBR(0) // software zeroes its DBR when the QP goes to RST
+	x.resetFast()
+	y.resetFast() // the PSNs start again on both sides
+	if cq, err := x.poll(30 * time.Millisecond); err == nil {
+		t.Fatalf("after the reset, with nothing posted: %v counter %d", cq.Opcode, cq.WQECounter)
+	}
+	// No watch starts before a doorbell: one started on the transitions'
+	// looks could push a DBR software has not zeroed yet.
+	if ws := c.all(); len(ws) != 1 || ws[0].stats().close != 1 {
+		t.Fatalf("after the reset: %d watches, the old one closed %d times; want it closed and no new one", len(ws), ws[0].stats().close)
+	}
+	clear(y.data[:8])
+	for i, want := range []byte{7, 8} {
+		since := watchSince()
+		idx := x.postNoDB(mlx5.NewRDMAWriteInline(signaled, y.raddr(4), []byte{want}))
+		x.publishDBR()
+		for _, w := range c.all() {
+			if w.stats().close == 0 {
+				w.push()
+			}
+		}
+		x.ring(mlx5.CtrlSeg{})
+		if cq := x.mustPoll(); cq.Opcode != mlx5.CQEReq || cq.WQECounter != idx || y.data[4] != want {
+			t.Fatalf("WRITE %d after the reset: %v %v counter %d data %d", i, cq.Opcode, cq.Syndrome, cq.WQECounter, y.data[4])
+		}
+		if d := since(); i == 1 && d.hits != 1 {
+			t.Fatalf("the second doorbell after the reset: hits %d misses %d, want it served from a push", d.hits, d.misses)
+		}
+	}
+	if cq, err := x.poll(20 * time.Millisecond); err == nil {
+		t.Fatalf("an extra CQE: %v counter %d", cq.Opcode, cq.WQECounter)
+	}
+	if got := y.data[:3]; got[0] != 0 || got[1] != 0 || got[2] != 0 {
+		t.Fatalf("WQEs from before the reset ran again: % x", got)
+	}
+	if ws := c.all(); len(ws) != 2 || ws[0].stats().close != 1 || ws[1].stats().close != 0 {
+		t.Fatalf("%d watches; want the first closed by the reset, a second serving the QP", len(ws))
+	}
+}
+
 // Automatic pushes under load: thousands of WRITEs from device memory,
 // 1 to 8 per doorbell, each with fresh bytes, while the watch pushes by
 // itself whenever the counter moves (racing the doorbells). Every WRITE
