@@ -73,7 +73,9 @@ type SQWatch interface {
 	ReadRing(from, to uint16, mirror []byte)
 	// SetGuess makes reads the copies that each push makes after the
 	// WQEs (nil: none); their bytes go back to back. reads is not kept
-	// after the call.
+	// after the call. Once it returns, no push copies from the reads it
+	// replaced: the emulator calls it when an MR they name is
+	// deregistered, and software may free that memory at once.
 	SetGuess(reads []GuessRead)
 	// Guess copies into dst the bytes of the current guess from one push
 	// made after the last SetGuess and returns that push's counter; ok
@@ -238,4 +240,24 @@ func (q *qp) setWatchGuess(g *guess) {
 		return
 	}
 	w.SetGuess(q.wt.guess)
+}
+
+// forgetGuesses takes the guess away from every watch of n that copies
+// from s, an MR's memory being deregistered (retired): Dereg promises that
+// the NIC never touches the memory after it returns, and a GPU that copies
+// from memory software freed faults.
+func (n *NIC) forgetGuesses(s *span) {
+	for _, q := range *n.qpSnap.Load() {
+		q.mu.Lock()
+		if w := q.wt.w; w != nil {
+			for _, r := range q.wt.guess {
+				if r.Src == s.dev {
+					q.wt.guess = q.wt.guess[:0]
+					w.SetGuess(nil)
+					break
+				}
+			}
+		}
+		q.mu.Unlock()
+	}
 }

@@ -869,6 +869,40 @@ func TestWatchAfterReset(t *testing.T) {
 	}
 }
 
+// Deregistering an MR that the watch's guess reads takes the guess away
+// before Dereg returns: software may free the memory then, and a GPU that
+// copies from freed memory faults (here: the fake records a read outside
+// its allocations). Fails if a push after Dereg still copies from the MR.
+func TestWatchGuessDereg(t *testing.T) {
+	g, c, x, y := watchSetup(t, false, qpOpts{})
+	w := startWatch(t, c, x)
+	for i := 0; i < 3; i++ {
+		idx := x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
+		x.publishDBR()
+		w.push()
+		x.ring(mlx5.CtrlSeg{})
+		expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, idx)
+	}
+	if s := w.stats(); len(s.reads) == 0 || s.guesses == 0 {
+		t.Fatalf("the guess was not in use (reads %+v, %d served): the test proves nothing", s.reads, s.guesses)
+	}
+	must(t, x.mr.Dereg())
+	g.free(x.data) // as software may, once Dereg returned
+	idx := x.postNoDB(mlx5.NewRDMAWriteInline(signaled, y.raddr(0), []byte{6}))
+	x.publishDBR()
+	w.push()
+	if v := w.violations(); len(v) != 0 {
+		t.Fatalf("a push after Dereg copied from the freed MR: %v", v)
+	}
+	if s := w.stats(); len(s.reads) != 0 {
+		t.Fatalf("after Dereg the watch still copies %+v on every push", s.reads)
+	}
+	x.ring(mlx5.CtrlSeg{})
+	if cq := x.mustPoll(); cq.Opcode != mlx5.CQEReq || cq.WQECounter != idx || y.data[0] != 6 {
+		t.Fatalf("a WRITE after the Dereg: %v %v counter %d data %d", cq.Opcode, cq.Syndrome, cq.WQECounter, y.data[0])
+	}
+}
+
 // Automatic pushes under load: thousands of WRITEs from device memory,
 // 1 to 8 per doorbell, each with fresh bytes, while the watch pushes by
 // itself whenever the counter moves (racing the doorbells). Every WRITE
