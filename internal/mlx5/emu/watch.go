@@ -39,7 +39,7 @@ type SQWatcher interface {
 	// ranges are not its own, the ring is too large or no watch is free;
 	// the emulator then reads the DBR with batches. The watch starts from
 	// a counter of 0: until its first push Latest returns 0, and its first
-	// push copies the slots from 0 up to the counter it read.
+	// push copies at least the slots from 0 up to the counter it read.
 	WatchSQ(spec SQWatchSpec) (SQWatch, error)
 }
 
@@ -73,9 +73,10 @@ type SQWatch interface {
 	ReadRing(from, to uint16, mirror []byte)
 	// SetGuess makes reads the copies that each push makes after the
 	// WQEs (nil: none); their bytes go back to back. reads is not kept
-	// after the call. Once it returns, no push copies from the reads it
-	// replaced: the emulator calls it when an MR they name is
-	// deregistered, and software may free that memory at once.
+	// after the call. When an MR that reads name is deregistered, the
+	// emulator replaces them (nil) before Dereg returns: software may
+	// free the memory then, and the watch must not copy from it after
+	// that free.
 	SetGuess(reads []GuessRead)
 	// Guess copies into dst the bytes of the current guess from one push
 	// made after the last SetGuess and returns that push's counter; ok
@@ -83,6 +84,8 @@ type SQWatch interface {
 	Guess(dst []byte) (counter uint32, ok bool)
 	// Close ends the watch. Pushes may still land in the watch's own
 	// memory for a while; the emulator's memory is never written.
+	// Software may deregister and free the DBR and the ring as soon as the
+	// QP is destroyed: the watch must not read them after that free.
 	Close()
 }
 
@@ -93,7 +96,7 @@ const watchWait = 50 * time.Microsecond
 // watchState is the QP's watch state, guarded by mu.
 type watchState struct {
 	w       SQWatch
-	tried   bool        // WatchSQ was called (once per QP)
+	tried   bool        // WatchSQ was called (once per QP, again after a reset)
 	since   time.Time   // the first look for the current doorbell's push; zero when not waiting
 	guess   []GuessRead // what the watch was last given (SetGuess)
 	scratch []GuessRead
