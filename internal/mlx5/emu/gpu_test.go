@@ -35,6 +35,10 @@ type fakeGPU struct {
 	// 8 bytes from the last to the first, calling tear (mu held) after
 	// each: the worst order a DMA engine may write one copy's bytes in.
 	tear func()
+	// watches, if set, lets WatchSQ start fake send-queue watches
+	// (watch_test.go); while it is nil WatchSQ fails, and every DBR in
+	// this memory is read with batches of copies.
+	watches atomic.Pointer[watchConfig]
 }
 
 func newFakeGPU() *fakeGPU { return &fakeGPU{next: 0x7f0000000000 ^ 0x0a0000000000} }
@@ -48,7 +52,23 @@ func (g *fakeGPU) alloc(t testing.TB, n int) []byte {
 	g.bases = append(g.bases, g.next)
 	g.next += uintptr(n+1<<20) &^ (1<<20 - 1)
 	g.mu.Unlock()
+	// Freed before it is unmapped (cleanups run last first): a late
+	// access fails as one to freed device memory would, without a fault.
+	t.Cleanup(func() { g.free(b) })
 	return b
+}
+
+// free forgets the buffer b: no copy reaches it any more.
+func (g *fakeGPU) free(b []byte) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, buf := range g.bufs {
+		if addrOf(buf) == addrOf(b) {
+			g.bufs = append(g.bufs[:i], g.bufs[i+1:]...)
+			g.bases = append(g.bases[:i], g.bases[i+1:]...)
+			return
+		}
+	}
 }
 
 func (g *fakeGPU) va(b []byte) uintptr {

@@ -109,6 +109,7 @@ func (m *mr) Dereg() error {
 	if m.dead {
 		n.mu.Unlock()
 		m.mem.retire() // a concurrent Dereg may still be waiting
+		n.forgetGuesses(m.mem)
 		return nil
 	}
 	m.dead = true
@@ -118,6 +119,7 @@ func (m *mr) Dereg() error {
 	m.pd.ctx.live--
 	n.mu.Unlock()
 	m.mem.retire()
+	n.forgetGuesses(m.mem) // watch.go
 	untrack(m)
 	return nil
 }

@@ -183,6 +183,7 @@ func (q *qp) apply(from, to uint32) {
 // reset forgets all queue state (2RST); both locks held.
 func (q *qp) reset() {
 	q.req.init(q)
+	q.resetWatch()
 	q.dbHint.Store(0)
 	q.resp = responder{}
 }

@@ -25,13 +25,21 @@ import (
 // published it (software writes the WQE, fences, then the DBR). When no
 // push covers a doorbell within watchWait, or the watch is not running,
 // the engine reads the DBR with a batch as before.
+//
+// A QP's watch starts with its first doorbell and ends when the QP is
+// destroyed or reset (2RST): the pushes of a reset queue are stale (their
+// counter would run the old WQEs again), so a new watch starts with the
+// first doorbell after the reset, when software has zeroed its DBR. Every
+// watch thus starts from a send counter of 0.
 
 // SQWatcher is implemented by a GPUMemory that can watch send queues (see
 // above).
 type SQWatcher interface {
 	// WatchSQ starts watching the send queue of spec. It fails when the
 	// ranges are not its own, the ring is too large or no watch is free;
-	// the emulator then reads the DBR with batches.
+	// the emulator then reads the DBR with batches. The watch starts from
+	// a counter of 0: until its first push Latest returns 0, and its first
+	// push copies at least the slots from 0 up to the counter it read.
 	WatchSQ(spec SQWatchSpec) (SQWatch, error)
 }
 
@@ -65,7 +73,10 @@ type SQWatch interface {
 	ReadRing(from, to uint16, mirror []byte)
 	// SetGuess makes reads the copies that each push makes after the
 	// WQEs (nil: none); their bytes go back to back. reads is not kept
-	// after the call.
+	// after the call. When an MR that reads name is deregistered, the
+	// emulator replaces them (nil) before Dereg returns: software may
+	// free the memory then, and the watch must not copy from it after
+	// that free.
 	SetGuess(reads []GuessRead)
 	// Guess copies into dst the bytes of the current guess from one push
 	// made after the last SetGuess and returns that push's counter; ok
@@ -73,6 +84,8 @@ type SQWatch interface {
 	Guess(dst []byte) (counter uint32, ok bool)
 	// Close ends the watch. Pushes may still land in the watch's own
 	// memory for a while; the emulator's memory is never written.
+	// Software may deregister and free the DBR and the ring as soon as the
+	// QP is destroyed: the watch must not read them after that free.
 	Close()
 }
 
@@ -83,7 +96,7 @@ const watchWait = 50 * time.Microsecond
 // watchState is the QP's watch state, guarded by mu.
 type watchState struct {
 	w       SQWatch
-	tried   bool        // WatchSQ was called (once per QP)
+	tried   bool        // WatchSQ was called (once per QP, again after a reset)
 	since   time.Time   // the first look for the current doorbell's push; zero when not waiting
 	guess   []GuessRead // what the watch was last given (SetGuess)
 	scratch []GuessRead
@@ -98,11 +111,15 @@ var watchHits, watchMisses atomic.Uint64
 // process started.
 func WatchCounts() (hits, misses uint64) { return watchHits.Load(), watchMisses.Load() }
 
-// sqWatch returns the QP's watch, starting it on first use; nil when the
-// QP's send queue cannot be watched. mu held.
+// sqWatch returns the QP's watch, starting it with the first doorbell
+// since the QP was created or reset; nil when the QP's send queue cannot be
+// watched, or before that doorbell (a batch reads the DBR then). mu held.
 func (q *qp) sqWatch() SQWatch {
 	if q.wt.tried {
 		return q.wt.w
+	}
+	if q.dbHint.Load()&hintValid == 0 {
+		return nil
 	}
 	q.wt.tried = true
 	g := q.wq.mem.gpu
@@ -127,6 +144,17 @@ func (q *qp) closeWatch() {
 		q.wt.w.Close()
 	}
 	q.wt = watchState{tried: true}
+}
+
+// resetWatch ends the watch of a QP whose queues are reset (2RST). Its
+// pushes are of the send queue as it was: its newest counter would run the
+// old WQEs again once the QP is back in RTS, and a watch pushes only when
+// the counter moves (software may post up to the same counter again). A
+// new watch starts with the first doorbell after the reset, by which time
+// software has zeroed its DBR; both locks held.
+func (q *qp) resetWatch() {
+	q.closeWatch()
+	q.wt.tried = false
 }
 
 // readPushed serves a doorbell from the watch: it takes the newest pushed
@@ -215,4 +243,24 @@ func (q *qp) setWatchGuess(g *guess) {
 		return
 	}
 	w.SetGuess(q.wt.guess)
+}
+
+// forgetGuesses takes the guess away from every watch of n that copies
+// from s, an MR's memory being deregistered (retired): Dereg promises that
+// the NIC never touches the memory after it returns, and a GPU that copies
+// from memory software freed faults.
+func (n *NIC) forgetGuesses(s *span) {
+	for _, q := range *n.qpSnap.Load() {
+		q.mu.Lock()
+		if w := q.wt.w; w != nil {
+			for _, r := range q.wt.guess {
+				if r.Src == s.dev {
+					q.wt.guess = q.wt.guess[:0]
+					w.SetGuess(nil)
+					break
+				}
+			}
+		}
+		q.mu.Unlock()
+	}
 }
