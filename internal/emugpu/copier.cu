@@ -277,9 +277,9 @@ __device__ volatile unsigned int gdaki_copier_end_g;
 __device__ volatile unsigned long long gdaki_watch_pushed_g;
 
 // gdaki_watcher is block 1: the watches, until block 0 ends (one warp).
-static __device__ void gdaki_watcher(volatile struct gdaki_copier_ctl *vc, unsigned int epoch, unsigned int lane)
+static __device__ void gdaki_watcher(volatile struct gdaki_copier_ctl *vc, unsigned int epoch, unsigned int lane,
+                                     struct gdaki_watch_table &t)
 {
-    __shared__ struct gdaki_watch_table t;
     if (lane < GDAKI_WATCH_MAX) {
         t.w[lane].dbr = 0;
         t.last[lane] = 0;
@@ -328,9 +328,13 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
                                             unsigned long long idle_ns, unsigned long long life_ns)
 {
     volatile struct gdaki_copier_ctl *vc = c;
+    // Declared here, not in gdaki_watcher: a static function's shared
+    // variable gets a name with a hash of the source's path in the PTX,
+    // and copier.ptx must not depend on where it was built.
+    __shared__ struct gdaki_watch_table s_watch;
     if (blockIdx.x != 0) {
         if (blockIdx.x == 1 && threadIdx.x < 32)
-            gdaki_watcher(vc, epoch, threadIdx.x);
+            gdaki_watcher(vc, epoch, threadIdx.x, s_watch);
         return;
     }
     __shared__ unsigned int s_state, s_seq, s_n, s_fast;
