@@ -171,7 +171,7 @@ func run() error {
 	if err := latency(e, r); err != nil {
 		return err
 	}
-	copyStats(r, "all", emugpu.CopyStats(), 0)
+	copyStats(r, "all", statsNow(), 0)
 	fmt.Println()
 	fmt.Println("summary (one process):")
 	for _, l := range r.lines {
@@ -438,7 +438,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 		return err
 	}
 	for k, size := range sizes {
-		st0 := emugpu.CopyStats()
+		st0 := statsNow()
 		d, err := e.timed(s, func(bool) error {
 			return e.ctx.LaunchKernel(putF, cuda.Dim3{X: 2}, cuda.Dim3{X: bwThreads / 2}, 0, s,
 				p.dqp[1], iters, size, src[k].Dev, gpunetio.DeviceKey(srcMR[k].LKey()),
@@ -448,7 +448,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 			return fmt.Errorf("put_bw %d B: %w", size, err)
 		}
 		report(r, "inproc.put_bw", size, iters, d, dtoh)
-		copyStats(r, fmt.Sprintf("put_bw_%s", sizeName(size)), emugpu.CopyStats().Sub(st0), 2*int(iters))
+		copyStats(r, fmt.Sprintf("put_bw_%s", sizeName(size)), statsNow().sub(st0), 2*int(iters))
 	}
 	// write_bw builds its WQEs in the ring itself: a QP pair of its own.
 	wp, err := e.pair(false)
@@ -458,7 +458,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 	if err := wp.connect([2][]verbs.Region{{dst[1].Region()}, nil}); err != nil {
 		return err
 	}
-	st0 := emugpu.CopyStats()
+	st0 := statsNow()
 	d, err := e.timed(s, func(bool) error {
 		return e.ctx.LaunchKernel(writeF, cuda.Dim3{X: 1}, cuda.Dim3{X: bwThreads}, 0, s,
 			wp.dqp[1], iters, uint32(sizes[1]), src[1].Dev, gpunetio.DeviceKey(srcMR[1].LKey()),
@@ -468,7 +468,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 		return fmt.Errorf("write_bw 1 MiB: %w", err)
 	}
 	report(r, "inproc.write_bw", sizes[1], iters, d, dtoh)
-	copyStats(r, "write_bw_1MiB", emugpu.CopyStats().Sub(st0), 2*int(iters))
+	copyStats(r, "write_bw_1MiB", statsNow().sub(st0), 2*int(iters))
 	var n [1]uint32
 	if err := errs.Read(0, n[:]); err != nil {
 		return err
@@ -571,13 +571,13 @@ func latency(e *env, r *results) error {
 	}
 	var bases [2]uint32 // messages already exchanged on the buffers of each size
 	for k, size := range sizes {
-		st0 := emugpu.CopyStats()
+		st0 := statsNow()
 		d, err := runSize(k, &bases[k])
 		if err != nil {
 			return fmt.Errorf("write_lat %d B: %w", size, err)
 		}
 		r.add(fmt.Sprintf("inproc.write_lat_%dB_one_way", size), us(d)/float64(iters)/2, "us")
-		copyStats(r, fmt.Sprintf("write_lat_%dB", size), emugpu.CopyStats().Sub(st0), 4*int(iters))
+		copyStats(r, fmt.Sprintf("write_lat_%dB", size), statsNow().sub(st0), 4*int(iters))
 	}
 	emu.StartBreakdown()
 	d, err := runSize(0, &bases[0])
@@ -604,9 +604,28 @@ func sizeName(size uint64) string {
 	return fmt.Sprintf("%dB", size)
 }
 
+// runStats is what the adapter's copies and the send-queue watches did
+// since the process started: how the bytes moved (emugpu) and how many
+// doorbells of watched queues a push served or a batch read (emu).
+type runStats struct {
+	copies                 emugpu.Stats
+	watchHits, watchMisses uint64
+}
+
+func statsNow() runStats {
+	h, m := emu.WatchCounts()
+	return runStats{copies: emugpu.CopyStats(), watchHits: h, watchMisses: m}
+}
+
+// sub returns the counts of the interval from o to s.
+func (s runStats) sub(o runStats) runStats {
+	return runStats{copies: s.copies.Sub(o.copies), watchHits: s.watchHits - o.watchHits, watchMisses: s.watchMisses - o.watchMisses}
+}
+
 // copyStats reports how the adapter moved the bytes of one run of msgs
 // messages (msgs 0: totals only).
-func copyStats(r *results, run string, st emugpu.Stats, msgs int) {
+func copyStats(r *results, run string, all runStats, msgs int) {
+	st := all.copies
 	k := "copies." + run + "."
 	if msgs > 0 {
 		r.add(k+"copier_batches_per_msg", float64(st.CopierBatches)/float64(msgs), "")
@@ -625,8 +644,8 @@ func copyStats(r *results, run string, st emugpu.Stats, msgs int) {
 		r.add(k+"copier_gpu_desc", mean(st.CopierDesc, n), "us")
 		r.add(k+"copier_gpu_copy", mean(st.CopierCopy, n), "us")
 	}
-	if n := st.WatchHits + st.WatchMisses; n > 0 {
-		r.add(k+"watch_hit_fraction", float64(st.WatchHits)/float64(n), "")
+	if n := all.watchHits + all.watchMisses; n > 0 {
+		r.add(k+"watch_hit_fraction", float64(all.watchHits)/float64(n), "")
 	}
 	if st.EngineBatches > 0 {
 		r.add(k+"engine_batch_mean", mean(st.EngineTime, st.EngineBatches), "us")

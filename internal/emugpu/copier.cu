@@ -87,26 +87,33 @@ static __device__ __forceinline__ unsigned long long gdaki_copier_now(void)
     return t;
 }
 
-// copy_range moves len bytes with every thread of the block, 16 bytes at a
-// time when both ends and the length allow it. Loads are volatile: the
-// source may have been written by another kernel on another SM (a WQE) or
-// by the host (pinned memory), and must not come from a stale L1 line.
-static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src, unsigned long long dst,
-                                                          unsigned long long len)
+// gdaki_load16 loads 16 bytes with volatile loads: the source may have
+// been written by another kernel on another SM (a WQE) or by the host
+// (pinned memory), and must not come from a stale L1 line.
+static __device__ __forceinline__ uint4 gdaki_load16(const volatile uint4 *p)
 {
-    unsigned long long i = threadIdx.x;
-    const unsigned long long step = blockDim.x;
+    uint4 v;
+    v.x = p->x;
+    v.y = p->y;
+    v.z = p->z;
+    v.w = p->w;
+    return v;
+}
+
+// gdaki_copier_range moves len bytes with the threads first, first+step,
+// ... (a block: threadIdx.x, blockDim.x; a warp: its lane, 32), 16 bytes
+// at a time when both ends and the length allow it. Loads are volatile
+// (gdaki_load16).
+static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src, unsigned long long dst,
+                                                          unsigned long long len, unsigned int first,
+                                                          unsigned int step)
+{
+    unsigned long long i = first;
     if (((src | dst | len) & 15) == 0) {
         const volatile uint4 *s = (const volatile uint4 *)src;
         uint4 *d = (uint4 *)dst;
-        for (unsigned long long n = len / 16; i < n; i += step) {
-            uint4 v;
-            v.x = s[i].x;
-            v.y = s[i].y;
-            v.z = s[i].z;
-            v.w = s[i].w;
-            d[i] = v;
-        }
+        for (unsigned long long n = len / 16; i < n; i += step)
+            d[i] = gdaki_load16(&s[i]);
     } else if (((src | dst | len) & 3) == 0) {
         const volatile unsigned int *s = (const volatile unsigned int *)src;
         unsigned int *d = (unsigned int *)dst;
@@ -116,29 +123,6 @@ static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src
         const volatile unsigned char *s = (const volatile unsigned char *)src;
         unsigned char *d = (unsigned char *)dst;
         for (; i < len; i += step)
-            d[i] = s[i];
-    }
-}
-
-// gdaki_watch_range copies len bytes with the 32 lanes of one warp.
-static __device__ __forceinline__ void gdaki_watch_range(unsigned long long src, unsigned long long dst,
-                                                         unsigned long long len, unsigned int lane)
-{
-    if (((src | dst | len) & 15) == 0) {
-        const volatile uint4 *s = (const volatile uint4 *)src;
-        uint4 *d = (uint4 *)dst;
-        for (unsigned long long i = lane; i < len / 16; i += 32) {
-            uint4 v;
-            v.x = s[i].x;
-            v.y = s[i].y;
-            v.z = s[i].z;
-            v.w = s[i].w;
-            d[i] = v;
-        }
-    } else {
-        const volatile unsigned char *s = (const volatile unsigned char *)src;
-        unsigned char *d = (unsigned char *)dst;
-        for (unsigned long long i = lane; i < len; i += 32)
             d[i] = s[i];
     }
 }
@@ -171,16 +155,11 @@ static __device__ void gdaki_watch_push(const struct gdaki_watch *w, unsigned in
     uint4 *mirror = (uint4 *)w->mirror;
     for (unsigned int i = lane; i < 4 * n; i += 32) {
         const unsigned int k = ((from + i / 4) & (size - 1)) * 4 + (i & 3);
-        uint4 x;
-        x.x = ring[k].x;
-        x.y = ring[k].y;
-        x.z = ring[k].z;
-        x.w = ring[k].w;
-        mirror[k] = x;
+        mirror[k] = gdaki_load16(&ring[k]);
     }
     unsigned long long at = w->guess + (unsigned long long)(seq & 1) * GDAKI_WATCH_GUESS_MAX;
     for (unsigned int g = 0; g < w->nguess && g < GDAKI_WATCH_GUESS_OPS; g++) {
-        gdaki_watch_range(w->g[g].src, at, w->g[g].len, lane);
+        gdaki_copier_range(w->g[g].src, at, w->g[g].len, lane, 32);
         at += w->g[g].len;
     }
     __threadfence_system();
@@ -415,7 +394,8 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
         __syncthreads();
         const unsigned long long t_desc = gdaki_copier_now();
         for (unsigned int k = 0; k < n; k++)
-            gdaki_copier_range(s_desc[3 * k], s_desc[3 * k + 1], s_desc[3 * k + 2] & 0xffffffffull);
+            gdaki_copier_range(s_desc[3 * k], s_desc[3 * k + 1], s_desc[3 * k + 2] & 0xffffffffull, threadIdx.x,
+                               blockDim.x);
         __threadfence_system();
         __syncthreads();
         seen = s_seq;

@@ -116,14 +116,10 @@ type Stats struct {
 	// itself costs (the kernel's poll and the store of done, over PCIe).
 	CopierPrep, CopierWait, CopierDesc, CopierCopy time.Duration
 	CopierStamped                                  uint64
-	// Doorbells of watched send queues served from a push (WatchHits)
-	// and read with a batch instead (WatchMisses): emu.WatchCounts.
-	WatchHits, WatchMisses uint64
 }
 
 // CopyStats returns the counters so far.
 func CopyStats() Stats {
-	hits, misses := emu.WatchCounts()
 	return Stats{
 		CopierBatches: copierBatches.Load(), EngineBatches: engineBatches.Load(),
 		CopierTime: time.Duration(copierNanos.Load()), EngineTime: time.Duration(engineNanos.Load()),
@@ -131,7 +127,6 @@ func CopyStats() Stats {
 		CopierPrep: time.Duration(cpPrep.Load()), CopierWait: time.Duration(cpWait.Load()),
 		CopierDesc: time.Duration(cpDesc.Load()), CopierCopy: time.Duration(cpCopy.Load()),
 		CopierStamped: cpStamped.Load(),
-		WatchHits:     hits, WatchMisses: misses,
 	}
 }
 
@@ -144,7 +139,6 @@ func (s Stats) Sub(o Stats) Stats {
 		CopierPrep: s.CopierPrep - o.CopierPrep, CopierWait: s.CopierWait - o.CopierWait,
 		CopierDesc: s.CopierDesc - o.CopierDesc, CopierCopy: s.CopierCopy - o.CopierCopy,
 		CopierStamped: s.CopierStamped - o.CopierStamped,
-		WatchHits:     s.WatchHits - o.WatchHits, WatchMisses: s.WatchMisses - o.WatchMisses,
 	}
 }
 

@@ -456,28 +456,39 @@ func (d *device) freeCopier() {
 
 // rangesLive reports an error when a device range of ops is no longer the
 // allocation it was claimed in (freed, or freed and allocated again in
-// another shape): the copier must not load from it. A range found
-// allocated under the copier instance epoch is not asked again while that
-// instance runs: a free waits for the running kernel.
+// another shape): the copier must not load from it.
 func rangesLive(ops []emu.DeviceCopy, epoch uint32) error {
 	var last *devRange
 	for i := range ops {
 		for _, r := range [2]emu.DeviceRange{ops[i].Src, ops[i].Dst} {
 			dr, ok := r.(*devRange)
-			if !ok || dr == nil || dr == last || dr.checked.Load() == epoch {
+			if !ok || dr == nil || dr == last {
 				continue
 			}
 			last = dr
-			start, size, err := dr.d.own.MemGetAddressRange(cuda.DevPtr(dr.start))
-			if err != nil {
-				return fmt.Errorf("emugpu: copy %d (%v): the device memory at %#x: %w", i+1, ops[i].Kind, dr.base, err)
+			if err := dr.live(epoch); err != nil {
+				return fmt.Errorf("emugpu: copy %d (%v): %w", i+1, ops[i].Kind, err)
 			}
-			if uintptr(start) != dr.start || size != dr.size {
-				return fmt.Errorf("emugpu: copy %d (%v): the device memory at %#x is no longer the allocation it was registered in", i+1, ops[i].Kind, dr.base)
-			}
-			dr.checked.Store(epoch)
 		}
 	}
+	return nil
+}
+
+// live reports an error when r is no longer the allocation it was claimed
+// in. A range found allocated under the copier instance epoch is not asked
+// again while that instance runs: a free waits for the running kernel.
+func (r *devRange) live(epoch uint32) error {
+	if r.checked.Load() == epoch {
+		return nil
+	}
+	start, size, err := r.d.own.MemGetAddressRange(cuda.DevPtr(r.start))
+	if err != nil {
+		return fmt.Errorf("the device memory at %#x: %w", r.base, err)
+	}
+	if uintptr(start) != r.start || size != r.size {
+		return fmt.Errorf("the device memory at %#x is no longer the allocation it was registered in", r.base)
+	}
+	r.checked.Store(epoch)
 	return nil
 }
 

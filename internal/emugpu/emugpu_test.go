@@ -128,6 +128,31 @@ func TestGPUAdapter(t *testing.T) {
 	assert.False(t, a.isPinned(hm[100:200]))
 }
 
+// gpuSetup installs GPU 0's primary context in the adapter and claims a
+// MiB of device memory in it; all of it goes at the end of the test. It
+// skips (through gpuskip) without a CUDA driver.
+func gpuSetup(t *testing.T) (*cuda.Context, *adapter, emu.DeviceRange) {
+	t.Helper()
+	if err := cuda.Init(); err != nil {
+		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
+			gpuskip.Skipf(t, "no CUDA driver: %v", err)
+		}
+		require.NoError(t, err)
+	}
+	d, err := cuda.DeviceGet(0)
+	require.NoError(t, err)
+	c, err := d.PrimaryContext()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Release()) })
+	p, err := c.MemAlloc(1 << 20)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.MemFree(p) })
+	t.Cleanup(Install(c))
+	r, ok := installed.Claim(uintptr(p), 1<<20)
+	require.True(t, ok)
+	return c, installed, r
+}
+
 // foreign is a DeviceRange the adapter did not make.
 type foreign struct{}
 
@@ -138,28 +163,10 @@ func (foreign) Base() uintptr { return 0x1000 }
 // context usable; a context synchronization waits for the running copier
 // at most its life; the copy engines still take large batches.
 func TestGPUCopier(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
-			gpuskip.Skipf(t, "no CUDA driver: %v", err)
-		}
-		require.NoError(t, err)
-	}
 	if !copierEnabled {
 		t.Skip("GDAKI_EMU_COPIER=0")
 	}
-	d, err := cuda.DeviceGet(0)
-	require.NoError(t, err)
-	c, err := d.PrimaryContext()
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Release()) }()
-	p, err := c.MemAlloc(1 << 20)
-	require.NoError(t, err)
-	defer c.MemFree(p)
-	un := Install(c)
-	defer un()
-	a := installed
-	r, ok := a.Claim(uintptr(p), 1<<20)
-	require.True(t, ok)
+	c, a, r := gpuSetup(t)
 	s0 := CopyStats()
 	// Unaligned, word-aligned and 16-byte-aligned copies of every kind.
 	for _, tc := range []struct{ off, n int }{{3, 5}, {16, 64}, {100, 4096}, {4, 12}, {0, 16 << 10}} {

@@ -85,7 +85,7 @@ type sqWatch struct {
 	slot   int
 	mem    unsafe.Pointer // the slot (host)
 	dev    uintptr        // the slot (GPU)
-	ctl    unsafe.Pointer // the copier's control block
+	cp     *copier        // the context's copier (its control block outlives the watch's uses: enter)
 	dbr    *devRange
 	dbrOff uint64
 	ring   *devRange
@@ -149,7 +149,7 @@ func (a *adapter) WatchSQ(s emu.SQWatchSpec) (emu.SQWatch, error) {
 		return nil, fmt.Errorf("%w: all %d watches of the context are in use", errNoWatch, maxWatch)
 	}
 	w := &sqWatch{
-		d: d, slot: slot, ctl: d.cp.ctl,
+		d: d, slot: slot, cp: d.cp,
 		mem: unsafe.Add(d.wMem, slot*slotSize), dev: d.wDev + uintptr(slot*slotSize),
 		dbr: dbr, dbrOff: s.DBROff, ring: ring, ringOf: s.RingOff, log: s.LogSize,
 	}
@@ -256,7 +256,7 @@ func (d *device) publish() {
 // write fills the table entry at e; false (and no entry) when the ring or
 // the DBR is no longer allocated. A guess range that is not is left out.
 func (w *sqWatch) write(e unsafe.Pointer, epoch uint32) bool {
-	if liveRange(w.dbr, epoch) != nil || liveRange(w.ring, epoch) != nil {
+	if w.dbr.live(epoch) != nil || w.ring.live(epoch) != nil {
 		return false
 	}
 	put := func(off uintptr, v uint64) { *(*uint64)(unsafe.Add(e, off)) = v }
@@ -266,7 +266,7 @@ func (w *sqWatch) write(e unsafe.Pointer, epoch uint32) bool {
 	put(weGuess, uint64(w.dev)+slotGuess)
 	n := 0
 	for i, g := range w.guess {
-		if liveRange(g.Src.(*devRange), epoch) != nil {
+		if g.Src.(*devRange).live(epoch) != nil {
 			n = 0
 			break
 		}
@@ -278,12 +278,6 @@ func (w *sqWatch) write(e unsafe.Pointer, epoch uint32) bool {
 	put(weGen, uint64(w.guessGen.Load()))
 	atomic.StoreUint64((*uint64)(unsafe.Add(e, weDBR)), uint64(w.dbr.base)+w.dbrOff)
 	return true
-}
-
-// liveRange checks that r is still the allocation it was claimed in, once
-// per copier epoch (see rangesLive).
-func liveRange(r *devRange, epoch uint32) error {
-	return rangesLive([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r}}, epoch)
 }
 
 // retry publishes a pending table when d.mu is free now.
@@ -307,10 +301,8 @@ func (w *sqWatch) Latest() (uint32, bool) {
 	w.d.retry()
 	st := w.state()
 	g := w.inGen.Load()
-	started := atomic.LoadUint32((*uint32)(unsafe.Add(w.ctl, ctlStarted)))
-	exited := atomic.LoadUint32((*uint32)(unsafe.Add(w.ctl, ctlExited)))
-	ack := atomic.LoadUint32((*uint32)(unsafe.Add(w.ctl, ctlWatchAck)))
-	live := g != 0 && started != exited && int32(ack-g) >= 0
+	c := w.cp
+	live := g != 0 && c.load(ctlStarted) != c.load(ctlExited) && int32(c.load(ctlWatchAck)-g) >= 0
 	return uint32(st & 0xffff), live
 }
 

@@ -2,15 +2,12 @@ package emugpu
 
 import (
 	"encoding/binary"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/cuda"
-	"github.com/gdaki/gpunetio/internal/gpuskip"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
@@ -20,28 +17,10 @@ import (
 // whose ring was freed is dropped without touching it (the context lives
 // on); a context synchronization still returns; the ninth watch is refused.
 func TestGPUWatch(t *testing.T) {
-	if err := cuda.Init(); err != nil {
-		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
-			gpuskip.Skipf(t, "no CUDA driver: %v", err)
-		}
-		require.NoError(t, err)
-	}
 	if !copierEnabled || !watchEnabled {
 		t.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
 	}
-	d, err := cuda.DeviceGet(0)
-	require.NoError(t, err)
-	c, err := d.PrimaryContext()
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Release()) }()
-	p, err := c.MemAlloc(1 << 20)
-	require.NoError(t, err)
-	defer c.MemFree(p)
-	un := Install(c)
-	defer un()
-	a := installed
-	r, ok := a.Claim(uintptr(p), 1<<20)
-	require.True(t, ok)
+	c, a, r := gpuSetup(t)
 
 	const (
 		dbrOff  = 4

@@ -617,23 +617,7 @@ func TestWatchGuessedPayload(t *testing.T) {
 	hits := guessHits.Load()
 	const n = 50
 	for i := 0; i < n; i++ {
-		x.lock()
-		for k := 0; k < 8; k++ {
-			x.data[k] = byte(i*8 + k)
-		}
-		x.unlock()
-		idx := x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
-		x.publishDBR()
-		w.push()
-		x.ring(mlx5.CtrlSeg{})
-		if cq := x.mustPoll(); cq.Opcode != mlx5.CQEReq || cq.WQECounter != idx {
-			t.Fatalf("WRITE %d: %v %v", i, cq.Opcode, cq.Syndrome)
-		}
-		for k := 0; k < 8; k++ {
-			if y.data[k] != byte(i*8+k) {
-				t.Fatalf("WRITE %d: landed % x, want the buffer's bytes as of its doorbell", i, y.data[:8])
-			}
-		}
+		pushedWrite(t, x, y, w, byte(i*8))
 	}
 	s := l.snapshot()
 	if s.dbrReads != 0 || s.ringReads != 0 {
@@ -650,6 +634,30 @@ func TestWatchGuessedPayload(t *testing.T) {
 	}
 }
 
+// pushedWrite writes v, v+1, ... v+7 into x's buffer, posts a WRITE of
+// them to y, publishes the DBR, has w push and rings the doorbell; the
+// WRITE must complete and land the buffer's bytes as of its doorbell.
+func pushedWrite(t *testing.T, x, y *endpoint, w *fakeWatch, v byte) {
+	t.Helper()
+	x.lock()
+	for k := 0; k < 8; k++ {
+		x.data[k] = v + byte(k)
+	}
+	x.unlock()
+	idx := x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
+	x.publishDBR()
+	w.push()
+	x.ring(mlx5.CtrlSeg{})
+	if cq := x.mustPoll(); cq.Opcode != mlx5.CQEReq || cq.WQECounter != idx {
+		t.Fatalf("WRITE of %d: %v %v", v, cq.Opcode, cq.Syndrome)
+	}
+	for k := 0; k < 8; k++ {
+		if y.data[k] != v+byte(k) {
+			t.Fatalf("WRITE of %d: landed % x, want the buffer's bytes as of its doorbell", v, y.data[:8])
+		}
+	}
+}
+
 // A guess's bytes are current only for the WQEs before the counter of the
 // push that copied them. Here the pushes' guess copies lag: the doorbell
 // of a WRITE whose payload changed is covered by a push of its counter,
@@ -661,26 +669,7 @@ func TestWatchGuessLimit(t *testing.T) {
 	g, c, x, y := watchSetup(t, false, qpOpts{})
 	w := startWatch(t, c, x)
 	l := watch(t, g, x)
-	write := func(v byte) {
-		t.Helper()
-		x.lock()
-		for k := 0; k < 8; k++ {
-			x.data[k] = v + byte(k)
-		}
-		x.unlock()
-		idx := x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
-		x.publishDBR()
-		w.push()
-		x.ring(mlx5.CtrlSeg{})
-		if cq := x.mustPoll(); cq.Opcode != mlx5.CQEReq || cq.WQECounter != idx {
-			t.Fatalf("WRITE of %d: %v %v", v, cq.Opcode, cq.Syndrome)
-		}
-		for k := 0; k < 8; k++ {
-			if y.data[k] != v+byte(k) {
-				t.Fatalf("WRITE of %d: landed % x", v, y.data[:8])
-			}
-		}
-	}
+	write := func(v byte) { t.Helper(); pushedWrite(t, x, y, w, v) }
 	write(10) // the read-ahead's copy becomes the guess
 	write(20) // served from the push's guess bytes
 	write(30)
