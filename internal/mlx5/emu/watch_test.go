@@ -395,11 +395,41 @@ func watchSetup(t *testing.T, auto bool, oa qpOpts) (*fakeGPU, *watchConfig, *en
 // watch once it started. The NOP does not wait for a push that covers it
 // (it has none; in manual mode none comes) longer than watchWait before a
 // batch reads it.
+//
+// It first lets the engine take the DBR read that the QP's last state
+// change asked for. Otherwise that read can find the NOP and complete it
+// before the engine even took the doorbell, which it then serves later,
+// from the watch, as a hardware NIC serves a doorbell it takes late: with
+// the newest counter, so that a WQE the test posts next without a doorbell
+// would run on it.
 func startWatch(t *testing.T, c *watchConfig, x *endpoint) *fakeWatch {
 	t.Helper()
+	settle(t, x)
 	idx := x.post(mlx5.NewNOP(signaled))
 	expectOK(t, x.mustPoll(), mlx5.WQEOpNop, idx)
 	return c.only(t)
+}
+
+// settle waits until the engine has taken every DBR read asked of x's QP
+// (a state change or a doorbell asks for one) and finished it: the engine
+// takes the request and reads the DBR under the QP's mu, so a request seen
+// gone under mu is done.
+func settle(t testing.TB, x *endpoint) {
+	t.Helper()
+	q := x.qpObj()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		q.mu.Lock()
+		pending := q.dbrKick.Load()
+		q.mu.Unlock()
+		if !pending {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the engine did not read the DBR within 5 s")
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
 }
 
 // watchDelta is the change of WatchCounts since a snapshot.
