@@ -68,10 +68,18 @@ const (
 	lifeNS = 5_000_000 // and after 5 ms in all
 )
 
+// A descriptor's length word: the byte count in its low 31 bits, descAfter,
+// and the batch's sequence number in its upper half. The kernel runs the
+// copies of a batch in order, as Copy promises, but only a copy marked
+// descAfter waits until the earlier copies' writes to device memory are
+// visible to the whole GPU (the copies of a batch otherwise run as they
+// come: the reads of several payloads need no order among them).
+const descAfter = 1 << 31
+
 // Copier limits and waits; variables so that tests can shorten them.
 var (
-	copierArena   = 64 << 10                               // staging bytes of one batch
-	copierMax     = envInt("GDAKI_EMU_COPIER_MAX", 16<<10) // bytes a batch may move and still go to the copier
+	copierArena   = 64 << 10                                                 // staging bytes of one batch
+	copierMax     = min(envInt("GDAKI_EMU_COPIER_MAX", 16<<10), descAfter-1) // bytes a batch may move and still go to the copier
 	startWait     = 200 * time.Millisecond
 	batchWait     = time.Second
 	offFor        = 100 * time.Millisecond
@@ -198,6 +206,7 @@ func (c *copier) plan(ops []emu.DeviceCopy) bool {
 	}
 	c.descs, c.reads = c.descs[:0], c.reads[:0]
 	moved, staged := 0, 0
+	var after uint64 // descAfter once a copy of the batch wrote device memory
 	for i := range ops {
 		o := &ops[i]
 		n := int(o.Bytes())
@@ -208,6 +217,7 @@ func (c *copier) plan(ops []emu.DeviceCopy) bool {
 		if moved > copierMax {
 			return false
 		}
+		first := len(c.descs)
 		switch o.Kind {
 		case emu.CopyToHost:
 			off := staged
@@ -229,6 +239,10 @@ func (c *copier) plan(ops []emu.DeviceCopy) bool {
 			c.descs = append(c.descs, copyDesc{src: uint64(o.Src.Base()) + o.SrcOff, dst: uint64(o.Dst.Base()) + o.DstOff, n: o.Len})
 		default:
 			return false
+		}
+		c.descs[first].n |= after
+		if o.Kind != emu.CopyToHost {
+			after = descAfter
 		}
 	}
 	return true

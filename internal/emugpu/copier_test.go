@@ -38,6 +38,8 @@ type fakeGPU struct {
 	ran       atomic.Int64
 	endRacing atomic.Bool // the next instance ends after its next look at seq, even if a batch is there
 	bufs      [][]byte    // the memory fake device addresses point into
+	afterMu   sync.Mutex
+	after     []bool // per descriptor of the last batch: it carried descAfter
 }
 
 // at is the n bytes at the fake device address a.
@@ -94,13 +96,22 @@ func (f *fakeGPU) instance(epoch uint32) {
 			continue
 		}
 		n := uint32(post >> 32)
+		f.afterMu.Lock()
+		f.after = f.after[:0]
+		f.afterMu.Unlock()
 		for k := uintptr(0); k < uintptr(n); k++ {
 			p := unsafe.Add(f.c.ctl, ctlDesc+k*descSize)
 			src, dst, word := *(*uint64)(p), *(*uint64)(unsafe.Add(p, 8)), *(*uint64)(unsafe.Add(p, 16))
 			if tag := uint32(word >> 32); tag > s || tag == 0 {
 				panic(fmt.Sprintf("descriptor %d of batch %d carries the number %d", k, s, tag))
 			}
-			ln := word & 0xffffffff
+			ln := word & (descAfter - 1)
+			if word>>32<<32|ln != word&^descAfter {
+				panic(fmt.Sprintf("descriptor %d of batch %d: length word %#x", k, s, word))
+			}
+			f.afterMu.Lock()
+			f.after = append(f.after, word&descAfter != 0)
+			f.afterMu.Unlock()
 			copy(f.at(dst, ln), f.at(src, ln))
 		}
 		f.ran.Add(1)
@@ -168,6 +179,37 @@ func TestCopierBatch(t *testing.T) {
 	assert.Equal(t, "again", string(host2))
 	assert.Equal(t, 1, f.launches)
 	assert.EqualValues(t, 2, f.ran.Load())
+}
+
+// A copy that follows one into device memory carries descAfter, so that
+// the kernel makes the earlier writes visible first (a CQE's op_own after
+// its body); reads that follow only reads do not wait for each other.
+func TestCopierOrderFlags(t *testing.T) {
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	lastAfter := func() []bool {
+		f.afterMu.Lock()
+		defer f.afterMu.Unlock()
+		return append([]bool(nil), f.after...)
+	}
+	host := make([]byte, 13)
+	ran, err := c.run(batch(dev, host, []byte("thirteen byte")), okCheck)
+	require.NoError(t, err)
+	require.True(t, ran)
+	assert.Equal(t, []bool{false, true, true}, lastAfter(), "write, device copy, read")
+
+	a, b := make([]byte, 8), make([]byte, 8)
+	reads := []emu.DeviceCopy{
+		{Kind: emu.CopyToHost, Src: hostRange{dev}, SrcOff: 0, Host: a},
+		{Kind: emu.CopyToHost, Src: hostRange{dev}, SrcOff: 64, Host: b},
+		{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 128, Host: []byte("body")},
+		{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 128, Host: []byte("fin!")},
+	}
+	ran, err = c.run(reads, okCheck)
+	require.NoError(t, err)
+	require.True(t, ran)
+	assert.Equal(t, []bool{false, false, false, true}, lastAfter(), "read, read, write, write")
+	assert.Equal(t, "fin!", string(dev[128:132]))
 }
 
 // Batches that are not the copier's go to the copy engines untouched.
