@@ -637,6 +637,7 @@ func copyStats(r *results, run string, all runStats, msgs int) {
 	mean := func(d time.Duration, n uint64) float64 { return us(d) / float64(n) }
 	if st.CopierBatches > 0 {
 		r.add(k+"copier_batch_mean", mean(st.CopierTime, st.CopierBatches), "us")
+		r.add(k+"side_copier_fraction", float64(st.SideBatches)/float64(st.CopierBatches), "")
 	}
 	if n := st.CopierStamped; n > 0 {
 		r.add(k+"copier_host_prep", mean(st.CopierPrep, n), "us")

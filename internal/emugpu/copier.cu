@@ -6,8 +6,9 @@
 // compiled to PTX by `go generate` (copier.ptx, embedded) and loaded by the
 // driver's JIT, so no kernel image for a particular GPU is needed.
 //
-// One instance (a grid of two blocks) runs at a time per CUDA context.
-// In block 0, warp 0 polls the control block, which lives in pinned host
+// One instance (a grid of two blocks) runs at a time per CUDA context,
+// and beside it, in a module of its own, the side copier's (one block, no
+// watches; emugpu.go). In block 0, warp 0 polls the control block, which lives in pinned host
 // memory mapped for the GPU, and every thread copies; block 1 runs the
 // send-queue watches (below). A batch's descriptors are read only after its sequence
 // number, and its completion is published only after a system-wide fence,

@@ -84,6 +84,7 @@ var (
 	batchWait     = time.Second
 	offFor        = 100 * time.Millisecond
 	copierEnabled = os.Getenv("GDAKI_EMU_COPIER") != "0"
+	sideCopiers   = os.Getenv("GDAKI_EMU_SIDE_COPIER") != "0"
 	copierThreads = threadsOf(envInt("GDAKI_EMU_COPIER_THREADS", 256)) // threads of the block
 )
 
@@ -102,6 +103,7 @@ func envInt(name string, def int) int {
 // Batch counts, bytes and times of each path, for benchmarks.
 var (
 	copierBatches, engineBatches, copierNanos, engineNanos atomic.Uint64
+	sideBatches                                            atomic.Uint64
 	engineBytes, engineStaged                              atomic.Uint64
 	cpPrep, cpWait, cpDesc, cpCopy, cpStamped              atomic.Uint64
 )
@@ -111,7 +113,10 @@ var (
 // bytes the copy engines moved. Subtract two of them for an interval.
 type Stats struct {
 	CopierBatches, EngineBatches uint64
-	CopierTime, EngineTime       time.Duration
+	// SideBatches is the part of CopierBatches that the side copier ran
+	// (a batch that came while the first copier ran another).
+	SideBatches            uint64
+	CopierTime, EngineTime time.Duration
 	// EngineBytes is what the copy engines moved; EngineStaged the part
 	// of it whose host side was not pinned, so that it was copied once
 	// more by the CPU, through the pinned staging buffer.
@@ -129,7 +134,7 @@ type Stats struct {
 // CopyStats returns the counters so far.
 func CopyStats() Stats {
 	return Stats{
-		CopierBatches: copierBatches.Load(), EngineBatches: engineBatches.Load(),
+		CopierBatches: copierBatches.Load(), EngineBatches: engineBatches.Load(), SideBatches: sideBatches.Load(),
 		CopierTime: time.Duration(copierNanos.Load()), EngineTime: time.Duration(engineNanos.Load()),
 		EngineBytes: engineBytes.Load(), EngineStaged: engineStaged.Load(),
 		CopierPrep: time.Duration(cpPrep.Load()), CopierWait: time.Duration(cpWait.Load()),
@@ -142,7 +147,8 @@ func CopyStats() Stats {
 func (s Stats) Sub(o Stats) Stats {
 	return Stats{
 		CopierBatches: s.CopierBatches - o.CopierBatches, EngineBatches: s.EngineBatches - o.EngineBatches,
-		CopierTime: s.CopierTime - o.CopierTime, EngineTime: s.EngineTime - o.EngineTime,
+		SideBatches: s.SideBatches - o.SideBatches,
+		CopierTime:  s.CopierTime - o.CopierTime, EngineTime: s.EngineTime - o.EngineTime,
 		EngineBytes: s.EngineBytes - o.EngineBytes, EngineStaged: s.EngineStaged - o.EngineStaged,
 		CopierPrep: s.CopierPrep - o.CopierPrep, CopierWait: s.CopierWait - o.CopierWait,
 		CopierDesc: s.CopierDesc - o.CopierDesc, CopierCopy: s.CopierCopy - o.CopierCopy,
@@ -167,11 +173,16 @@ type copier struct {
 	arenaDev uintptr
 	l        launcher
 
-	epoch uint32
-	live  bool // an instance of epoch was seen started and not seen exited
-	seq   uint32
-	off   time.Time // not used before this
-	dead  error     // a batch failed: never used again
+	// epoch is the newest instance's; a copier's epochs step by 2 from
+	// its first (0 or 1), so that the two copiers of a context never share
+	// one (devRange.live keeps a checked epoch per parity).
+	epoch    uint32
+	live     bool // an instance of epoch was seen started and not seen exited
+	pending  bool // an instance of epoch was launched and not seen started yet
+	launched time.Time
+	seq      uint32
+	off      time.Time // not used before this
+	dead     error     // a batch failed: never used again
 
 	descs []copyDesc
 	reads []stagedRead
@@ -338,35 +349,78 @@ func (c *copier) stamp(t0, tPost, tDone time.Time) {
 	cpCopy.Add(copied - desc)
 }
 
-// start launches a new instance and waits until it runs; false (and the
-// copy engines for offFor) when it cannot be launched or does not begin
-// within startWait.
+// start waits until an instance runs, launching one unless one was
+// launched and is still expected; false (and the copy engines for offFor)
+// when it cannot be launched or does not begin within startWait.
 func (c *copier) start() bool {
-	c.epoch++
-	if err := c.l.launch(c.epoch); err != nil {
-		c.off = time.Now().Add(offFor)
+	if !c.pending && !c.launch() {
 		return false
 	}
-	deadline := time.Now().Add(startWait)
+	deadline := c.launched.Add(startWait)
 	for spins := 0; atomic.LoadUint32(c.word(ctlStarted)) != c.epoch; spins++ {
 		if spins&1023 == 1023 {
 			if time.Now().After(deadline) {
-				atomic.StoreUint32(c.word(ctlCancel), c.epoch)
-				c.off = time.Now().Add(offFor)
+				c.giveUp()
 				return false
 			}
 			runtime.Gosched()
 		}
 	}
-	c.live = true
+	c.live, c.pending = true, false
 	return true
 }
 
-// stop ends the running instance (if any) and waits up to wait for it.
+// launch launches the next instance without waiting for it.
+func (c *copier) launch() bool {
+	c.epoch += 2
+	if err := c.l.launch(c.epoch); err != nil {
+		c.off = time.Now().Add(offFor)
+		return false
+	}
+	c.pending, c.launched = true, time.Now()
+	return true
+}
+
+// giveUp cancels an instance that did not begin in time.
+func (c *copier) giveUp() {
+	atomic.StoreUint32(c.word(ctlCancel), c.epoch)
+	c.pending = false
+	c.off = time.Now().Add(offFor)
+}
+
+// ready reports whether an instance runs now, without waiting: when none
+// does (the last one ended, or none was launched), it launches one for a
+// later batch and reports false.
+func (c *copier) ready() bool {
+	switch {
+	case c.dead != nil || time.Now().Before(c.off):
+		return false
+	case c.live:
+		if atomic.LoadUint32(c.word(ctlExited)) != c.epoch {
+			return true
+		}
+		c.live = false
+	case c.pending:
+		if atomic.LoadUint32(c.word(ctlStarted)) == c.epoch {
+			c.live, c.pending = true, false
+			return true
+		}
+		if time.Since(c.launched) > startWait {
+			c.giveUp()
+		}
+		return false
+	}
+	c.launch()
+	return false
+}
+
+// stop ends the running instance, or the one launched and not yet seen
+// started (if any), and waits up to wait for it.
 func (c *copier) stop(wait time.Duration) {
-	if !c.live {
+	if !c.live && !c.pending {
 		return
 	}
+	c.pending = false
 	atomic.StoreUint32(c.word(ctlCancel), c.epoch)
 	deadline := time.Now().Add(wait)
 	for atomic.LoadUint32(c.word(ctlExited)) != c.epoch && time.Now().Before(deadline) {

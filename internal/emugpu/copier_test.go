@@ -251,6 +251,76 @@ func TestCopierRelaunchAfterIdle(t *testing.T) {
 	assert.Equal(t, 5, checks)
 }
 
+// ready never waits: with no instance it launches one and reports false;
+// it reports true once that instance began, false again (and launches the
+// next) once it ended. A batch posted while an instance is pending waits for
+// that one instead of launching another. Epochs step by 2 from the first.
+func TestCopierReady(t *testing.T) {
+	dev := make([]byte, 1024)
+	f, c := newFake(t, 5*time.Millisecond, dev)
+	c.epoch = 1
+	f.noStart = true
+	assert.False(t, c.ready(), "no instance")
+	assert.Equal(t, 1, f.launches)
+	assert.EqualValues(t, 3, c.epoch)
+	assert.False(t, c.ready(), "launched, not started")
+	assert.Equal(t, 1, f.launches, "the pending one is not launched again")
+
+	// The pending instance begins (as the fake would have): ready.
+	f.noStart = false
+	f.wg.Add(1)
+	go f.instance(c.epoch)
+	require.Eventually(t, c.ready, time.Second, 100*time.Microsecond)
+	host := make([]byte, 4)
+	ran, err := c.run(batch(dev, host, []byte("live")), okCheck)
+	require.NoError(t, err)
+	require.True(t, ran)
+	assert.Equal(t, "live", string(host))
+	assert.Equal(t, 1, f.launches)
+
+	// It idles out: the next look launches another, which becomes ready.
+	require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
+	assert.False(t, c.ready(), "ended")
+	assert.Equal(t, 2, f.launches)
+	assert.EqualValues(t, 5, c.epoch)
+	require.Eventually(t, c.ready, time.Second, 100*time.Microsecond)
+
+	// A run while an instance is pending takes that instance.
+	c.stop(time.Second)
+	f.noStart = true
+	assert.False(t, c.ready())
+	assert.Equal(t, 3, f.launches)
+	f.noStart = false
+	f.wg.Add(1)
+	go f.instance(c.epoch)
+	ran, err = c.run(batch(dev, host, []byte("pend")), okCheck)
+	require.NoError(t, err)
+	require.True(t, ran)
+	assert.Equal(t, "pend", string(host))
+	assert.Equal(t, 3, f.launches, "run waited for the pending instance")
+}
+
+// A pending instance that never begins is cancelled after startWait, and
+// the copier rests for offFor; stop cancels a pending one too.
+func TestCopierReadyGivesUp(t *testing.T) {
+	shortWaits(t)
+	dev := make([]byte, 1024)
+	f, c := newFake(t, time.Second, dev)
+	f.noStart = true
+	assert.False(t, c.ready())
+	time.Sleep(startWait + 5*time.Millisecond)
+	assert.False(t, c.ready())
+	assert.Equal(t, c.epoch, atomic.LoadUint32(c.word(ctlCancel)), "the late instance is told to end")
+	assert.False(t, c.ready(), "resting")
+	assert.Equal(t, 1, f.launches)
+	time.Sleep(offFor + 5*time.Millisecond)
+	assert.False(t, c.ready())
+	assert.Equal(t, 2, f.launches, "tried again after offFor")
+	c.stop(10 * time.Millisecond)
+	assert.Equal(t, c.epoch, atomic.LoadUint32(c.word(ctlCancel)), "stop cancels the pending instance")
+	assert.False(t, c.pending)
+}
+
 // An instance that ends just as a batch is posted never runs it: the host
 // takes it back, checks the ranges again and posts it to the next instance;
 // it runs once.

@@ -25,8 +25,9 @@
 // for the stream once and copies what was read out of the staging buffer: a
 // batch costs one wait for the device, however many copies it holds. A
 // batch larger than the staging buffer (which grows up to maxStage) is run
-// in pieces, each waited for. Batches on one context run one at a time, in
-// the order they are submitted.
+// in pieces, each waited for. The copies of a batch take effect in order;
+// batches submitted by different goroutines may run at the same time on
+// the two copiers (below), otherwise one at a time.
 //
 // # The copier
 //
@@ -40,7 +41,14 @@
 // for it at most that long) and is started again by the next batch; it is
 // skipped while it cannot start (a GPU full of the user's blocks), and a
 // range is checked to be still allocated before the copier loads from it.
-// GDAKI_EMU_COPIER=0 turns it off; GDAKI_EMU_COPIER_PTX loads another
+// Each context has a second copier, the side copier (another instance of
+// the kernel, one block, no watches), which takes a batch that comes while
+// the first runs another: one QP's landing then does not wait behind
+// another QP's CQEs (one-process write_lat on an H100). It is used only
+// while its instance runs; a batch that finds it ended launches it again
+// without waiting, and goes to the first copier.
+// GDAKI_EMU_COPIER=0 turns both off, GDAKI_EMU_SIDE_COPIER=0 the side
+// copier; GDAKI_EMU_COPIER_PTX loads another
 // build of copier.cu and GDAKI_EMU_COPIER_THREADS sets its block size
 // (256), for experiments.
 //
@@ -99,12 +107,10 @@ type device struct {
 
 	// The copier (copier.go): nil when disabled or when it could not be
 	// set up (cpErr says why); the copy engines then run every batch.
-	cp       *copier
-	cpErr    error
-	cpMod    *cuda.Module
-	cpFn     *cuda.Function
-	cpStream *cuda.Stream
-	cpMem    unsafe.Pointer
+	cp    *copier
+	cpErr error
+	ck    copierKit
+	side  sideCopier
 
 	// Send-queue watches (watch.go).
 	watches    [maxWatch]*sqWatch
@@ -130,8 +136,8 @@ type pendRead struct {
 type devRange struct {
 	d           *device
 	base        uintptr
-	start, size uintptr       // the allocation (cuMemGetAddressRange)
-	checked     atomic.Uint32 // the copier epoch under which it was last found allocated
+	start, size uintptr          // the allocation (cuMemGetAddressRange)
+	checked     [2]atomic.Uint32 // per copier (epoch parity): the epoch under which it was last found allocated
 }
 
 func (r *devRange) Base() uintptr { return r.base }
@@ -382,8 +388,41 @@ func (d *device) setup() error {
 	return nil
 }
 
-// setupCopier loads the copier kernel into the adapter's context and makes
-// its stream and control block; d.mu held.
+// copierKit is what one copier kernel needs in the adapter's context: its
+// own module (so that two copiers do not share the kernel's device
+// variables), a stream and the pinned control block and arena.
+type copierKit struct {
+	mod    *cuda.Module
+	fn     *cuda.Function
+	stream *cuda.Stream
+	mem    unsafe.Pointer
+	dev    uintptr
+}
+
+// sideCopier is a second copier kernel of the context, for a batch that
+// comes while the first one runs another: the landing of one QP's message
+// then need not wait behind another QP's CQEs. It runs no watches and is
+// used only while its instance runs (one is launched, without waiting for
+// it, when a batch finds it not running). mu guards it; it is taken after
+// d.mu, never before.
+type sideCopier struct {
+	mu sync.Mutex
+	cp *copier
+	ck copierKit
+}
+
+// launcher of the side copier: one block, no watches.
+type sideLauncher struct{ d *device }
+
+func (l sideLauncher) launch(epoch uint32) error {
+	d := l.d
+	return d.own.LaunchKernel(d.side.ck.fn, cuda.Dim3{X: 1}, cuda.Dim3{X: copierThreads}, 0, d.side.ck.stream,
+		cuda.DevPtr(d.side.ck.dev), epoch, uint64(idleNS), uint64(lifeNS))
+}
+
+// setupCopier loads the copier kernel into the adapter's context, twice
+// (the side copier's failure only leaves it out), and makes their streams
+// and control blocks; d.mu held.
 func (d *device) setupCopier() error {
 	image := copierPTX
 	if path := os.Getenv("GDAKI_EMU_COPIER_PTX"); path != "" {
@@ -393,61 +432,87 @@ func (d *device) setupCopier() error {
 		}
 		image = b
 	}
-	mod, err := d.own.ModuleLoadData(image)
-	if err != nil {
-		return fmt.Errorf("emugpu: load the copier kernel: %w", err)
-	}
-	fn, err := mod.Function("gdaki_emu_copier")
-	if err == nil {
-		d.cpStream, err = d.own.NewStream(cuda.StreamNonBlocking)
-	}
 	size := ctlSize + copierArena
-	if err == nil {
-		d.cpMem, err = d.own.MemAllocHost(uintptr(size), cuda.HostAllocDeviceMap|cuda.HostAllocPortable)
-	}
-	var dev cuda.DevPtr
-	if err == nil {
-		clear(unsafe.Slice((*byte)(d.cpMem), size))
-		dev, err = d.own.HostGetDevicePointer(d.cpMem)
-	}
-	if err != nil {
-		d.cpMod, d.cpFn = mod, nil
+	if err := d.ck.make(d.own, image, size); err != nil {
 		d.freeCopier()
 		return fmt.Errorf("emugpu: set up the copier: %w", err)
 	}
-	d.cpMod, d.cpFn = mod, fn
-	d.cp = newCopier(d.cpMem, uintptr(dev), size, d)
+	d.cp = newCopier(d.ck.mem, d.ck.dev, size, d)
+	if sideCopiers {
+		var ck copierKit
+		if err := ck.make(d.own, image, size); err != nil {
+			ck.free(d.own)
+			return nil
+		}
+		cp := newCopier(ck.mem, ck.dev, size, sideLauncher{d})
+		cp.epoch = 1 // odd epochs: unique in the context (see copier.start)
+		d.side.mu.Lock()
+		d.side.cp, d.side.ck = cp, ck
+		d.side.mu.Unlock()
+	}
 	return nil
+}
+
+// make loads image and makes the stream and a control block of size bytes.
+func (k *copierKit) make(own *cuda.Context, image []byte, size int) error {
+	mod, err := own.ModuleLoadData(image)
+	if err != nil {
+		return fmt.Errorf("load the copier kernel: %w", err)
+	}
+	k.mod = mod
+	if k.fn, err = mod.Function("gdaki_emu_copier"); err != nil {
+		return err
+	}
+	if k.stream, err = own.NewStream(cuda.StreamNonBlocking); err != nil {
+		return err
+	}
+	if k.mem, err = own.MemAllocHost(uintptr(size), cuda.HostAllocDeviceMap|cuda.HostAllocPortable); err != nil {
+		return err
+	}
+	clear(unsafe.Slice((*byte)(k.mem), size))
+	dev, err := own.HostGetDevicePointer(k.mem)
+	k.dev = uintptr(dev)
+	return err
+}
+
+// free waits for the kernel's stream and frees what make made.
+func (k *copierKit) free(own *cuda.Context) {
+	if k.stream != nil {
+		k.stream.Synchronize()
+		k.stream.Destroy()
+	}
+	if k.mod != nil {
+		k.mod.Unload()
+	}
+	if k.mem != nil {
+		own.MemFreeHost(k.mem)
+	}
+	*k = copierKit{}
 }
 
 // launch starts the copier kernel with an epoch (launcher): block 0 runs
 // batches, block 1 the watches, which start with an empty table (watch.go).
 func (d *device) launch(epoch uint32) error {
 	d.publish()
-	return d.own.LaunchKernel(d.cpFn, cuda.Dim3{X: 2}, cuda.Dim3{X: copierThreads}, 0, d.cpStream,
+	return d.own.LaunchKernel(d.ck.fn, cuda.Dim3{X: 2}, cuda.Dim3{X: copierThreads}, 0, d.ck.stream,
 		cuda.DevPtr(d.cp.ctlDev), epoch, uint64(idleNS), uint64(lifeNS))
 }
 
-// freeCopier ends the copier and frees what setupCopier made; d.mu held.
+// freeCopier ends the copiers and frees what setupCopier made; d.mu held.
 func (d *device) freeCopier() {
+	d.side.mu.Lock()
+	if d.side.cp != nil {
+		d.side.cp.stop(100 * time.Millisecond)
+		d.side.cp = nil
+	}
+	d.side.ck.free(d.own)
+	d.side.mu.Unlock()
 	if d.cp != nil {
 		d.cp.stop(100 * time.Millisecond)
 		d.freeWatches()
 		d.cp = nil
 	}
-	if d.cpStream != nil {
-		d.cpStream.Synchronize()
-		d.cpStream.Destroy()
-		d.cpStream = nil
-	}
-	if d.cpMod != nil {
-		d.cpMod.Unload()
-		d.cpMod, d.cpFn = nil, nil
-	}
-	if d.cpMem != nil {
-		d.own.MemFreeHost(d.cpMem)
-		d.cpMem = nil
-	}
+	d.ck.free(d.own)
 	if d.wMem != nil {
 		d.own.MemFreeHost(d.wMem)
 		d.wMem, d.wDev = nil, 0
@@ -478,7 +543,7 @@ func rangesLive(ops []emu.DeviceCopy, epoch uint32) error {
 // in. A range found allocated under the copier instance epoch is not asked
 // again while that instance runs: a free waits for the running kernel.
 func (r *devRange) live(epoch uint32) error {
-	if r.checked.Load() == epoch {
+	if r.checked[epoch&1].Load() == epoch {
 		return nil
 	}
 	start, size, err := r.d.own.MemGetAddressRange(cuda.DevPtr(r.start))
@@ -488,7 +553,7 @@ func (r *devRange) live(epoch uint32) error {
 	if uintptr(start) != r.start || size != r.size {
 		return fmt.Errorf("the device memory at %#x is no longer the allocation it was registered in", r.base)
 	}
-	r.checked.Store(epoch)
+	r.checked[epoch&1].Store(epoch)
 	return nil
 }
 
@@ -540,7 +605,14 @@ func (d *device) stageBytes(off, n int) []byte {
 // host side in pinned memory is copied to or from directly; any other
 // goes through the staging buffer.
 func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
-	d.mu.Lock()
+	if !d.mu.TryLock() {
+		// The first copier (or the copy engines) runs another batch: the
+		// side copier takes this one when it is free and running.
+		if ran, err := d.runSide(ops, first, total); ran {
+			return err
+		}
+		d.mu.Lock()
+	}
 	defer d.mu.Unlock()
 	if err := d.setup(); err != nil {
 		return err
@@ -635,6 +707,27 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 		return fail(len(ops)-1, err)
 	}
 	return nil
+}
+
+// runSide runs ops on the side copier when it is free, its instance runs
+// and the batch is its kind; ran reports whether it did (or failed trying).
+func (d *device) runSide(ops []emu.DeviceCopy, first, total int) (ran bool, err error) {
+	s := &d.side
+	if !s.mu.TryLock() {
+		return false, nil
+	}
+	defer s.mu.Unlock()
+	if s.cp == nil || !s.cp.ready() {
+		return false, nil
+	}
+	ran, err = s.cp.run(ops, func(epoch uint32) error { return rangesLive(ops, epoch) })
+	if err != nil {
+		err = fmt.Errorf("emugpu: copies %d-%d of %d on the side copier: %w", first+1, first+len(ops), total, err)
+	}
+	if ran {
+		sideBatches.Add(1)
+	}
+	return ran, err
 }
 
 // staged moves a copy of total bytes through the staging buffer in pieces: step

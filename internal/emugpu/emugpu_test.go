@@ -2,6 +2,7 @@ package emugpu
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -229,6 +230,106 @@ func TestGPUCopier(t *testing.T) {
 	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte("ok!")}, {Kind: emu.CopyToHost, Src: r, Host: got}}))
 	assert.Equal(t, "ok!", string(got))
 	require.NoError(t, c.Synchronize())
+}
+
+// The copies of one batch run in order on the copier, as Copy promises,
+// also where a later copy's threads read what other threads of the block
+// wrote in an earlier one: 16-byte chunks written, then read back byte by
+// byte from an odd offset. Without the wait between them (descAfter), a
+// warp that finished its chunk of the first copy reads bytes another warp,
+// still waiting for its load over PCIe, has not stored yet.
+func TestGPUCopierOrder(t *testing.T) {
+	if !copierEnabled {
+		t.Skip("GDAKI_EMU_COPIER=0")
+	}
+	_, a, r := gpuSetup(t)
+	s0 := CopyStats()
+	const n = 4096
+	for round := 0; round < 50; round++ {
+		in := make([]byte, n)
+		for i := range in {
+			in[i] = byte(i*7 + round*31 + 1)
+		}
+		got := make([]byte, n-1)
+		require.NoError(t, a.Copy([]emu.DeviceCopy{
+			{Kind: emu.CopyToDevice, Dst: r, DstOff: 256 << 10, Host: in},
+			{Kind: emu.CopyDeviceToDevice, Src: r, SrcOff: 256<<10 + 1, Dst: r, DstOff: 384<<10 + 1, Len: n - 1},
+			{Kind: emu.CopyToHost, Src: r, SrcOff: 384<<10 + 1, Host: got},
+		}), "round %d", round)
+		require.Equal(t, in[1:], got, "round %d", round)
+	}
+	assert.Equal(t, s0.CopierBatches+50, CopyStats().CopierBatches, "the batches ran on a copier")
+}
+
+// The side copier takes a batch that comes while the first copier (or the
+// copy engines) runs another, here while the test holds the device's lock:
+// the first such batch finds it not running, launches it and waits for the
+// lock; once it runs, the next one completes without the lock.
+func TestGPUSideCopier(t *testing.T) {
+	if !copierEnabled || !sideCopiers {
+		t.Skip("GDAKI_EMU_COPIER=0 or GDAKI_EMU_SIDE_COPIER=0")
+	}
+	_, a, r := gpuSetup(t)
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte("setup")}}))
+	d := a.devs[len(a.devs)-1]
+	d.side.mu.Lock()
+	haveSide := d.side.cp != nil
+	d.side.mu.Unlock()
+	require.True(t, haveSide, "the side copier was set up")
+
+	copyAsync := func(off uint64, in, out []byte) chan error {
+		done := make(chan error, 1)
+		go func() {
+			done <- a.Copy([]emu.DeviceCopy{
+				{Kind: emu.CopyToDevice, Dst: r, DstOff: off, Host: in},
+				{Kind: emu.CopyToHost, Src: r, SrcOff: off, Host: out},
+			})
+		}()
+		return done
+	}
+	// Not running yet: the batch launches it and waits for the lock.
+	d.mu.Lock()
+	out := make([]byte, 6)
+	done := copyAsync(1024, []byte("first!"), out)
+	select {
+	case err := <-done:
+		d.mu.Unlock()
+		t.Fatalf("a batch completed on a side copier that was not running: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	d.mu.Unlock()
+	require.NoError(t, <-done)
+	assert.Equal(t, "first!", string(out))
+
+	// Running (its instance idles out after idleNS; a batch that finds it
+	// ended launches it again): a batch completes while the lock is held.
+	s0 := CopyStats()
+	ok := false
+	for try := 0; try < 20 && !ok; try++ {
+		d.side.mu.Lock()
+		running := d.side.cp.ready()
+		d.side.mu.Unlock()
+		if !running {
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		d.mu.Lock()
+		in := []byte(fmt.Sprintf("side %02d", try))
+		out := make([]byte, len(in))
+		done := copyAsync(2048, in, out)
+		select {
+		case err := <-done:
+			d.mu.Unlock()
+			require.NoError(t, err)
+			assert.Equal(t, in, out)
+			ok = true
+		case <-time.After(100 * time.Millisecond):
+			d.mu.Unlock() // it ended between the look and the batch
+			require.NoError(t, <-done)
+		}
+	}
+	require.True(t, ok, "no batch ran on the side copier while the lock was held")
+	assert.GreaterOrEqual(t, CopyStats().SideBatches, s0.SideBatches+1)
 }
 
 // BenchmarkGPUBatch times the emulator's typical batches on the copier and
