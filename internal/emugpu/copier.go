@@ -392,23 +392,24 @@ func (c *copier) giveUp() {
 // does (the last one ended, or none was launched), it launches one for a
 // later batch and reports false.
 func (c *copier) ready() bool {
-	switch {
-	case c.dead != nil || time.Now().Before(c.off):
+	if c.dead != nil || time.Now().Before(c.off) {
 		return false
-	case c.live:
+	}
+	if c.pending {
+		if atomic.LoadUint32(c.word(ctlStarted)) != c.epoch {
+			if time.Since(c.launched) > startWait {
+				c.giveUp()
+			}
+			return false
+		}
+		c.live, c.pending = true, false
+	}
+	if c.live {
+		// An instance seen started may have ended since (idleNS).
 		if atomic.LoadUint32(c.word(ctlExited)) != c.epoch {
 			return true
 		}
 		c.live = false
-	case c.pending:
-		if atomic.LoadUint32(c.word(ctlStarted)) == c.epoch {
-			c.live, c.pending = true, false
-			return true
-		}
-		if time.Since(c.launched) > startWait {
-			c.giveUp()
-		}
-		return false
 	}
 	c.launch()
 	return false

@@ -285,11 +285,25 @@ func TestCopierReady(t *testing.T) {
 	assert.EqualValues(t, 5, c.epoch)
 	require.Eventually(t, c.ready, time.Second, 100*time.Microsecond)
 
+	// A pending instance that began and already ended is not ready: the
+	// look launches the next one.
+	c.stop(time.Second)
+	f.noStart = true
+	assert.False(t, c.ready())
+	launches := f.launches
+	f.noStart = false
+	f.wg.Add(1)
+	go f.instance(c.epoch)
+	require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
+	assert.False(t, c.ready(), "began and ended while pending")
+	assert.Equal(t, launches+1, f.launches)
+	require.Eventually(t, c.ready, time.Second, 100*time.Microsecond)
+
 	// A run while an instance is pending takes that instance.
 	c.stop(time.Second)
 	f.noStart = true
 	assert.False(t, c.ready())
-	assert.Equal(t, 3, f.launches)
+	launches = f.launches
 	f.noStart = false
 	f.wg.Add(1)
 	go f.instance(c.epoch)
@@ -297,7 +311,7 @@ func TestCopierReady(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ran)
 	assert.Equal(t, "pend", string(host))
-	assert.Equal(t, 3, f.launches, "run waited for the pending instance")
+	assert.Equal(t, launches, f.launches, "run waited for the pending instance")
 }
 
 // A pending instance that never begins is cancelled after startWait, and

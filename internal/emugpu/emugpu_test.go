@@ -271,7 +271,7 @@ func TestGPUSideCopier(t *testing.T) {
 	}
 	_, a, r := gpuSetup(t)
 	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte("setup")}}))
-	d := a.devs[len(a.devs)-1]
+	d := r.(*devRange).d
 	d.side.mu.Lock()
 	haveSide := d.side.cp != nil
 	d.side.mu.Unlock()
@@ -328,7 +328,14 @@ func TestGPUSideCopier(t *testing.T) {
 			require.NoError(t, <-done)
 		}
 	}
-	require.True(t, ok, "no batch ran on the side copier while the lock was held")
+	if !ok {
+		d.side.mu.Lock()
+		c := d.side.cp
+		t.Errorf("no batch ran on the side copier while the lock was held: epoch %d live %v pending %v started %d exited %d done %d seq %d",
+			c.epoch, c.live, c.pending, c.load(ctlStarted), c.load(ctlExited), c.load(ctlDone), c.seq)
+		d.side.mu.Unlock()
+		t.FailNow()
+	}
 	assert.GreaterOrEqual(t, CopyStats().SideBatches, s0.SideBatches+1)
 }
 
