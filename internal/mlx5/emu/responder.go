@@ -44,7 +44,16 @@ type responder struct {
 	haveAtomic bool
 
 	f wire.Frame
+
+	// An ACK held back while a burst of requests from the same QP goes on
+	// (Frame.More); guarded by rmu like the rest.
+	held  wire.Frame
+	holds int // requests whose ACK is held (0: none)
 }
+
+// maxHeldAcks bounds how many requests one ACK may cover: a long burst
+// still ACKs every so often, so that the requester's window moves.
+const maxHeldAcks = 16
 
 // deliver is the NIC's wire handler.
 func (n *NIC) deliver(f *wire.Frame) {
@@ -64,11 +73,42 @@ func (q *qp) reply(req *wire.Frame, op wire.Opcode, psn uint32, syn wire.Syndrom
 	return f
 }
 
+// ack acknowledges the requests up to psn. When the next request on the
+// connection is already there and from the same QP (req.More), the ACK is
+// held back and the next one covers it (ACKs are cumulative), up to
+// maxHeldAcks requests; respond sends a held ACK once a request comes
+// without More, and before any other response of the QP.
 func (q *qp) ack(req *wire.Frame, psn uint32) {
 	if q.uc {
 		return
 	}
-	q.nic.port.Reply(q.reply(req, wire.OpAck, psn, wire.AckSyndrome(31)))
+	r := &q.resp
+	a := q.reply(req, wire.OpAck, psn, wire.AckSyndrome(31))
+	if req.More && r.holds < maxHeldAcks {
+		r.held, r.holds = *a, r.holds+1
+		return
+	}
+	r.holds = 0 // this ACK covers the held one
+	q.nic.port.Reply(a)
+}
+
+// send sends a response other than a plain ACK, after the held ACK (if
+// any); rmu held.
+func (q *qp) send(f *wire.Frame) {
+	q.flushHeld()
+	q.nic.port.Reply(f)
+}
+
+// flushHeld sends the held ACK, if any; rmu held.
+func (q *qp) flushHeld() {
+	r := &q.resp
+	if r.holds == 0 {
+		return
+	}
+	r.holds = 0
+	if !q.dead {
+		q.nic.port.Reply(&r.held)
+	}
 }
 
 // nak answers a request with a NAK; class C errors (access, invalid
@@ -82,7 +122,7 @@ func (q *qp) nak(req *wire.Frame, code wire.NakCode) {
 	if q.uc {
 		return
 	}
-	q.nic.port.Reply(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
+	q.send(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
 }
 
 // accessNak is the NAK for a failed access to responder memory: a
@@ -105,6 +145,9 @@ func (n *NIC) respond(f *wire.Frame) {
 	q.rmu.Lock()
 	defer n.flushCQs() // after rmu is released: the receive CQEs of this request
 	defer q.rmu.Unlock()
+	if !f.More {
+		defer q.flushHeld() // the burst ends here (or this request came alone)
+	}
 	st := q.state.Load()
 	if q.dead || (st != stRTR && st != stRTS) || f.SrcQPN != q.remoteQPN || f.SrcGID != wire.GID(q.rgid) {
 		n.stats.requestsDropped.Add(1)
@@ -118,7 +161,7 @@ func (n *NIC) respond(f *wire.Frame) {
 		} else if d < 1<<23 {
 			if !r.nakSent {
 				r.nakSent = true
-				q.nic.port.Reply(q.reply(f, wire.OpAck, r.epsn, wire.NakSyndrome(wire.NakPSNSequenceError)))
+				q.send(q.reply(f, wire.OpAck, r.epsn, wire.NakSyndrome(wire.NakPSNSequenceError)))
 			}
 			return
 		} else {
@@ -156,7 +199,7 @@ func (q *qp) duplicate(f *wire.Frame) {
 		if r.haveAtomic && r.atomicPSN == f.PSN {
 			a := q.reply(f, wire.OpAtomicAck, f.PSN, wire.AckSyndrome(31))
 			a.AtomicAck = r.atomicOrig
-			q.nic.port.Reply(a)
+			q.send(a)
 		}
 	case f.AckReq:
 		q.ack(f, (r.epsn-1)&mask24)
@@ -303,7 +346,7 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 // rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
 func (q *qp) rnr(f *wire.Frame) {
 	if !q.uc {
-		q.nic.port.Reply(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(q.resp.minRNR)))
+		q.send(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(q.resp.minRNR)))
 	}
 }
 
@@ -451,7 +494,7 @@ func (q *qp) onRead(f *wire.Frame) bool {
 				rsp.Payload = scratch[:hi-lo]
 			}
 		}
-		q.nic.port.Reply(rsp)
+		q.send(rsp)
 		rsp.Payload = nil
 		if pinned {
 			m.mem.unpin()
@@ -498,7 +541,7 @@ func (q *qp) onAtomic(f *wire.Frame) bool {
 	r.atomicPSN, r.atomicOrig, r.haveAtomic = f.PSN, orig, true
 	rsp := q.reply(f, wire.OpAtomicAck, f.PSN, wire.AckSyndrome(31))
 	rsp.AtomicAck = orig
-	q.nic.port.Reply(rsp)
+	q.send(rsp)
 	return true
 }
 

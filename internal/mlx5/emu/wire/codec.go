@@ -203,6 +203,20 @@ func DecodeInto(f *Frame, b []byte) error {
 // maxHead is the longest base header plus extension headers of any opcode.
 const maxHead = HeaderLen + maskedLen + immLen + aethLen + atomicAckLen
 
+// sameQPs reports whether b starts with the encoding of a frame between
+// the QPs dst and src (its magic, DstQPN and SrcQPN): Frame.More. b may be
+// a prefix of the frame, and hostile: only those fields are looked at.
+func sameQPs(b []byte, dst, src uint32) bool {
+	if len(b) < sameQPsLen || string(b[0:4]) != string(magic[:]) {
+		return false
+	}
+	be := binary.BigEndian
+	return be.Uint32(b[12:16]) == dst && be.Uint32(b[20:24]) == src
+}
+
+// sameQPsLen is how much of a frame sameQPs needs.
+const sameQPsLen = 24
+
 // decodeShared decodes the frame that fills b, which another process may
 // be writing while it is read (a shared-memory ring): every header field is
 // read from a private copy, taken once, so the checks and the values agree;

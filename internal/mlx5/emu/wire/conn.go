@@ -298,6 +298,7 @@ func (c *conn) readLoop() {
 			c.lastRead.Store(p.activity.Add(1)) // a count, not a clock: cheap per frame
 			f.Route = Route{c}
 		}
+		f.More = fr.more(f.DstQPN, f.SrcQPN)
 		p.deliver(&f)
 	}
 }

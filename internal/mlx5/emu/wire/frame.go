@@ -43,6 +43,15 @@ type Frame struct {
 	// answers: Port.Send sends it back on that connection (see the package
 	// documentation, Delivery).
 	Route Route
+
+	// More is set by the port on a frame it hands to the handler when the
+	// connection it came on already holds the next frame, between the same
+	// two QPs (DstQPN and SrcQPN): the handler is called again for that
+	// frame right after this one returns, unless the connection breaks. A
+	// responder may then hold back the ACK of this frame and let the next
+	// one's cover it, as a ConnectX coalesces ACKs under a burst. Never set
+	// on in-process frames; not part of the encoding.
+	More bool
 }
 
 // Route names the connection a frame arrived on (opaque; the zero Route is

@@ -92,6 +92,13 @@ func FuzzStreamReader(f *testing.F) {
 				off += n
 				continue
 			}
+			buffered := fr.r.Buffered()
+			if fr.more(g.DstQPN, g.SrcQPN) && buffered < sameQPsLen {
+				t.Fatal("More without the next frame's header buffered")
+			}
+			if fr.r.Buffered() != buffered {
+				t.Fatal("more consumed bytes of the stream")
+			}
 			n := g.EncodedLen()
 			if n > limit || off+n > len(b) {
 				t.Fatalf("frame of %d bytes at %d of %d (limit %d)", n, off, len(b), limit)
@@ -166,6 +173,7 @@ func FuzzShmRing(f *testing.F) {
 			if re := g.AppendEncode(nil); !bytes.Equal(re, b) {
 				t.Fatal("a record re-encodes differently")
 			}
+			r.more(len(b), g.DstQPN, g.SrcQPN) // reads hostile bytes too: must stay in the ring
 			r.done(len(b))
 			if r.head > tail {
 				t.Fatalf("reader position %d past the producer's %d", r.head, tail)

@@ -88,6 +88,16 @@ func (fr *frameReader) next(f *Frame) (ctl *control, waited bool, err error) {
 	return nil, waited, DecodeInto(f, buf)
 }
 
+// more reports whether the bytes already buffered start the next frame,
+// between the QPs dst and src (Frame.More); it never reads from the stream.
+func (fr *frameReader) more(dst, src uint32) bool {
+	if fr.r.Buffered() < sameQPsLen {
+		return false
+	}
+	b, err := fr.r.Peek(sameQPsLen)
+	return err == nil && sameQPs(b, dst, src)
+}
+
 func (p *Port) acceptLoop() {
 	defer p.wg.Done()
 	for {

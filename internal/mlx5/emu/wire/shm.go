@@ -334,6 +334,28 @@ func (l *link) next() ([]byte, error) {
 	}
 }
 
+// more reports whether the ring already holds the record after the one of
+// n bytes that next returned, for a frame between the same QPs (Frame.More).
+// Like next it trusts nothing in the ring: a wrong answer only delays or
+// hastens an ACK to the peer that wrote it.
+func (l *link) more(n int, dst, src uint32) bool {
+	r := l.in
+	size := uint64(len(r.data))
+	at := l.head + uint64(shmRecHead) + (uint64(n)+7)&^7
+	tail := atomic.LoadUint64(r.word64(offTail))
+	if tail-at > size || tail-at < shmRecHead+sameQPsLen {
+		return false
+	}
+	o := at & (size - 1)
+	if o+shmRecHead+sameQPsLen > size {
+		return false // a record at the start of the area: not worth a look
+	}
+	if k := binary.LittleEndian.Uint32(r.data[o:]); k == shmWrapMark || k < HeaderLen || uint64(k)+shmRecHead > tail-at {
+		return false // a wrap mark (stale bytes after it), or not all there
+	}
+	return sameQPs(r.data[o+shmRecHead:o+shmRecHead+sameQPsLen], dst, src)
+}
+
 // done releases the record next returned.
 func (l *link) done(n int) {
 	l.head += uint64(shmRecHead + (n+7)&^7)

@@ -185,6 +185,7 @@ func (c *conn) shmLoop(l *link) {
 				c.lastRead.Store(p.activity.Add(1))
 				f.Route = Route{c}
 			}
+			f.More = l.more(len(b), f.DstQPN, f.SrcQPN)
 			p.deliver(&f)
 		} else {
 			p.stats.rejected.Add(1)
