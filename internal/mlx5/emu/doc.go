@@ -199,7 +199,11 @@
 // to 1 MiB of consecutive whole packets of a message (and uses their PSNs),
 // so a large transfer costs one copy, not one call per packet. Every frame
 // asks for an ACK (ACKs are cumulative; a long message shows progress as it
-// lands). The transmitter is paced by the link like a NIC's: the port never
+// lands). The responder coalesces ACKs as a ConnectX does under load: when
+// the connection already holds the next request between the same two QPs
+// (wire.Frame.More) it holds the ACK back for the next one to cover, for at
+// most 16 requests, and sends a held ACK as soon as a request comes alone
+// and before any other response of the QP. The transmitter is paced by the link like a NIC's: the port never
 // waits (package wire), and a frame it cannot queue because the connection
 // to the peer is congested is sent again in a later round from where the
 // message stopped, so a peer that stops reading holds back only the QPs
