@@ -3,6 +3,7 @@ package emugpu
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -306,11 +307,17 @@ func TestGPUSideCopier(t *testing.T) {
 	s0 := CopyStats()
 	ok := false
 	for try := 0; try < 20 && !ok; try++ {
-		d.side.mu.Lock()
-		running := d.side.cp.ready()
-		d.side.mu.Unlock()
+		// Look without sleeping: an instance with nothing to do ends
+		// idleNS after it began, so it is caught running only by a look
+		// soon after its start.
+		running := false
+		for deadline := time.Now().Add(time.Second); !running && time.Now().Before(deadline); {
+			d.side.mu.Lock()
+			running = d.side.cp.ready()
+			d.side.mu.Unlock()
+			runtime.Gosched()
+		}
 		if !running {
-			time.Sleep(100 * time.Microsecond)
 			continue
 		}
 		d.mu.Lock()
