@@ -1,0 +1,302 @@
+package hostcopy
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostMem maps n bytes outside the Go heap (the emulator's payloads live
+// in mapped memory, not in Go slices).
+func hostMem(tb testing.TB, n int) []byte {
+	tb.Helper()
+	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		tb.Fatalf("mmap %d: %v", n, err)
+	}
+	tb.Cleanup(func() { syscall.Munmap(b) })
+	return b
+}
+
+func random(b []byte, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+}
+
+// sizes are lengths around every threshold of the split: Threshold, the
+// length at which k parts start (k*(MinChunk+line)), and odd lengths.
+func sizes() []int {
+	var s []int
+	for _, c := range []int{0, 1, 64, 4096, MinChunk, Threshold} {
+		for _, d := range []int{-65, -64, -1, 0, 1, 63, 64} {
+			if c+d >= 0 {
+				s = append(s, c+d)
+			}
+		}
+	}
+	for k := 2; k <= 9; k++ {
+		c := k * (MinChunk + line)
+		s = append(s, c-1, c, c+1, c+line+7)
+	}
+	return append(s, 1<<20, 1<<20+13, 4<<20-5)
+}
+
+// TestCopySameAsBuiltin: for every length around a threshold, every
+// alignment of dst and src (relative to a cache line and to each other),
+// with 1 to 8 workers and a dst shorter, equal or longer than src, CopyN
+// returns what copy() returns and leaves dst byte for byte as copy()
+// does, the bytes around the copied range untouched.
+func TestCopySameAsBuiltin(t *testing.T) {
+	const pad = 256
+	maxN := 4<<20 + 4*pad
+	src := hostMem(t, maxN)
+	got := hostMem(t, maxN)
+	want := make([]byte, maxN)
+	noise := make([]byte, maxN+4096)
+	random(src, 1)
+	random(noise, 2)
+	cases := 0
+	for _, n := range sizes() {
+		for _, al := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {63, 17}, {64, 0}, {5, 70}} {
+			for _, extra := range []int{-1, 0, 1} {
+				for _, w := range []int{1, 2, 3, 4, 8} {
+					dn := n + extra
+					if dn < 0 {
+						continue
+					}
+					// Fresh bytes in the window the copy may touch and its
+					// surroundings, different for every case.
+					cases++
+					win := 2*pad + al[0] + dn
+					copy(got[:win], noise[cases%4096:])
+					copy(want[:win], got[:win])
+					d, s := got[pad+al[0]:pad+al[0]+dn], src[al[1]:al[1]+n]
+					r := CopyN(d, s, w)
+					wr := copy(want[pad+al[0]:pad+al[0]+dn], s)
+					if r != wr {
+						t.Fatalf("n=%d dst+%d src+%d dst len %d, %d workers: returned %d, copy() %d", n, al[0], al[1], dn, w, r, wr)
+					}
+					if !bytes.Equal(got[:win], want[:win]) {
+						i := 0
+						for got[i] == want[i] {
+							i++
+						}
+						t.Fatalf("n=%d dst+%d src+%d dst len %d, %d workers: first differing byte at %d of the buffer (copy at %d)", n, al[0], al[1], dn, w, i, pad+al[0])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCuts: for every length around a threshold, base alignment and
+// worker count, the parts cover the range in order, each is at least
+// MinChunk bytes and every cut is on a cache-line boundary of dst.
+func TestCuts(t *testing.T) {
+	for _, n := range sizes() {
+		for _, base := range []uintptr{0x10000, 0x10001, 0x1003f, 0x10040, 0x7fff_ffff_f000 + 13} {
+			for w := 2; w <= 16; w++ {
+				k := split(n, w)
+				if n <= Threshold && k != 1 {
+					t.Fatalf("n=%d (not above Threshold) split in %d", n, k)
+				}
+				if k < 2 {
+					continue
+				}
+				from := 0
+				for i := 1; i <= k; i++ {
+					to := n
+					if i < k {
+						to = cut(base, n, k, i)
+						if (base+uintptr(to))%line != 0 {
+							t.Fatalf("n=%d base %#x k=%d: cut %d at %d is not on a cache line of dst", n, base, k, i, to)
+						}
+					}
+					if to-from < MinChunk {
+						t.Fatalf("n=%d base %#x k=%d: part %d is %d bytes [%d, %d), below MinChunk", n, base, k, i, to-from, from, to)
+					}
+					from = to
+				}
+			}
+		}
+	}
+}
+
+// TestCopyDefault: Copy (Workers() goroutines) agrees with copy() at
+// 1 MiB and 4 MiB.
+func TestCopyDefault(t *testing.T) {
+	for _, n := range []int{Threshold + 1, 1 << 20, 4 << 20} {
+		src, dst := hostMem(t, n), hostMem(t, n)
+		random(src, uint64(n))
+		if r := Copy(dst, src); r != n || !bytes.Equal(dst, src) {
+			t.Fatalf("Copy %d bytes: returned %d, equal %v", n, r, bytes.Equal(dst, src))
+		}
+	}
+}
+
+// TestCopyOverlap: overlapping dst and src, either way round and by any
+// distance, give copy()'s memmove result (a split copy would read bytes
+// another part already overwrote).
+func TestCopyOverlap(t *testing.T) {
+	const n = 1 << 20
+	buf := hostMem(t, 2*n)
+	want := make([]byte, 2*n)
+	for _, shift := range []int{1, 64, 4096, MinChunk, n - 1} {
+		for _, fwd := range []bool{true, false} {
+			random(buf, uint64(shift))
+			copy(want, buf)
+			var d, s, wd, ws []byte
+			if fwd {
+				d, s, wd, ws = buf[shift:shift+n], buf[:n], want[shift:shift+n], want[:n]
+			} else {
+				d, s, wd, ws = buf[:n], buf[shift:shift+n], want[:n], want[shift:shift+n]
+			}
+			CopyN(d, s, 4)
+			copy(wd, ws)
+			if !bytes.Equal(buf, want) {
+				t.Fatalf("overlap by %d (dst after src %v): result differs from copy()", n-shift, fwd)
+			}
+		}
+	}
+	if !overlap(buf[10:20], buf[19:29]) || overlap(buf[10:20], buf[20:30]) || overlap(buf[20:30], buf[10:20]) {
+		t.Fatal("overlap misjudges adjacent or one-byte-overlapping ranges")
+	}
+}
+
+// TestCopySplits: a large copy does run on several goroutines: a part
+// copied by another goroutine than the caller shows up as a goroutine
+// running worker while the copy is in progress.
+func TestCopySplits(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("GOMAXPROCS 1: the workers cannot run beside the caller")
+	}
+	src, dst := hostMem(t, 64<<20), hostMem(t, 64<<20)
+	stop := make(chan struct{})
+	seen := make(chan bool, 1)
+	go func() {
+		buf := make([]byte, 1<<20)
+		for {
+			select {
+			case <-stop:
+				seen <- false
+				return
+			default:
+			}
+			if strings.Contains(string(buf[:runtime.Stack(buf, true)]), "hostcopy.worker(") {
+				seen <- true
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		CopyN(dst, src, 4)
+		select {
+		case ok := <-seen:
+			if !ok {
+				t.Fatal("no worker goroutine seen")
+			}
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			<-seen
+			t.Fatal("no worker goroutine seen during 5 s of 64 MiB copies on 4 goroutines")
+		}
+	}
+}
+
+// workersAlive counts the goroutines running worker now.
+func workersAlive() (int, string) {
+	buf := make([]byte, 1<<20)
+	all := string(buf[:runtime.Stack(buf, true)])
+	n := 0
+	var stacks []string
+	for _, g := range strings.Split(all, "\n\n") {
+		if strings.Contains(g, "hostcopy.worker(") {
+			n++
+			stacks = append(stacks, g)
+		}
+	}
+	return n, strings.Join(stacks, "\n\n")
+}
+
+// TestNoGoroutineOutlivesCopy: once every Copy has returned (from many
+// goroutines at once, so that parts of different calls mix on the
+// channel), no worker goroutine is left, and none is blocked waiting for a
+// part. (A worker signals its caller as its last step, so the check allows
+// it a moment to return.)
+func TestNoGoroutineOutlivesCopy(t *testing.T) {
+	const n = 1 << 20
+	var wg sync.WaitGroup
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src, dst := make([]byte, n), make([]byte, n)
+			random(src, uint64(c))
+			for i := 0; i < 50; i++ {
+				CopyN(dst, src, 2+c%4)
+			}
+			if !bytes.Equal(dst, src) {
+				t.Errorf("caller %d: wrong bytes", c)
+			}
+		}()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		k, stacks := workersAlive()
+		if k == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d worker goroutines outlived their copies:\n%s", k, stacks)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if len(parts) != 0 {
+		t.Fatalf("%d parts left on the channel", len(parts))
+	}
+}
+
+// TestCopyAllocs: a warm large copy allocates nothing.
+func TestCopyAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops items at random: allocation counts mean nothing under -race")
+	}
+	src, dst := hostMem(t, 1<<20), hostMem(t, 1<<20)
+	CopyN(dst, src, 4)
+	if a := testing.AllocsPerRun(200, func() { CopyN(dst, src, 4) }); a > 0.1 {
+		t.Fatalf("%.2f allocations per 1 MiB copy on 4 goroutines, want 0", a)
+	}
+}
+
+func TestThreadsEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		n    int
+		fail bool
+	}{{"", DefaultThreads, false}, {"1", 1, false}, {"8", 8, false}, {"64", 64, false},
+		{"0", 1, true}, {"65", 1, true}, {"-2", 1, true}, {"four", 1, true}, {"4 ", 1, true}} {
+		t.Run(fmt.Sprintf("%q", c.v), func(t *testing.T) {
+			t.Setenv(EnvThreads, c.v)
+			n, err := parseThreads()
+			if n != c.n || (err != nil) != c.fail {
+				t.Fatalf("%s=%q: %d, %v; want %d, error %v", EnvThreads, c.v, n, err, c.n, c.fail)
+			}
+			if err != nil && (!strings.Contains(err.Error(), EnvThreads) || !strings.Contains(err.Error(), c.v)) {
+				t.Fatalf("error %q does not name the variable and its value", err)
+			}
+		})
+	}
+}
