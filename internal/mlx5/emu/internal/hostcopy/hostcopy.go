@@ -1,59 +1,66 @@
 // Package hostcopy copies large ranges of host memory on several cores.
 //
 // The emulated NIC moves a message's payload through host memory with
-// plain copies: into a shared-memory ring when a frame leaves for another
-// process, and from a frame into the responder's memory region when it
-// lands. One core copies about 15-20 GB/s, so a 1 MiB message costs
-// 60-70 us per copy; a bandwidth test at 1 MiB is bound by these copies
-// long before the wire or the GPU. A host has more than one memory channel
-// and core: splitting a large copy over a few goroutines multiplies its
-// rate until the memory system, not the core, is the limit.
+// plain copies: into a shared-memory ring (or a TCP queue) when a frame
+// leaves for another process, and from a frame into the responder's memory
+// region when it lands. One core copies 1 MiB in 40-70 us, so a bandwidth
+// test at 1 MiB is bound by these copies long before the wire or the GPU.
+// Copy splits a large copy over a few goroutines.
 //
 // # What Copy does
 //
 // Copy has the contract of the built-in copy (it copies min(len(dst),
-// len(src)) bytes and returns that count) and, for large copies, runs it
-// on several goroutines:
+// len(src)) bytes and returns that count):
 //
-//   - up to Threshold bytes it is copy() itself;
-//   - above, the range is cut into k parts, k = min(workers,
-//     n/(MinChunk+64)), every part at least MinChunk bytes and every cut on
-//     a 64-byte (cache-line) boundary of dst, so that no two goroutines
-//     store into one cache line; the caller starts k-1 goroutines, copies
-//     the last part itself and waits for the others;
-//   - overlapping ranges (a loopback WRITE within one buffer can land on
-//     its own source) are copied by copy() alone, with its memmove
-//     semantics: parts copied at once would read bytes another part has
-//     already overwritten.
+//   - up to Threshold bytes it is copy() itself, and so is every copy when
+//     only one goroutine may run it (see below);
+//   - above, the range is cut into k parts, k = min(2*workers,
+//     n/(MinChunk+64)): every part at least MinChunk bytes, every cut on a
+//     64-byte (cache-line) boundary of dst, so that no two goroutines store
+//     into one cache line. The caller starts up to workers-1 helper
+//     goroutines, and it and the helpers take parts in turn until none is
+//     left; the caller returns once every part is copied;
+//   - overlapping ranges (a loopback WRITE can land on its own source) are
+//     copied by copy() alone, with its memmove semantics: parts copied at
+//     once would read bytes another part has already overwritten.
 //
 // workers is min(GOMAXPROCS, DefaultThreads); GDAKI_EMU_COPY_THREADS=N
-// replaces DefaultThreads by N (1 turns the split off). More goroutines
-// than processors cannot copy faster, so GOMAXPROCS bounds N too.
+// replaces DefaultThreads by N (1 turns the split off: every copy is then
+// copy(), as before this package). GOMAXPROCS bounds N too: more
+// goroutines than processors cannot copy faster.
 //
-// # Goroutines and allocation
+// The parts are also below the size (1 MiB) from which Go's copy switches
+// to non-temporal stores, which bypass the caches. For a destination that
+// is read soon after (a ring the peer reads at once) or written again and
+// again (a benchmark's buffer) ordinary stores are faster (on a 2-core
+// AMD EPYC, one goroutine copies 1 MiB in 256 KiB parts in 24 us, in one
+// piece in 40 us); for a destination much larger than the last-level
+// cache non-temporal stores are (about 1.4 times).
 //
-// No goroutine outlives a call: each one Copy starts copies one part,
-// signals the caller and exits, and Copy returns only after every part is
-// done, so no goroutine touches dst or src after Copy returns and none is
-// left behind between calls (the leak checks of the emulator and the wire
-// see none). A persistent pool of workers would save the start of a
-// goroutine (under a microsecond, against 10-60 us for a part) but would
-// live for the whole process.
+// # Goroutines
 //
-// A call allocates nothing once warm: the parts travel by value on one
-// buffered channel (a started goroutine takes whichever part comes next,
-// which may be another call's: every call starts exactly as many
-// goroutines as it sends parts, so every part is taken), the wait group
-// comes from a sync.Pool, and the goroutines run a function without
-// arguments or captures (the runtime reuses the goroutines' stacks).
+// A helper copies parts of one copy and exits; no goroutine lives on
+// between copies (no pool: the emulator's and the wire's leak checks see
+// none, and an idle process has none), and none touches dst or src after
+// Copy returned. The caller never waits for a helper to start: on busy
+// cores a helper may start only after its call returned, find every part
+// taken and exit at once. (Waiting for the helpers to start would make a
+// copy on loaded cores slower than copy(): measured 1.5 times slower for
+// the two-process 1 MiB WRITE on two cores.) When helpers started earlier
+// have still not run, Copy starts no more.
+//
+// A warm call allocates nothing: a job (the parts and their counters)
+// comes from a free list and goes back to it when the last of its caller
+// and helpers lets go of it, jobs travel to the helpers on one buffered
+// channel, and helpers run a function without arguments.
 //
 // # Why here
 //
 // The package sits under the emulator (internal/mlx5/emu/internal), not at
-// the top of internal/: its only callers are the emulator's landing code
-// and its wire, and the environment variable and the tuning (parts of
-// 128 KiB and more, four goroutines) are the emulator's, chosen for its
-// payloads of up to 1 MiB per frame.
+// the top of internal/: its callers are the emulator's landing code and
+// its wire, and the tuning (parts of 128 KiB and more, four goroutines,
+// the environment variable) is chosen for the emulator's frames of up to
+// 1 MiB.
 package hostcopy
 
 import (
@@ -62,6 +69,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -125,63 +133,139 @@ func Copy(dst, src []byte) int {
 // whatever GOMAXPROCS and EnvThreads say; workers < 2 is copy().
 func CopyN(dst, src []byte, workers int) int {
 	n := min(len(dst), len(src))
-	k := split(n, workers)
+	if workers < 2 {
+		return copy(dst, src)
+	}
+	k := split(n, partsPer*workers)
 	if k < 2 || overlap(dst[:n], src[:n]) {
 		return copy(dst, src)
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
-	wg := groups.Get().(*sync.WaitGroup)
-	wg.Add(k - 1)
-	from := 0
-	for i := 1; i < k; i++ {
-		to := cut(base, n, k, i)
-		go worker()
-		parts <- part{dst: dst[from:to], src: src[from:to], done: wg}
-		from = to
+	helpers := min(workers, k) - 1
+	if waiting.Load() >= int32(workers) {
+		// Helpers of earlier copies still wait for a processor: the
+		// cores are busy, and more goroutines would only queue up.
+		helpers = 0
 	}
-	copy(dst[from:n], src[from:n])
-	wg.Wait()
-	groups.Put(wg)
+	var j *job
+	select {
+	case j = <-free:
+	default:
+		j = new(job)
+	}
+	j.dst, j.src, j.n, j.k = dst[:n], src[:n], n, int32(k)
+	j.base = uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+	j.next.Store(0)
+	j.refs.Store(int32(helpers) + 1)
+	j.parts.Add(k)
+	for i := 0; i < helpers; i++ {
+		spawn()
+		handoff <- j
+	}
+	j.run()
+	j.parts.Wait()
+	j.release()
 	return n
 }
 
-// split is the number of parts of an n-byte copy on at most workers
-// goroutines: 1 up to Threshold, else as many as workers allows with every
-// part longer than MinChunk+line.
-func split(n, workers int) int {
+// partsPer is how many parts per goroutine a copy is cut into (as far as
+// MinChunk allows): a goroutine that runs late, or on a busy core, leaves
+// parts that the others take, so that the copy never waits long for one
+// goroutine.
+const partsPer = 2
+
+// split is the number of parts of an n-byte copy into at most max parts:
+// 1 up to Threshold, else as many as max allows with every part longer
+// than MinChunk+line.
+func split(n, max int) int {
 	if n <= Threshold {
 		return 1
 	}
-	return max(1, min(workers, n/(MinChunk+line)))
+	return min(max, n/(MinChunk+line))
 }
 
-// cut is the offset where part i of k of an n-byte copy to base starts:
-// the first cache-line boundary of dst at or after i*(n/k). Every part is
+// cut is the offset where part i of k of an n-byte copy to base starts
+// (0 for the first, n for the end of the last): the first cache-line
+// boundary of dst at or after i*(n/k). Every part is
 // then longer than n/k-line, which is at least MinChunk when
 // k <= n/(MinChunk+line).
 func cut(base uintptr, n, k, i int) int {
+	switch i {
+	case 0:
+		return 0
+	case k:
+		return n
+	}
 	at := base + uintptr(i*(n/k))
 	return int((at+line-1)&^(line-1) - base)
 }
 
-// part is one goroutine's share of a copy.
-type part struct {
+// job is one copy in parts. The caller and its helpers take parts in turn
+// (next) until none is left; parts counts the parts not yet copied, and
+// the caller returns once it is zero. refs counts the caller and the
+// helpers that have not yet let go of the job: the last one puts it back
+// in the free list, so that a helper that starts late (every part taken, the
+// call perhaps returned) only finds next past k and never sees the job
+// reused under it.
+type job struct {
 	dst, src []byte
-	done     *sync.WaitGroup
+	n        int
+	k        int32
+	base     uintptr
+	next     atomic.Int32
+	refs     atomic.Int32
+	parts    sync.WaitGroup
 }
 
-// parts carries the parts to the goroutines Copy starts; its buffer only
-// saves a caller from waiting for a goroutine to be scheduled before it
-// hands over the next part.
-var parts = make(chan part, 4*MaxThreads)
+// run copies parts until none is left to take.
+func (j *job) run() {
+	for {
+		i := j.next.Add(1) - 1
+		if i >= j.k {
+			return
+		}
+		from, to := cut(j.base, j.n, int(j.k), int(i)), cut(j.base, j.n, int(j.k), int(i)+1)
+		copy(j.dst[from:to], j.src[from:to])
+		j.parts.Done()
+	}
+}
 
-var groups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
+// release lets go of the job; the last holder returns it to the pool.
+func (j *job) release() {
+	if j.refs.Add(-1) == 0 {
+		j.dst, j.src = nil, nil
+		select {
+		case free <- j:
+		default:
+		}
+	}
+}
 
-// worker copies one part and exits.
-func worker() {
-	p := <-parts
-	copy(p.dst, p.src)
-	p.done.Done()
+// free holds jobs for reuse. (Not a sync.Pool: a job often goes back from
+// a helper's processor, and a Pool would hide it in that processor's
+// private slot from the next caller, which would allocate.)
+var free = make(chan *job, 4*MaxThreads)
+
+// handoff carries a job to each helper a call starts (a helper takes
+// whichever job comes next, perhaps another call's: every call starts as
+// many helpers as it sends jobs, so each is taken). Its buffer saves a
+// caller from waiting for a helper to be scheduled before it goes on.
+var handoff = make(chan *job, 4*MaxThreads)
+
+// spawn starts a helper (tests replace it to hold helpers back).
+var spawn = func() {
+	waiting.Add(1)
+	go helper()
+}
+
+// waiting counts the helpers started and not yet running.
+var waiting atomic.Int32
+
+// helper takes one job, copies parts of it while any is left, and exits.
+func helper() {
+	waiting.Add(-1)
+	j := <-handoff
+	j.run()
+	j.release()
 }
 
 // overlap reports whether a and b (of one length, not empty) share a byte.
