@@ -279,7 +279,7 @@ func TestConcurrentCopiesLeaveNoHelper(t *testing.T) {
 // none of its helpers runs before it ends (here they are held back until
 // it has returned, as on cores busy with other work): the caller takes
 // every part itself instead of waiting for a helper. The helpers, let go
-// afterwards, find nothing left and exit.
+// afterwards, find nothing left, touch neither buffer and exit.
 func TestCallerNeedsNoHelper(t *testing.T) {
 	gate := make(chan struct{})
 	var held sync.WaitGroup
@@ -309,8 +309,14 @@ func TestCallerNeedsNoHelper(t *testing.T) {
 	if !bytes.Equal(dst, src) {
 		t.Fatal("wrong bytes")
 	}
+	// The buffers are the caller's again: helpers let go now must not
+	// touch them.
+	clear(dst)
 	close(gate)
 	held.Wait()
+	if !bytes.Equal(dst, make([]byte, len(dst))) {
+		t.Fatal("a helper wrote into dst after the copy returned")
+	}
 	if len(handoff) != 0 {
 		t.Fatalf("%d jobs left on the handoff channel", len(handoff))
 	}
