@@ -5,7 +5,11 @@
 // leaves for another process, and from a frame into the responder's memory
 // region when it lands. One core copies 1 MiB in 40-70 us, so a bandwidth
 // test at 1 MiB is bound by these copies long before the wire or the GPU.
-// Copy splits a large copy over a few goroutines.
+// Copy splits a large copy over a few goroutines. That pays where one core
+// cannot use the host's memory bandwidth (a server core moves about
+// 15 GB/s, its socket ten times that); on a host where one core already
+// saturates it (a 2-core VM here: about 27 GB/s with one core or two) the
+// split gains nothing and costs 3-4% (the starting of helpers).
 //
 // # What Copy does
 //
@@ -29,13 +33,21 @@
 // copy(), as before this package). GOMAXPROCS bounds N too: more
 // goroutines than processors cannot copy faster.
 //
-// The parts are also below the size (1 MiB) from which Go's copy switches
-// to non-temporal stores, which bypass the caches. For a destination that
-// is read soon after (a ring the peer reads at once) or written again and
-// again (a benchmark's buffer) ordinary stores are faster (on a 2-core
-// AMD EPYC, one goroutine copies 1 MiB in 256 KiB parts in 24 us, in one
-// piece in 40 us); for a destination much larger than the last-level
-// cache non-temporal stores are (about 1.4 times).
+// # Stores
+//
+// For a copy of NonTemporal (1 MiB) bytes or more, copy() on amd64 (with
+// AVX, as on every current x86 server) stores non-temporally, bypassing the caches; its parts, smaller, would not. So
+// the parts of such a copy are stored non-temporally too (SSE2 MOVNTDQ,
+// one cache line at a time, fenced before the part counts as done; the
+// bytes before dst's first cache line and after its last by copy()), and
+// a split copy treats the caches as copy() would have. It matters: put_bw
+// and write_bw at 1 MiB write the slices of a 512 MiB buffer, far more
+// than a last-level cache, and there (2-core AMD EPYC, 1 MiB into a
+// destination moving through 256 MiB) ordinary stores took 64 us against
+// copy()'s 40 us, non-temporal parts 39 us. (A destination that stays in
+// the cache favours ordinary stores, 24 us against 40; the emulator's
+// large destinations seldom do.) Under the race detector, and on other
+// architectures, parts are copy().
 //
 // # Goroutines
 //
@@ -81,6 +93,10 @@ const (
 	// DefaultThreads is the default bound on the goroutines of one copy,
 	// the caller's included.
 	DefaultThreads = 4
+	// NonTemporal is the size from which a split copy stores
+	// non-temporally (bypassing the caches), as copy() itself does on
+	// amd64 from this size on.
+	NonTemporal = 1 << 20
 	// MaxThreads is the largest value EnvThreads accepts.
 	MaxThreads = 64
 	// EnvThreads, set to N in 1..MaxThreads, replaces DefaultThreads; 1
@@ -224,9 +240,36 @@ func (j *job) run() {
 			return
 		}
 		from, to := cut(j.base, j.n, int(j.k), int(i)), cut(j.base, j.n, int(j.k), int(i)+1)
-		copy(j.dst[from:to], j.src[from:to])
+		copyPart(j.dst[from:to], j.src[from:to], j.n >= NonTemporal)
 		j.parts.Done()
 	}
+}
+
+// copyPart copies src to dst (of one length): with non-temporal stores
+// when nt is set and the build has them (the whole cache lines of dst, the
+// bytes before the first and after the last by copy()), otherwise by
+// copy().
+func copyPart(dst, src []byte, nt bool) {
+	if !nt || !haveNT || raceEnabled {
+		copy(dst, src)
+		return
+	}
+	ntPart(dst, src)
+}
+
+// ntPart copies src to dst (of one length) with non-temporal stores for
+// the whole cache lines of dst; amd64 only.
+func ntPart(dst, src []byte) {
+	if len(dst) < 2*line {
+		copy(dst, src)
+		return
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(dst)))
+	head := int(-p & (line - 1))
+	body := (len(dst) - head) &^ (line - 1)
+	copy(dst[:head], src[:head])
+	ntcopy(unsafe.Pointer(&dst[head]), unsafe.Pointer(&src[head]), uintptr(body))
+	copy(dst[head+body:], src[head+body:])
 }
 
 // release lets go of the job; the last holder returns it to the pool.

@@ -97,6 +97,40 @@ func TestCopySameAsBuiltin(t *testing.T) {
 	}
 }
 
+// TestNonTemporalPart: the non-temporal copy of a part gives copy()'s
+// bytes for every length up to a few cache lines and a few larger ones,
+// at every alignment of dst and src within a cache line, and stores
+// nothing outside dst.
+func TestNonTemporalPart(t *testing.T) {
+	if !haveNT {
+		t.Skip("no non-temporal stores on " + runtime.GOARCH + ": parts are copy()")
+	}
+	const pad = 128
+	src := hostMem(t, 1<<20)
+	got := hostMem(t, 1<<20)
+	want := make([]byte, 1<<20)
+	random(src, 3)
+	lengths := []int{}
+	for n := 0; n <= 4*line+1; n++ {
+		lengths = append(lengths, n)
+	}
+	lengths = append(lengths, 4096-1, 4096, 4096+65, 256<<10+17)
+	for _, n := range lengths {
+		for da := 0; da < line; da += 7 {
+			for sa := 0; sa < line; sa += 13 {
+				win := 2*pad + line + n
+				copy(got[:win], src[1000:])
+				copy(want[:win], got[:win])
+				ntPart(got[pad+da:pad+da+n], src[sa:sa+n])
+				copy(want[pad+da:pad+da+n], src[sa:sa+n])
+				if !bytes.Equal(got[:win], want[:win]) {
+					t.Fatalf("%d bytes, dst+%d src+%d: result differs from copy()", n, da, sa)
+				}
+			}
+		}
+	}
+}
+
 // TestCuts: for every length around a threshold, base alignment and
 // worker count, the parts cover the range in order, each is at least
 // MinChunk bytes and every cut is on a cache-line boundary of dst.

@@ -1,5 +1,0 @@
-//go:build race
-
-package hostcopy
-
-const raceEnabled = true
