@@ -16,6 +16,7 @@ import (
 // frame or several, and nothing around them changes; the CQE comes after
 // the bytes (the check reads them once the completion is polled).
 func TestLargeLandings(t *testing.T) {
+	defer hostcopy.SetThreads(hostcopy.DefaultThreads)() // split on small hosts too
 	const dataLen = 8 << 20
 	a, b := twoNICs(t)
 	o := qpOpts{mtu: mlx5.MTU4096, rq: true, logRQ: 4, dataLen: dataLen}
@@ -80,6 +81,7 @@ func TestLargeLandings(t *testing.T) {
 // copy() would, with memmove semantics: the split landing must not run
 // its parts at once on overlapping memory.
 func TestOverlappingWriteLands(t *testing.T) {
+	defer hostcopy.SetThreads(hostcopy.DefaultThreads)() // split on small hosts too
 	const dataLen, n = 2 << 20, 1 << 20
 	shared := hostMem(t, dataLen+4096)
 	on := func(off int) func(testing.TB, int) []byte {
@@ -136,8 +138,9 @@ func writeStream(tb testing.TB, x *endpoint, raddr mlx5.RAddrSeg, size uint32, n
 // copied into the shared-memory ring by the sender and out of it into the
 // MR by the peer, the two host copies of the two-process examples. The
 // shm-links metric says whether the link was shared memory (1) or TCP (0).
-// GDAKI_EMU_COPY_THREADS=1 gives the single-core reference, in the child
-// too (it inherits the environment).
+// GDAKI_EMU_COPY_THREADS=1 gives the single-core reference, =4 the split
+// on a host of fewer than four processors (where it is off by default),
+// in the child too (it inherits the environment).
 func BenchmarkWrite1MiBCrossProcess(b *testing.B) {
 	e, c := connectChildWith(b, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 6, logCQ: 7, ackTO: 16})
 	fill(e.data, 3)

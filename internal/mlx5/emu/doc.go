@@ -115,8 +115,9 @@
 // A payload of more than 256 KiB that lands in host memory (a WRITE or
 // SEND at the responder, a READ response at the requester), like a frame
 // that the wire copies into a shared-memory ring, is copied on up to four
-// cores (internal/mlx5/emu/internal/hostcopy; GDAKI_EMU_COPY_THREADS=N
-// sets the bound, 1 copies on the calling goroutine alone). The landing is
+// cores of a host with four or more (internal/mlx5/emu/internal/hostcopy;
+// GDAKI_EMU_COPY_THREADS=N sets the bound on any host, 1 copies on the
+// calling goroutine alone). The landing is
 // complete, every byte stored, before the responder ACKs it or writes its
 // CQE.
 //

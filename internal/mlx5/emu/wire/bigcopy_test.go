@@ -35,6 +35,7 @@ func pattern(b []byte, seed uint32) {
 // in between).
 func TestLargePayloads(t *testing.T) {
 	noLeak(t)
+	defer hostcopy.SetThreads(hostcopy.DefaultThreads)() // split on small hosts too
 	sizes := []int{hostcopy.Threshold, hostcopy.Threshold + 1, 2*(hostcopy.MinChunk+64) + 5, 3*(hostcopy.MinChunk+64) - 1,
 		512<<10 + 3, 1<<20 - 1, 1 << 20}
 	for _, path := range []struct {
@@ -115,7 +116,8 @@ func TestListenBadCopyThreads(t *testing.T) {
 // hostcopy.Threshold); the receiver reads it in place. copy1MiB, in the
 // same run, is one plain copy() of 1 MiB between two mapped buffers: what
 // that copy costs on one goroutine. GDAKI_EMU_COPY_THREADS=1 gives the
-// single-goroutine figure of send.
+// single-goroutine figure of send, =4 the split on a host of fewer than
+// four processors (where it is off by default).
 func BenchmarkShm1MiB(b *testing.B) {
 	const n = 1 << 20
 	b.Run("copy1MiB", func(b *testing.B) {

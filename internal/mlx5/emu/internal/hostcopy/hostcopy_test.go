@@ -162,9 +162,10 @@ func TestCuts(t *testing.T) {
 	}
 }
 
-// TestCopyDefault: Copy (Workers() goroutines) agrees with copy() at
-// 1 MiB and 4 MiB.
+// TestCopyDefault: Copy (Workers() goroutines, DefaultThreads at most)
+// agrees with copy() just above Threshold, at 1 MiB and at 4 MiB.
 func TestCopyDefault(t *testing.T) {
+	defer SetThreads(DefaultThreads)() // split on hosts below MinProcs too
 	for _, n := range []int{Threshold + 1, 1 << 20, 4 << 20} {
 		src, dst := hostMem(t, n), hostMem(t, n)
 		random(src, uint64(n))
@@ -374,20 +375,46 @@ func TestCopyAllocs(t *testing.T) {
 
 func TestThreadsEnv(t *testing.T) {
 	for _, c := range []struct {
-		v    string
-		n    int
-		fail bool
-	}{{"", DefaultThreads, false}, {"1", 1, false}, {"8", 8, false}, {"64", 64, false},
-		{"0", 1, true}, {"65", 1, true}, {"-2", 1, true}, {"four", 1, true}, {"4 ", 1, true}} {
+		v         string
+		n         int
+		set, fail bool
+	}{{"", DefaultThreads, false, false}, {"1", 1, true, false}, {"8", 8, true, false}, {"64", 64, true, false},
+		{"0", 1, true, true}, {"65", 1, true, true}, {"-2", 1, true, true}, {"four", 1, true, true}, {"4 ", 1, true, true}} {
 		t.Run(fmt.Sprintf("%q", c.v), func(t *testing.T) {
 			t.Setenv(EnvThreads, c.v)
-			n, err := parseThreads()
-			if n != c.n || (err != nil) != c.fail {
-				t.Fatalf("%s=%q: %d, %v; want %d, error %v", EnvThreads, c.v, n, err, c.n, c.fail)
+			n, set, err := parseThreads()
+			if n != c.n || set != c.set || (err != nil) != c.fail {
+				t.Fatalf("%s=%q: %d, set %v, %v; want %d, set %v, error %v", EnvThreads, c.v, n, set, err, c.n, c.set, c.fail)
 			}
 			if err != nil && (!strings.Contains(err.Error(), EnvThreads) || !strings.Contains(err.Error(), c.v)) {
 				t.Fatalf("error %q does not name the variable and its value", err)
 			}
 		})
+	}
+}
+
+// TestWorkers: by default min(GOMAXPROCS, DefaultThreads) from MinProcs
+// processors on, 1 below; SetThreads replaces both, GOMAXPROCS still
+// bounding it, until restored. (This test binary runs without
+// GDAKI_EMU_COPY_THREADS.)
+func TestWorkers(t *testing.T) {
+	if _, set, _ := parseThreads(); set {
+		t.Skip(EnvThreads + " is set for this run")
+	}
+	for _, c := range []struct{ procs, want int }{{1, 1}, {2, 1}, {MinProcs - 1, 1}, {MinProcs, min(MinProcs, DefaultThreads)}, {16, DefaultThreads}} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.procs))
+			if w := Workers(); w != c.want {
+				t.Errorf("GOMAXPROCS %d: %d workers, want %d", c.procs, w, c.want)
+			}
+			restore := SetThreads(3)
+			if w := Workers(); w != min(3, c.procs) {
+				t.Errorf("GOMAXPROCS %d, SetThreads(3): %d workers, want %d", c.procs, w, min(3, c.procs))
+			}
+			restore()
+			if w := Workers(); w != c.want {
+				t.Errorf("GOMAXPROCS %d, restored: %d workers, want %d", c.procs, w, c.want)
+			}
+		}()
 	}
 }
