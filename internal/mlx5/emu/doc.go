@@ -112,6 +112,15 @@
 // memory must stay mapped until it is deregistered (as with hardware, whose
 // DMA would fault). Memory the NIC touches is never Go heap.
 //
+// A payload of more than 256 KiB that lands in host memory (a WRITE or
+// SEND at the responder, a READ response at the requester), like a frame
+// that the wire copies into a shared-memory ring, is copied on up to four
+// cores of a host with four or more (internal/mlx5/emu/internal/hostcopy;
+// GDAKI_EMU_COPY_THREADS=N sets the bound on any host, 1 copies on the
+// calling goroutine alone). The landing is
+// complete, every byte stored, before the responder ACKs it or writes its
+// CQE.
+//
 // A copy to or from device memory costs microseconds whatever its size, so
 // the engine moves what it can at once: every WQE between the last index it
 // read and the producer index, with the DBR, in one batch (into a host copy

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/internal/hostcopy"
 )
 
 // GPUMemory is the seam through which the emulator reaches device memory
@@ -236,20 +238,24 @@ func (s *span) read(dst []byte, off uint64) error {
 	}
 	defer s.unpin()
 	if s.gpu == nil {
-		copy(dst, s.host[off:off+uint64(len(dst))])
+		hostcopy.Copy(dst, s.host[off:off+uint64(len(dst))])
 		return nil
 	}
 	return s.gpu.Copy([]DeviceCopy{{Kind: CopyToHost, Src: s.dev, SrcOff: off, Host: dst}})
 }
 
-// write copies src to offset off of the span.
+// write copies src to offset off of the span. A payload landing in host
+// memory (a WRITE, a SEND's scatter, a READ response) is the largest host
+// copy of the data path: above hostcopy.Threshold it runs on several cores,
+// and it is complete, every byte stored, when write returns (before the
+// responder ACKs or writes a CQE for it).
 func (s *span) write(off uint64, src []byte) error {
 	if !s.pin() {
 		return errRetired
 	}
 	defer s.unpin()
 	if s.gpu == nil {
-		copy(s.host[off:off+uint64(len(src))], src)
+		hostcopy.Copy(s.host[off:off+uint64(len(src))], src)
 		return nil
 	}
 	return s.gpu.Copy([]DeviceCopy{{Kind: CopyToDevice, Dst: s.dev, DstOff: off, Host: src}})

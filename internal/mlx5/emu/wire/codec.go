@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/internal/hostcopy"
 )
 
 // Encoding. All integers are big-endian.
@@ -148,7 +150,7 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 		be.PutUint64(p[0:8], f.AtomicAck)
 		p = p[atomicAckLen:]
 	}
-	copy(p, f.Payload)
+	hostcopy.Copy(p, f.Payload) // a large payload on several cores (into a ring or a TCP queue)
 	return dst
 }
 

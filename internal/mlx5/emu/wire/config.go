@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/internal/hostcopy"
 )
 
 // Defaults.
@@ -95,6 +97,9 @@ type Config struct {
 
 // resolve fills the defaults, reading the environment.
 func (c Config) resolve() (Config, error) {
+	if _, err := hostcopy.Threads(); err != nil {
+		return c, fmt.Errorf("wire: listen: %w", err)
+	}
 	if c.Port == 0 {
 		c.Port = DefaultPort
 		if s := os.Getenv(EnvPort); s != "" {

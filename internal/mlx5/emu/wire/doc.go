@@ -52,7 +52,8 @@
 //     peer on the same host maps it and accepts, and from then on the
 //     connection's frames, both ways, travel through the rings instead of
 //     the socket, encoded as on the stream, read in place (no copy but the
-//     one into the ring). The socket stays open and its end ends the link.
+//     one into the ring; a payload above 256 KiB is copied into the ring on
+//     several cores, see internal/mlx5/emu/internal/hostcopy). The socket stays open and its end ends the link.
 //     A peer on another host (or one configured with NoShm, or
 //     $GDAKI_EMU_SHM=0) refuses, and the connection stays on TCP. The
 //     reader of a link polls its ring while frames flow and sleeps on a

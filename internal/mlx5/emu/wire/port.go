@@ -61,7 +61,9 @@ type counters struct {
 
 // Listen opens a port: it binds the address and TCP port of cfg (see Config
 // for the defaults), starts accepting connections and makes the port's GID
-// reachable from this process's other ports.
+// reachable from this process's other ports. A malformed
+// GDAKI_EMU_COPY_THREADS (the bound on the cores that copy a large payload)
+// fails it, as a malformed GDAKI_EMU_PORT or GDAKI_EMU_ADDR does.
 func Listen(cfg Config) (*Port, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {

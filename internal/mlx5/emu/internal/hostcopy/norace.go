@@ -1,0 +1,5 @@
+//go:build !race
+
+package hostcopy
+
+const raceEnabled = false
