@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 // Payload prefetch. A WRITE or SEND whose data is in device memory costs a
@@ -230,6 +231,9 @@ func (q *qp) prefetchFrom(idx uint16) {
 		}
 		if w.length > uint64(prefetchMax-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
 			break
+		}
+		if w.length >= inPlaceMin && q.nic.port.CanSendInPlace(wire.GID(q.rgid)) {
+			break // read into the wire's ring as it is sent (sendInPlace)
 		}
 		ok := true
 		for _, t := range p.tg[:w.nsge] {

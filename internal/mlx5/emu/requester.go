@@ -3,6 +3,7 @@ package emu
 import (
 	"encoding/binary"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -748,19 +749,25 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 			f.SE = w.se && code.AllowsSE()
 		}
 		f.AckReq = !q.uc
-		payload, pinned, ok := q.gather(w, off, size)
-		if !ok {
+		placed, err := q.sendInPlace(w, f, off, size, last)
+		if err == errGather {
 			return mlx5.SyndromeLocalProtErr, false
 		}
-		if last {
-			q.traceStage(stagePayload, w.idx)
+		if !placed {
+			payload, pinned, ok := q.gather(w, off, size)
+			if !ok {
+				return mlx5.SyndromeLocalProtErr, false
+			}
+			if last {
+				q.traceStage(stagePayload, w.idx)
+			}
+			f.Payload = payload
+			err = q.nic.port.Send(f)
+			if pinned != nil {
+				pinned.unpin()
+			}
+			f.Payload = nil
 		}
-		f.Payload = payload
-		err := q.nic.port.Send(f)
-		if pinned != nil {
-			pinned.unpin()
-		}
-		f.Payload = nil
 		if congested(err) {
 			return 0, false
 		}
@@ -775,6 +782,45 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 	}
 }
 
+// inPlaceMin is the smallest frame payload the requester reads straight
+// into the shared-memory ring of its connection (wire.Port.SendInPlace)
+// instead of reading it ahead into its own buffer and having the frame's
+// encoding copy it: below, batching the reads of many payloads pays more.
+const inPlaceMin = 256 << 10
+
+// errGather is the fill error of a payload that could not be read (a
+// buffer deregistered, a failed device copy): LOCAL_PROT_ERR.
+var errGather = errors.New("emu: the payload could not be read")
+
+// sendInPlace sends frame f with the n message bytes at off of w read
+// straight into the wire's shared-memory ring, when the frame is large, not
+// inline, not read ahead and the QP's peer is reached through such a ring
+// now; placed reports whether it tried (err is then Send's, or errGather).
+func (q *qp) sendInPlace(w *wqe, f *wire.Frame, off, n uint64, last bool) (placed bool, err error) {
+	if n < inPlaceMin || w.isInl || q.req.pf.find(w.idx) != nil {
+		return false, nil
+	}
+	err = q.nic.port.SendInPlace(f, int(n), func(p []byte) error {
+		if !q.gatherTo(w, off, p) {
+			return errGather
+		}
+		if last {
+			q.traceStage(stagePayload, w.idx)
+		}
+		return nil
+	})
+	if err == wire.ErrNotInPlace {
+		return false, nil
+	}
+	if err == nil {
+		inPlaceFrames.Add(1)
+	}
+	return true, err
+}
+
+// inPlaceFrames counts the frames sent with sendInPlace (tests).
+var inPlaceFrames atomic.Uint64
+
 // gather returns n message bytes at offset off: a view of host memory when
 // they lie in one host SGE (its span pinned: the caller unpins it once the
 // frame is sent), otherwise a copy in the QP's scratch buffer. ok is false
@@ -787,6 +833,7 @@ func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 		return v, nil, ok
 	}
 	r := &q.req
+	moff := off // the message offset, for gatherTo
 	i := 0
 	for ; i < w.nsge && off >= r.tg[i].len; i++ {
 		off -= r.tg[i].len
@@ -805,6 +852,22 @@ func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 		r.scratch = make([]byte, n)
 	}
 	buf := r.scratch[:n]
+	if !q.gatherTo(w, moff, buf) {
+		return nil, nil, false
+	}
+	return buf, nil, true
+}
+
+// gatherTo reads the len(buf) message bytes at offset off of w into buf:
+// the device pieces with one batch, host pieces directly. It reports false
+// when a buffer was deregistered or a copy failed.
+func (q *qp) gatherTo(w *wqe, off uint64, buf []byte) bool {
+	r := &q.req
+	n := uint64(len(buf))
+	i := 0
+	for ; i < w.nsge && off >= r.tg[i].len; i++ {
+		off -= r.tg[i].len
+	}
 	done := uint64(0)
 	rb := &r.rb
 	for ; i < w.nsge && done < n; i++ {
@@ -818,7 +881,7 @@ func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 		case t.mem.gpu == nil || (!rb.empty() && rb.spans[0].gpu != t.mem.gpu):
 			if t.mem.read(buf[done:done+k], t.off+off) != nil {
 				rb.reset()
-				return nil, nil, false
+				return false
 			}
 		default:
 			rb.read(t.mem, t.off+off, buf[done:done+k]) // the device pieces of this frame: one batch
@@ -826,8 +889,5 @@ func (q *qp) gather(w *wqe, off, n uint64) (b []byte, pinned *span, ok bool) {
 		done += k
 		off = 0
 	}
-	if rb.run() != nil {
-		return nil, nil, false
-	}
-	return buf, nil, true
+	return rb.run() == nil
 }

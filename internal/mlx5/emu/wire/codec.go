@@ -77,10 +77,17 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 	n := f.EncodedLen()
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
-	b := dst[start:]
+	hostcopy.Copy(f.encodeHead(dst[start:], len(f.Payload)), f.Payload) // a large payload on several cores (into a ring or a TCP queue)
+	return dst
+}
+
+// encodeHead encodes f's headers into b, the len(b) bytes of a frame with a
+// payload of n bytes (f.Payload is not looked at), and returns the part of
+// b where the payload goes.
+func (f *Frame) encodeHead(b []byte, n int) []byte {
 	copy(b[0:4], magic[:])
 	be := binary.BigEndian
-	be.PutUint32(b[4:8], uint32(n))
+	be.PutUint32(b[4:8], uint32(len(b)))
 	b[8] = byte(f.Opcode)
 	var flags byte
 	if f.SE {
@@ -96,7 +103,7 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 	be.PutUint32(b[20:24], f.SrcQPN)
 	copy(b[24:40], f.SrcGID[:])
 	copy(b[40:56], f.DstGID[:])
-	be.PutUint32(b[56:60], uint32(len(f.Payload)))
+	be.PutUint32(b[56:60], uint32(n))
 	p := b[HeaderLen:]
 	op := f.Opcode
 	if op.has(hRETH) {
@@ -150,8 +157,7 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 		be.PutUint64(p[0:8], f.AtomicAck)
 		p = p[atomicAckLen:]
 	}
-	hostcopy.Copy(p, f.Payload) // a large payload on several cores (into a ring or a TCP queue)
-	return dst
+	return p[:n]
 }
 
 func decodeErr(field, format string, args ...any) error {

@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
@@ -390,6 +391,105 @@ func (p *Port) sendTCP(f *Frame) error {
 	}
 	pr.mu.Unlock()
 	return p.sendOn(c, f, "send", time.Time{})
+}
+
+// SendInPlace sends request f with a payload of n bytes that fill writes
+// straight into the shared-memory ring of f's connection (f.Payload must be
+// nil): a payload read from GPU memory then lands in the ring without a
+// copy through another buffer (the rings are pinned when a MapHook pins
+// them). It works only while f's destination is another process reached
+// through a shared-memory link: otherwise (a port of this process, TCP, no
+// connection yet) it returns ErrNotInPlace without calling fill, and the
+// caller sends the frame with Send. The frame is published only when fill
+// returns nil; fill's error is returned as is and nothing is sent. fill runs
+// with the connection held: other senders to that peer wait for it.
+// Congestion is ErrCongested, as for Send; other errors are *SendError.
+func (p *Port) SendInPlace(f *Frame, n int, fill func(payload []byte) error) error {
+	if p.closed.Load() {
+		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrClosed})
+	}
+	var bad error
+	switch {
+	case f.Payload != nil:
+		bad = fmt.Errorf("a payload of %d bytes beside the %d to fill", len(f.Payload), n)
+	case f.Route.c != nil || !f.Opcode.IsRequest():
+		bad = fmt.Errorf("%s: only requests are sent in place", f.Opcode)
+	case n < 0 || n > MaxPayload || (n > 0 && !f.Opcode.HasPayload()):
+		bad = fmt.Errorf("%d payload bytes on %s", n, f.Opcode)
+	default:
+		bad = f.Validate()
+	}
+	if bad != nil {
+		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: bad})
+	}
+	if HeaderLen+f.Opcode.extLen()+n > p.cfg.MaxFrameLen || p.cfg.ForceTCP {
+		return ErrNotInPlace
+	}
+	if !p.cfg.ForceShm {
+		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
+			return ErrNotInPlace // in-process delivery
+		}
+	}
+	c := p.linkTo(f.DstGID)
+	if c == nil {
+		return ErrNotInPlace
+	}
+	c.mu.Lock()
+	if c.err != nil || c.shm == nil {
+		c.mu.Unlock()
+		return ErrNotInPlace
+	}
+	err := c.shm.putFill(f, n, fill)
+	c.mu.Unlock()
+	switch {
+	case err == nil:
+		p.stats.sent.Add(1)
+		return nil
+	case err == ErrCongested:
+		p.stats.congested.Add(1)
+		return ErrCongested
+	case err == errShmBroken:
+		p.stats.decodeErrors.Add(1)
+		c.fail(err)
+		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrUnreachable, Err: err})
+	}
+	return err // fill's
+}
+
+// CanSendInPlace reports whether SendInPlace would write a request to dst
+// in place now (a shared-memory link to dst is up); a sender uses it to
+// decide how to read a payload before it has the frame.
+func (p *Port) CanSendInPlace(dst GID) bool {
+	if p.closed.Load() || p.cfg.ForceTCP {
+		return false
+	}
+	if !p.cfg.ForceShm {
+		if d := lookup(dst); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
+			return false
+		}
+	}
+	c := p.linkTo(dst)
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err == nil && c.shm != nil
+}
+
+// linkTo returns the connection this port dialled to dst, or nil.
+func (p *Port) linkTo(dst GID) *conn {
+	a, ok := dst.IPv4()
+	if !ok {
+		return nil
+	}
+	pr := p.peerFor(a)
+	if pr == nil {
+		return nil
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.link
 }
 
 // sendOn queues f on connection c, waiting for room until deadline (zero:

@@ -22,6 +22,11 @@ var (
 	// ErrNoRoute: a response that cannot go back the way its request came
 	// (no Route, and its destination is not a port of this process).
 	ErrNoRoute = errors.New("response without the route of its request")
+	// ErrNotInPlace: Port.SendInPlace cannot write this frame's payload in
+	// place now (its destination is not reached through a shared-memory
+	// link); nothing was sent and fill was not called: use Send. Returned
+	// bare, like ErrCongested.
+	ErrNotInPlace = errors.New("wire: no shared-memory link to write the payload into")
 )
 
 // FrameError reports a frame that failed validation or decoding.

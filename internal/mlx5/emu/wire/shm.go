@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/internal/hostcopy"
 )
 
 // Shared-memory links. When a port dials a peer that runs on the same host
@@ -242,16 +244,28 @@ func newLink(s *segment, dialer bool) *link {
 // ErrCongested when the ring has no room for it now, errShmBroken when the
 // consumer's position is impossible.
 func (l *link) put(f *Frame) error {
+	return l.putFill(f, len(f.Payload), func(p []byte) error {
+		hostcopy.Copy(p, f.Payload)
+		return nil
+	})
+}
+
+// putFill writes f with a payload of n bytes into the out ring: its headers,
+// then fill writes the payload in place; the record is published only when
+// fill returns nil (its error is returned and nothing is sent otherwise).
+// The conn's mu held. Errors as put.
+func (l *link) putFill(f *Frame, n int, fill func(payload []byte) error) error {
 	r := l.out
 	size := uint64(len(r.data))
-	n := f.EncodedLen()
-	rec := uint64(shmRecHead + (n+7)&^7)
+	flen := HeaderLen + f.Opcode.extLen() + n
+	rec := uint64(shmRecHead + (flen+7)&^7)
 	head := atomic.LoadUint64(r.word64(offHead))
 	used := l.tail - head
 	if used > size || head&7 != 0 {
 		return errShmBroken
 	}
-	o := l.tail & (size - 1)
+	tail := l.tail
+	o := tail & (size - 1)
 	need := rec
 	if o+rec > size {
 		need += size - o // the wrap mark and the rest of the area
@@ -261,12 +275,14 @@ func (l *link) put(f *Frame) error {
 	}
 	if o+rec > size {
 		binary.LittleEndian.PutUint32(r.data[o:], shmWrapMark)
-		l.tail += size - o
+		tail += size - o
 		o = 0
 	}
-	binary.LittleEndian.PutUint64(r.data[o:], uint64(n))
-	f.AppendEncode(r.data[o+shmRecHead : o+shmRecHead : o+shmRecHead+uint64(n)])
-	l.tail += rec
+	binary.LittleEndian.PutUint64(r.data[o:], uint64(flen))
+	if err := fill(f.encodeHead(r.data[o+shmRecHead:o+shmRecHead+uint64(flen)], n)); err != nil {
+		return err // nothing published: the wrap mark, if any, is past the tail
+	}
+	l.tail = tail + rec
 	atomic.StoreUint64(r.word64(offTail), l.tail)
 	// Wake a sleeping consumer, once per sleep: the first producer to see
 	// the flag clears it.

@@ -1,0 +1,71 @@
+package emu
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
+)
+
+// TestInPlaceWrite: between two NICs linked by a shared-memory ring, a
+// WRITE of at least inPlaceMin bytes from (fake) device memory is read
+// straight into the ring (wire.Port.SendInPlace; inPlaceFrames counts the
+// frames) and lands byte for byte, in one frame or several; messages
+// posted behind a small one are not read ahead. Before the link is up the
+// frames go the usual way.
+func TestInPlaceWrite(t *testing.T) {
+	g := useGPU(t, newFakeGPU())
+	a := newNIC(t, Config{Name: "emuPa", Wire: wire.Config{ForceShm: true}})
+	b := newNIC(t, Config{Name: "emuPb", Wire: wire.Config{ForceShm: true}})
+	const dataLen = 8 << 20
+	x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU4096, dataLen: dataLen}, qpOpts{mtu: mlx5.MTU4096, dataLen: dataLen})
+	write := func(t *testing.T, src, dst, n int, seed byte) {
+		t.Helper()
+		fill(x.data[src:src+n], seed)
+		idx := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(dst), x.sge(src, uint32(n))))
+		expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, idx)
+		if !bytes.Equal(y.data[dst:dst+n], x.data[src:src+n]) {
+			t.Fatalf("%d bytes from %d to %d: the landing differs", n, src, dst)
+		}
+	}
+	// The link comes up in the background after the first frame dials.
+	for i := 0; !a.port.CanSendInPlace(wire.GID(b.GID())); i++ {
+		if i == 1000 {
+			t.Fatal("no shared-memory link after 1000 WRITEs")
+		}
+		write(t, 0, 0, 64, byte(i))
+	}
+	for _, tc := range []struct {
+		name        string
+		src, dst, n int
+		frames      uint64
+		small       bool // a small WRITE posted first, with the same doorbell
+		seed        byte
+	}{
+		{"256KiB", 0, 0, inPlaceMin, 1, false, 3},
+		{"1MiB odd", 4097, 1<<20 + 5, 1 << 20, 1, false, 5},
+		{"3MiB+5", 13, 2<<20 + 1, 3<<20 + 5, 3, false, 7}, // the last frame, 5 bytes, the usual way
+		{"behind a small one", 8, 64, 1 << 20, 1, true, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := inPlaceFrames.Load()
+			if tc.small {
+				fill(x.data[6<<20:6<<20+100], 1)
+				fill(x.data[tc.src:tc.src+tc.n], tc.seed)
+				s := x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(7<<20), x.sge(6<<20, 100)))
+				l := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(tc.dst), x.sge(tc.src, uint32(tc.n))))
+				expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, s)
+				expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, l)
+				if !bytes.Equal(y.data[7<<20:7<<20+100], x.data[6<<20:6<<20+100]) || !bytes.Equal(y.data[tc.dst:tc.dst+tc.n], x.data[tc.src:tc.src+tc.n]) {
+					t.Fatal("the landings differ")
+				}
+			} else {
+				write(t, tc.src, tc.dst, tc.n, tc.seed)
+			}
+			if got := inPlaceFrames.Load() - before; got != tc.frames {
+				t.Fatalf("%d frames in place, want %d", got, tc.frames)
+			}
+		})
+	}
+}
