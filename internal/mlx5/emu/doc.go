@@ -206,7 +206,10 @@
 // mlx5.WQE.Decode. Messages are split into path-MTU packets for PSNs,
 // limits, ACKs and retransmission; on the emulated wire one frame carries up
 // to 1 MiB of consecutive whole packets of a message (and uses their PSNs),
-// so a large transfer costs one copy, not one call per packet. Every frame
+// so a large transfer costs one copy, not one call per packet (a frame of
+// 256 KiB or more whose payload is in device memory is read straight into
+// the shared-memory ring of its connection, when it has one:
+// wire.Port.SendInPlace). Every frame
 // asks for an ACK (ACKs are cumulative; a long message shows progress as it
 // lands). The responder coalesces ACKs as a ConnectX does under load: when
 // the connection already holds the next request between the same two QPs
