@@ -422,15 +422,10 @@ func (p *Port) SendInPlace(f *Frame, n int, fill func(payload []byte) error) err
 	if bad != nil {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrMalformed, Err: bad})
 	}
-	if HeaderLen+f.Opcode.extLen()+n > p.cfg.MaxFrameLen || p.cfg.ForceTCP {
+	if HeaderLen+f.Opcode.extLen()+n > p.cfg.MaxFrameLen {
 		return ErrNotInPlace
 	}
-	if !p.cfg.ForceShm {
-		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
-			return ErrNotInPlace // in-process delivery
-		}
-	}
-	c := p.linkTo(f.DstGID)
+	c := p.inPlaceConn(f.DstGID)
 	if c == nil {
 		return ErrNotInPlace
 	}
@@ -460,15 +455,7 @@ func (p *Port) SendInPlace(f *Frame, n int, fill func(payload []byte) error) err
 // in place now (a shared-memory link to dst is up); a sender uses it to
 // decide how to read a payload before it has the frame.
 func (p *Port) CanSendInPlace(dst GID) bool {
-	if p.closed.Load() || p.cfg.ForceTCP {
-		return false
-	}
-	if !p.cfg.ForceShm {
-		if d := lookup(dst); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
-			return false
-		}
-	}
-	c := p.linkTo(dst)
+	c := p.inPlaceConn(dst)
 	if c == nil {
 		return false
 	}
@@ -477,8 +464,19 @@ func (p *Port) CanSendInPlace(dst GID) bool {
 	return c.err == nil && c.shm != nil
 }
 
-// linkTo returns the connection this port dialled to dst, or nil.
-func (p *Port) linkTo(dst GID) *conn {
+// inPlaceConn returns the connection a request to dst would go on when it
+// can go in place (not forced onto TCP, not to a port of this process, a
+// connection dialled already), or nil; whether that connection has a
+// shared-memory link is for the caller to see under its mu.
+func (p *Port) inPlaceConn(dst GID) *conn {
+	if p.closed.Load() || p.cfg.ForceTCP {
+		return nil
+	}
+	if !p.cfg.ForceShm {
+		if d := lookup(dst); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
+			return nil // in-process delivery
+		}
+	}
 	a, ok := dst.IPv4()
 	if !ok {
 		return nil
