@@ -60,9 +60,21 @@ func (f *fakeGPU) launch(epoch uint32) error {
 	if f.noStart {
 		return nil
 	}
+	f.begin(epoch)
+	return nil
+}
+
+// begin runs an instance of epoch, as a launch does (or, for one launched
+// while noStart was set, as the GPU would have once it had room).
+func (f *fakeGPU) begin(epoch uint32) {
 	f.wg.Add(1)
 	go f.instance(epoch)
-	return nil
+}
+
+// awaitExit waits until c's newest instance has ended.
+func awaitExit(t *testing.T, c *copier) {
+	t.Helper()
+	require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
 }
 
 func (f *fakeGPU) w(off uintptr) *uint32 { return f.c.word(off) }
@@ -243,7 +255,7 @@ func TestCopierRelaunchAfterIdle(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ran)
 		assert.Equal(t, []byte{1, 2, 3, byte(i)}, host)
-		require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
+		awaitExit(t, c)
 	}
 	assert.Equal(t, 3, f.launches)
 	// Batches 2 and 3 are posted to the instance the host last saw running,
@@ -268,8 +280,7 @@ func TestCopierReady(t *testing.T) {
 
 	// The pending instance begins (as the fake would have): ready.
 	f.noStart = false
-	f.wg.Add(1)
-	go f.instance(c.epoch)
+	f.begin(c.epoch)
 	require.Eventually(t, c.ready, time.Second, 100*time.Microsecond)
 	host := make([]byte, 4)
 	ran, err := c.run(batch(dev, host, []byte("live")), okCheck)
@@ -279,7 +290,7 @@ func TestCopierReady(t *testing.T) {
 	assert.Equal(t, 1, f.launches)
 
 	// It idles out: the next look launches another, which becomes ready.
-	require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
+	awaitExit(t, c)
 	assert.False(t, c.ready(), "ended")
 	assert.Equal(t, 2, f.launches)
 	assert.EqualValues(t, 5, c.epoch)
@@ -292,9 +303,8 @@ func TestCopierReady(t *testing.T) {
 	assert.False(t, c.ready())
 	launches := f.launches
 	f.noStart = false
-	f.wg.Add(1)
-	go f.instance(c.epoch)
-	require.Eventually(t, func() bool { return atomic.LoadUint32(c.word(ctlExited)) == c.epoch }, time.Second, time.Millisecond)
+	f.begin(c.epoch)
+	awaitExit(t, c)
 	assert.False(t, c.ready(), "began and ended while pending")
 	assert.Equal(t, launches+1, f.launches)
 	require.Eventually(t, c.ready, time.Second, 100*time.Microsecond)
@@ -305,8 +315,7 @@ func TestCopierReady(t *testing.T) {
 	assert.False(t, c.ready())
 	launches = f.launches
 	f.noStart = false
-	f.wg.Add(1)
-	go f.instance(c.epoch)
+	f.begin(c.epoch)
 	ran, err = c.run(batch(dev, host, []byte("pend")), okCheck)
 	require.NoError(t, err)
 	require.True(t, ran)

@@ -85,30 +85,36 @@ func BenchmarkSendTCP(b *testing.B) {
 	if err := a.Send(&f); err != nil {    // dial outside the timing
 		b.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); n.Load() != 1; {
-		if time.Now().After(deadline) {
-			b.Fatalf("the first frame was not delivered: %+v", d.Stats())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitDelivered(b, n, 1, 10*time.Second)
 	b.ReportAllocs()
 	b.ResetTimer()
+	pause := func() { time.Sleep(20 * time.Microsecond) } // the queue is full: let the writer drain it
 	for i := 0; i < b.N; i++ {
-		for {
-			err := a.Send(&f)
-			if err == nil {
-				break
-			}
-			if err != ErrCongested {
-				b.Fatal(err)
-			}
-			time.Sleep(20 * time.Microsecond) // the queue is full: let the writer drain it
-		}
+		sendQueued(b, a, &f, pause)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for n.Load() != int64(b.N)+1 {
+	awaitDelivered(b, n, int64(b.N)+1, 30*time.Second)
+}
+
+// sendQueued sends f from a until its connection takes it, calling pause
+// between tries while the queue is full (ErrCongested).
+func sendQueued(b *testing.B, a *Port, f *Frame, pause func()) {
+	for {
+		err := a.Send(f)
+		if err == nil {
+			return
+		}
+		if err != ErrCongested {
+			b.Fatal(err)
+		}
+		pause()
+	}
+}
+
+// awaitDelivered waits until n counts want frames, failing after within.
+func awaitDelivered(b *testing.B, n *atomic.Int64, want int64, within time.Duration) {
+	for deadline := time.Now().Add(within); n.Load() != want; {
 		if time.Now().After(deadline) {
-			b.Fatalf("%d delivered of %d", n.Load()-1, b.N)
+			b.Fatalf("%d frames delivered of %d within %v", n.Load(), want, within)
 		}
 		time.Sleep(50 * time.Microsecond)
 	}

@@ -144,39 +144,18 @@ func BenchmarkShm1MiB(b *testing.B) {
 		b.Cleanup(func() { a.Close(); d.Close() })
 		f := Frame{Opcode: OpWriteOnly, SrcGID: a.GID(), DstGID: d.GID(), Payload: mapped(b, n)}
 		pattern(f.Payload, 2)
-		send := func() {
-			for {
-				err := a.Send(&f)
-				if err == nil {
-					break
-				}
-				if err != ErrCongested {
-					b.Fatal(err)
-				}
-				runtime.Gosched() // the ring is full: let the reader drain it
-			}
-		}
-		send() // dial and set the link up outside the timing
-		for deadline := time.Now().Add(10 * time.Second); got.Load() != 1; {
-			if time.Now().After(deadline) {
-				b.Fatalf("the first frame was not delivered: %+v", d.Stats())
-			}
-			time.Sleep(time.Millisecond)
-		}
+		pause := func() { runtime.Gosched() } // the ring is full: let the reader drain it
+		sendQueued(b, a, &f, pause)           // dial and set the link up outside the timing
+		awaitDelivered(b, &got, 1, 10*time.Second)
 		if a.Stats().SharedMemory != 1 {
 			b.Fatalf("no shared-memory link: %+v", a.Stats())
 		}
 		b.SetBytes(n)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			send()
+			sendQueued(b, a, &f, pause)
 		}
-		for deadline := time.Now().Add(30 * time.Second); got.Load() != int64(b.N)+1; {
-			if time.Now().After(deadline) {
-				b.Fatalf("%d delivered of %d", got.Load()-1, b.N)
-			}
-			runtime.Gosched()
-		}
+		awaitDelivered(b, &got, int64(b.N)+1, 30*time.Second)
 	})
 }
 
