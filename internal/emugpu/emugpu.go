@@ -605,6 +605,7 @@ func (d *device) stageBytes(off, n int) []byte {
 // host side in pinned memory is copied to or from directly; any other
 // goes through the staging buffer.
 func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
+	t0 := emu.TimelineStart()
 	if !d.mu.TryLock() {
 		// The first copier (or the copy engines) runs another batch: the
 		// side copier takes this one when it is free and running.
@@ -626,9 +627,11 @@ func (d *device) run(a *adapter, ops []emu.DeviceCopy, first, total int) error {
 			return fmt.Errorf("emugpu: copies %d-%d of %d on the copier: %w", first+1, first+len(ops), total, err)
 		}
 		if ran {
+			noteBatch("copier", ops, t0)
 			return nil
 		}
 	}
+	defer noteBatch("copy-engine", ops, t0)
 	engineBatches.Add(1)
 	defer func(t0 time.Time) { engineNanos.Add(uint64(time.Since(t0))) }(time.Now())
 	direct := d.direct[:0]
@@ -720,14 +723,29 @@ func (d *device) runSide(ops []emu.DeviceCopy, first, total int) (ran bool, err 
 	if s.cp == nil || !s.cp.ready() {
 		return false, nil
 	}
+	t0 := emu.TimelineStart()
 	ran, err = s.cp.run(ops, func(epoch uint32) error { return rangesLive(ops, epoch) })
 	if err != nil {
 		err = fmt.Errorf("emugpu: copies %d-%d of %d on the side copier: %w", first+1, first+len(ops), total, err)
 	}
 	if ran {
 		sideBatches.Add(1)
+		noteBatch("side-copier", ops, t0)
 	}
 	return ran, err
+}
+
+// noteBatch notes a batch of copies on the emulator's timeline (when one
+// runs: t0 is not zero).
+func noteBatch(path string, ops []emu.DeviceCopy, t0 time.Time) {
+	if t0.IsZero() {
+		return
+	}
+	var n uint64
+	for i := range ops {
+		n += ops[i].Bytes()
+	}
+	emu.TimelineNote(path, int64(len(ops)), int64(n), t0)
 }
 
 // staged moves a copy of total bytes through the staging buffer in pieces: step

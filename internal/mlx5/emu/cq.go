@@ -346,6 +346,8 @@ func (q *cq) flush() {
 	if q.cc {
 		p = p[len(p)-1:]
 	}
+	t0 := timelineStart()
+	defer noteSince("cq-flush", q.cqn, int64(len(p)), 0, t0)
 	size := len(p) * mlx5.CQESize
 	if cap(q.wbuf) < size {
 		q.wbuf, q.wfin = make([]byte, size), make([]byte, size)

@@ -109,6 +109,8 @@ func validEQN(e uint32) bool { return e >= eqnBase && e < eqnBase+numCompVectors
 
 // Close closes the context; EBUSY while it still owns objects.
 func (c *devCtx) Close() error {
+	writeEnvTimeline(0)
+	stopEnvCPUProfile()
 	n := c.nic
 	n.mu.Lock()
 	if c.closed {

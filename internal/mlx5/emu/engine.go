@@ -68,6 +68,7 @@ func (n *NIC) engine() {
 			d = min(d, max(time.Until(next), 0))
 		}
 		timer.Reset(d)
+		t0 := timelineStart()
 		select {
 		case <-n.stop:
 			n.sleeping.Store(false)
@@ -83,6 +84,7 @@ func (n *NIC) engine() {
 			}
 		}
 		n.sleeping.Store(false)
+		noteSince("sleep", 0, int64(d), 0, t0)
 	}
 }
 
@@ -142,6 +144,7 @@ func (n *NIC) doorbell(u *uar, v uint64) {
 	qpn, pi := mlx5.DecodeSQDoorbell(mlx5.DoorbellFromUint64(v))
 	if q := n.qpByNum(qpn); q != nil && q.uar == u {
 		q.traceStage(stageDoorbell, 0)
+		noteSince("doorbell", qpn, int64(pi), 0, time.Time{})
 		if q.noDBR {
 			q.mu.Lock()
 			q.advancePI(pi)

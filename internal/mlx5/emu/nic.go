@@ -103,6 +103,7 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	if cfg.Name == "" {
 		cfg.Name = "emu-test"
 	}
+	diagnosticsFromEnv()
 	if cfg.Model != ModelCX7 && cfg.Model != ModelCX8 {
 		return nil, fmt.Errorf("emu: new NIC %s: model %v: want ModelCX7 or ModelCX8: %w", cfg.Name, cfg.Model, syscall.EINVAL)
 	}

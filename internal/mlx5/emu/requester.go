@@ -191,6 +191,8 @@ func earliest(a, b time.Time) time.Time {
 func (q *qp) readDBR() {
 	r := &q.req
 	size := 1 << q.sqLog
+	t0, from := timelineStart(), r.mirEnd
+	defer func() { noteSince("dbr-read", q.qpn, int64(r.pi), int64(dist(from, r.mirEnd)), t0) }()
 	b := &r.rb
 	b.read(q.dbr.mem, q.doff+mlx5.QPDBRSendOffset, r.dbrBuf[:])
 	end := r.mirEnd
@@ -436,6 +438,12 @@ func (q *qp) transmit(now time.Time) bool {
 		return false
 	}
 	progress := false
+	t0, from := timelineStart(), r.send
+	defer func() {
+		if progress {
+			noteSince("transmit", q.qpn, int64(from), int64(r.send), t0)
+		}
+	}()
 	wasStalled := r.stalled
 	r.stalled = false
 	for q.state.Load() == stRTS {

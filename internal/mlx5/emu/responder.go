@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -89,6 +90,7 @@ func (q *qp) ack(req *wire.Frame, psn uint32) {
 		return
 	}
 	r.holds = 0 // this ACK covers the held one
+	noteSince("ack", q.qpn, int64(psn), 0, time.Time{})
 	q.nic.port.Reply(a)
 }
 
@@ -107,6 +109,7 @@ func (q *qp) flushHeld() {
 	}
 	r.holds = 0
 	if !q.dead {
+		noteSince("ack-held", q.qpn, int64(r.held.PSN), 0, time.Time{})
 		q.nic.port.Reply(&r.held)
 	}
 }
@@ -141,6 +144,9 @@ func (n *NIC) respond(f *wire.Frame) {
 	if q == nil {
 		n.stats.requestsDropped.Add(1)
 		return
+	}
+	if t0 := timelineStart(); !t0.IsZero() {
+		defer noteSince("request", f.DstQPN, int64(f.PSN), int64(len(f.Payload)), t0)
 	}
 	q.rmu.Lock()
 	defer n.flushCQs() // after rmu is released: the receive CQEs of this request

@@ -65,6 +65,9 @@ func (n *NIC) drainInbox(now time.Time, spare []response) ([]response, bool) {
 		}
 		rsp.payload = nil
 	}
+	if len(batch) > 0 {
+		noteSince("responses", 0, int64(len(batch)), 0, time.Time{})
+	}
 	return batch, len(batch) > 0
 }
 

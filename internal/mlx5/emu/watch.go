@@ -195,6 +195,7 @@ func (q *qp) readPushed(now time.Time) bool {
 		r.mirEnd = pi
 	}
 	r.pi = pi
+	noteSince("pushed", q.qpn, int64(pi), int64(have), time.Time{})
 	g := &r.pf.g
 	g.valid = false
 	if len(q.wt.guess) > 0 {
