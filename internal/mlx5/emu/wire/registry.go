@@ -10,36 +10,56 @@ import (
 )
 
 // registry maps the GIDs of this process's open ports to the ports, for the
-// in-process fast path.
-var registry = struct {
-	sync.RWMutex
-	m map[GID]*Port
-}{m: make(map[GID]*Port)}
+// in-process fast path. Every frame sent looks its destination up, from the
+// engines of several NICs at once: the map is copied on every change
+// (ports open and close rarely) and read through an atomic pointer, so that
+// a lookup writes nothing shared.
+var registry struct {
+	sync.Mutex // serializes changes
+	m          atomic.Pointer[map[GID]*Port]
+}
 
 func register(p *Port) error {
 	registry.Lock()
 	defer registry.Unlock()
-	if _, dup := registry.m[p.gid]; dup {
+	old := registryMap()
+	if _, dup := old[p.gid]; dup {
 		return fmt.Errorf("wire: listen: GID %s already belongs to a port of this process", p.gid)
 	}
-	registry.m[p.gid] = p
+	m := make(map[GID]*Port, len(old)+1)
+	for g, q := range old {
+		m[g] = q
+	}
+	m[p.gid] = p
+	registry.m.Store(&m)
 	return nil
 }
 
 func unregister(p *Port) {
 	registry.Lock()
-	if registry.m[p.gid] == p {
-		delete(registry.m, p.gid)
+	defer registry.Unlock()
+	old := registryMap()
+	if old[p.gid] != p {
+		return
 	}
-	registry.Unlock()
+	m := make(map[GID]*Port, len(old))
+	for g, q := range old {
+		if g != p.gid {
+			m[g] = q
+		}
+	}
+	registry.m.Store(&m)
 }
 
-func lookup(g GID) *Port {
-	registry.RLock()
-	p := registry.m[g]
-	registry.RUnlock()
-	return p
+// registryMap returns the current map (never written after it is stored).
+func registryMap() map[GID]*Port {
+	if m := registry.m.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
+
+func lookup(g GID) *Port { return registryMap()[g] }
 
 // trackStacks, when set (by tests), makes Listen record the stack that
 // opened each port, so that a leak check can name where a port still open
@@ -53,10 +73,8 @@ func callers(skip int) string { return callstack.Here(skip).String() }
 // openPorts describes every port of this process that is still open, with
 // the stack that opened it when trackStacks was set.
 func openPorts() []string {
-	registry.RLock()
-	defer registry.RUnlock()
 	var out []string
-	for g, p := range registry.m {
+	for g, p := range registryMap() {
 		s := fmt.Sprintf("port %s (%s), opened at:\n%s", g, p.Addr(), p.stack)
 		out = append(out, s)
 	}
