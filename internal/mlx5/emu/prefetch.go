@@ -176,6 +176,8 @@ type pfRec struct {
 	idx uint16
 	off int
 	len uint64
+	src uint64 // where the payload starts in its span, when it is one range (one)
+	one bool   // the payload is one range of one span
 }
 
 func (p *prefetch) clear() {
@@ -250,6 +252,20 @@ func (q *qp) prefetchFrom(idx uint16) {
 			break
 		}
 		off := p.used
+		rec := pfRec{idx: i, off: off, len: w.length, one: true}
+		var from *span
+		var n uint64
+		for _, t := range p.tg[:w.nsge] {
+			if t.len == 0 {
+				continue
+			}
+			if from == nil {
+				from, rec.src = t.mem, t.off
+			} else if t.mem != from || t.off != rec.src+n {
+				rec.one = false
+			}
+			n += t.len
+		}
 		for _, t := range p.tg[:w.nsge] {
 			if t.len == 0 {
 				continue
@@ -266,13 +282,14 @@ func (q *qp) prefetchFrom(idx uint16) {
 			b.read(t.mem, t.off, p.buf[p.used:p.used+int(t.len)])
 			p.used += int(t.len)
 		}
-		p.recs = append(p.recs, pfRec{idx: i, off: off, len: w.length})
+		p.recs = append(p.recs, rec)
 		i, end = next, next
 	}
 	if b.empty() {
 		p.clear()
 		return
 	}
+	p.cover()
 	hit := q.takeGuess(b, idx, end)
 	p.g.valid = false
 	if hit {
@@ -284,6 +301,38 @@ func (q *qp) prefetchFrom(idx uint16) {
 		p.g.ops = p.g.ops[:0]
 	}
 	q.setWatchGuess(&p.g)
+}
+
+// cover replaces the read-ahead's copies by one copy of the device range
+// that holds them all, when there are several, every payload is one range
+// of the same buffer and the range is at most twice the bytes the copies
+// move: the threads of a kernel post the slices of one buffer in whatever
+// order they win the SQ, and one copy of the buffer costs less than a copy
+// per run of adjacent slices. The payloads then sit in buf at their offsets
+// in the range.
+func (p *prefetch) cover() {
+	b := &p.b
+	if len(b.ops) < 2 || len(b.spans) != 1 {
+		return
+	}
+	lo, hi := ^uint64(0), uint64(0)
+	for i := range p.recs {
+		r := &p.recs[i]
+		if !r.one {
+			return
+		}
+		lo, hi = min(lo, r.src), max(hi, r.src+r.len)
+	}
+	if hi-lo > prefetchMax || hi-lo > 2*uint64(p.used) {
+		return
+	}
+	s := b.spans[0]
+	b.reset()
+	b.read(s, lo, p.buf[:hi-lo])
+	for i := range p.recs {
+		p.recs[i].off = int(p.recs[i].src - lo)
+	}
+	p.used = int(hi - lo)
 }
 
 // prefetched returns n bytes at message offset off of the WQE w from the
