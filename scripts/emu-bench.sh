@@ -108,6 +108,7 @@ l64=$(col "$LOG/write_lat/client.out" 64 3)
   printf '  %-34s %14s %14s %10s\n' "write_lat one-way 8 B (us)" "-" "$(val inproc.write_lat_8B_one_way)" "<= 15"
   printf '  %-34s %14s %14s %10s\n' "write_lat one-way 64 B (us)" "${l64:--}" "$(val inproc.write_lat_64B_one_way)" "<= 15"
   printf '  %-34s %14s %14s %10s\n' "put_bw 64 B (M msgs/s)" "$(mmsg "$p64")" "$(val inproc.put_bw_64B)" ">= 1"
+  printf '  %-34s %14s %14s %10s\n' "  median of 15 launches (min-max)" "-" "$(val inproc.put_bw_64B_of15_median) ($(val inproc.put_bw_64B_of15_min)-$(val inproc.put_bw_64B_of15_max))" ""
   printf '  %-34s %14s %14s %10s\n' "write_bw 64 B (M msgs/s)" "$(mmsg "$w64")" "-" ""
   printf '  %-34s %14s %14s %10s\n' "put_bw 1 MiB (Gbps)" "${p1m:--}" "$(val inproc.put_bw_1MiB)" ">= 100"
   printf '  %-34s %14s %14s %10s\n' "  of cuMemcpy DtoH" "$(frac "$p1m")" "$(val inproc.put_bw_1MiB_of_dtoh)" ""

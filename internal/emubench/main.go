@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -54,6 +55,8 @@ var (
 	latIters = flag.Int("lat-iters", 1000, "round trips per write_lat launch")
 	timeout  = flag.Duration("timeout", 60*time.Second, "bound on each kernel")
 	cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of the kernel runs to this file")
+	reps     = flag.Int("reps", 0, "run only put_bw at 64 B, this many timed launches (median and range; with -cpuprofile, a profile of them)")
+	tlPrefix = flag.String("timeline", "", "write the emulator's timeline of each timed launch to PREFIX.<run> (emu.StartTimeline)")
 )
 
 const (
@@ -78,6 +81,9 @@ func (r *results) add(key string, v float64, unit string) {
 	fmt.Println(line)
 	r.lines = append(r.lines, line)
 }
+
+// errRepsDone ends a -reps run after its put_bw launches.
+var errRepsDone = errors.New("-reps: done")
 
 // env is one process with both NICs and one GPU.
 type env struct {
@@ -154,6 +160,7 @@ func run() error {
 	if err := memcpyRef(r); err != nil {
 		return fmt.Errorf("references: %w", err)
 	}
+	clockRef(r)
 	if *cpuProf != "" {
 		f, err := os.Create(*cpuProf)
 		if err != nil {
@@ -165,7 +172,9 @@ func run() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := bandwidth(e, r, dtoh); err != nil {
+	if err := bandwidth(e, r, dtoh); errors.Is(err, errRepsDone) {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	if err := latency(e, r); err != nil {
@@ -360,13 +369,18 @@ func (e *env) hostBuf(i int, size uint64, access verbs.AccessFlags) (*verbs.MR, 
 }
 
 // timed runs launch once untimed and once between two events on s, and
-// returns the kernel time of the second.
-func (e *env) timed(s *cuda.Stream, launch func(warm bool) error) (time.Duration, error) {
+// returns the kernel time of the second. With -timeline, the emulator's
+// timeline of the second goes to PREFIX.run.
+func (e *env) timed(run string, s *cuda.Stream, launch func(warm bool) error) (time.Duration, error) {
 	if err := launch(true); err != nil {
 		return 0, err
 	}
 	if err := s.Wait(*timeout); err != nil {
 		return 0, fmt.Errorf("warm-up kernel: %w", err)
+	}
+	if *tlPrefix != "" {
+		emu.StartTimeline(1 << 20)
+		defer writeTimeline(*tlPrefix + "." + run)
 	}
 	t0, err := e.ctx.NewEvent(cuda.EventDefault)
 	if err != nil {
@@ -437,9 +451,36 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 	if err != nil {
 		return err
 	}
+	// repeat runs put_bw at 64 B n times and reports the median and range
+	// of the launches' rates (one launch's rate spreads by 2x and more).
+	repeat := func(key string, n int) error {
+		var rates []float64
+		for i := 0; i < n; i++ {
+			d, err := e.timed(fmt.Sprintf("%s_%d", key, i), s, func(bool) error {
+				return e.ctx.LaunchKernel(putF, cuda.Dim3{X: 2}, cuda.Dim3{X: bwThreads / 2}, 0, s,
+					p.dqp[1], iters, sizes[0], src[0].Dev, gpunetio.DeviceKey(srcMR[0].LKey()),
+					dst[0].Region().Addr, gpunetio.DeviceKey(dst[0].RKey()), errs.Ptr())
+			})
+			if err != nil {
+				return fmt.Errorf("put_bw 64 B: %w", err)
+			}
+			rates = append(rates, float64(iters)/d.Seconds()/1e6)
+		}
+		slices.Sort(rates)
+		r.add(key+"_median", rates[len(rates)/2], "Mmsgs/s")
+		r.add(key+"_min", rates[0], "Mmsgs/s")
+		r.add(key+"_max", rates[len(rates)-1], "Mmsgs/s")
+		return nil
+	}
+	if *reps > 0 {
+		if err := repeat("reps.put_bw_64B", *reps); err != nil {
+			return err
+		}
+		return errRepsDone
+	}
 	for k, size := range sizes {
 		st0 := statsNow()
-		d, err := e.timed(s, func(bool) error {
+		d, err := e.timed("put_bw_"+sizeName(size), s, func(bool) error {
 			return e.ctx.LaunchKernel(putF, cuda.Dim3{X: 2}, cuda.Dim3{X: bwThreads / 2}, 0, s,
 				p.dqp[1], iters, size, src[k].Dev, gpunetio.DeviceKey(srcMR[k].LKey()),
 				dst[k].Region().Addr, gpunetio.DeviceKey(dst[k].RKey()), errs.Ptr())
@@ -449,6 +490,11 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 		}
 		report(r, "inproc.put_bw", size, iters, d, dtoh)
 		copyStats(r, fmt.Sprintf("put_bw_%s", sizeName(size)), statsNow().sub(st0), 2*int(iters))
+		if size == sizes[0] {
+			if err := repeat("inproc.put_bw_64B_of15", 15); err != nil {
+				return err
+			}
+		}
 	}
 	// write_bw builds its WQEs in the ring itself: a QP pair of its own.
 	wp, err := e.pair(false)
@@ -459,7 +505,7 @@ func bandwidth(e *env, r *results, dtoh float64) error {
 		return err
 	}
 	st0 := statsNow()
-	d, err := e.timed(s, func(bool) error {
+	d, err := e.timed("write_bw_1MiB", s, func(bool) error {
 		return e.ctx.LaunchKernel(writeF, cuda.Dim3{X: 1}, cuda.Dim3{X: bwThreads}, 0, s,
 			wp.dqp[1], iters, uint32(sizes[1]), src[1].Dev, gpunetio.DeviceKey(srcMR[1].LKey()),
 			dst[1].Region().Addr, gpunetio.DeviceKey(dst[1].RKey()), errs.Ptr())
@@ -538,7 +584,7 @@ func latency(e *env, r *results) error {
 		}
 		defer s[i].Destroy()
 	}
-	runSize := func(k int, base *uint32) (time.Duration, error) {
+	runSize := func(k int, base *uint32, run string) (time.Duration, error) {
 		launch := func(i int, b uint32) error {
 			isServer := int32(1 - i)
 			return e.ctx.LaunchKernel(f, cuda.Dim3{X: 1}, cuda.Dim3{X: 1}, 0, s[i],
@@ -546,7 +592,7 @@ func latency(e *env, r *results) error {
 				gpunetio.DeviceKey(postMR[k][i].LKey()), pollMR[k][1-i].Region().Addr,
 				gpunetio.DeviceKey(pollMR[k][1-i].RKey()), uint64(*timeout/time.Nanosecond), status.Ptr())
 		}
-		d, err := e.timed(s[1], func(warm bool) error {
+		d, err := e.timed(run, s[1], func(warm bool) error {
 			b := *base
 			*base += iters
 			if err := launch(0, b); err != nil {
@@ -572,7 +618,7 @@ func latency(e *env, r *results) error {
 	var bases [2]uint32 // messages already exchanged on the buffers of each size
 	for k, size := range sizes {
 		st0 := statsNow()
-		d, err := runSize(k, &bases[k])
+		d, err := runSize(k, &bases[k], fmt.Sprintf("write_lat_%dB", size))
 		if err != nil {
 			return fmt.Errorf("write_lat %d B: %w", size, err)
 		}
@@ -580,7 +626,7 @@ func latency(e *env, r *results) error {
 		copyStats(r, fmt.Sprintf("write_lat_%dB", size), statsNow().sub(st0), 4*int(iters))
 	}
 	emu.StartBreakdown()
-	d, err := runSize(0, &bases[0])
+	d, err := runSize(0, &bases[0], "write_lat_breakdown")
 	bd := emu.StopBreakdown()
 	if err != nil {
 		return fmt.Errorf("write_lat breakdown: %w", err)
@@ -595,6 +641,21 @@ func latency(e *env, r *results) error {
 	r.add("breakdown.doorbell_seen_to_remote_written", us(bd.DoorbellToLand), "us")
 	r.add("breakdown.rest_gpu_side", oneWay-us(bd.DoorbellToLand), "us")
 	return nil
+}
+
+// writeTimeline stops the emulator's timeline and writes it to path.
+func writeTimeline(path string) {
+	ev, dropped := emu.StopTimeline()
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "emubench: timeline:", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "# dropped %d\n", dropped)
+	if err := emu.WriteTimeline(f, ev); err != nil {
+		fmt.Fprintln(os.Stderr, "emubench: timeline:", err)
+	}
 }
 
 func sizeName(size uint64) string {
@@ -653,6 +714,19 @@ func copyStats(r *results, run string, all runStats, msgs int) {
 		r.add(k+"engine_bytes_per_batch", float64(st.EngineBytes)/float64(st.EngineBatches), "B")
 		r.add(k+"engine_staged_fraction", float64(st.EngineStaged)/float64(max(st.EngineBytes, 1)), "")
 	}
+}
+
+// clockRef times a reading of the clock (time.Now): the emulator reads it
+// on its data path, and a host whose clock source has no fast user-space
+// reading pays a system call for each.
+func clockRef(r *results) {
+	const n = 1 << 20
+	var last time.Time
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		last = time.Now()
+	}
+	r.add("ref.time_now", float64(last.Sub(start).Nanoseconds())/n, "ns")
 }
 
 // memcpyRef times one goroutine copying 1 MiB between warm host buffers.
