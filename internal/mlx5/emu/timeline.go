@@ -218,6 +218,8 @@ func writeEnvTimeline(quiet time.Duration) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "# dropped %d\n", dropped)
+	// The wall clock of the start lets the timelines of two processes be
+	// laid side by side.
+	fmt.Fprintf(f, "# dropped %d t0_unix_ns %d\n", dropped, t.t0.UnixNano())
 	WriteTimeline(f, ev)
 }

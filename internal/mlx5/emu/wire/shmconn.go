@@ -20,6 +20,7 @@ import (
 // futex wake-up costs less than that.
 const (
 	shmSpinFor  = 500 * time.Microsecond
+	shmPolls    = 64
 	shmSpinCPUs = 4
 	shmNap      = 20 * time.Millisecond
 )
@@ -158,9 +159,17 @@ func (c *conn) shmLoop(l *link) {
 	var f Frame
 	var scratch [maxHead]byte
 	last := time.Now()
+	idle := 0
 	for !c.dead.Load() {
 		b, err := l.next()
 		if err == nil && b == nil {
+			// While it spins, the reader looks at the ring shmPolls times
+			// between two looks at the clock and yields of the processor
+			// (both cost more than a look at the ring; see the engine's
+			// spin for why a yield per look is too many).
+			if idle++; shmSpin > 0 && idle%shmPolls != 0 {
+				continue
+			}
 			if l.peerClosed() {
 				c.fail(errPeerGone)
 				break
