@@ -126,7 +126,8 @@
 // read and the producer index, with the DBR, in one batch (into a host copy
 // of the ring, which software rewrites only after a WQE completed); the
 // payloads of the WRITEs and SENDs that follow, up to 4 MiB, in one batch,
-// pieces adjacent in device memory as one copy (prefetch.go); and the CQEs
+// pieces adjacent in device memory as one copy, and payloads scattered over
+// at most twice their size as one copy of their range (prefetch.go); and the CQEs
 // of one step of the engine, per CQ, in one batch. CQEs in device memory are
 // written twice in one batch: first with an op_own no poller takes for a
 // completion of their pass (opcode INVALID, the previous pass's owner bit),
@@ -159,8 +160,19 @@
 // never a doorbell: QPN 0 and CQN 0 are not allocated). Pacing: it polls
 // without sleeping for 100 µs after the last work (2 ms on a NIC with a QP
 // whose rings are in device memory: a GPU kernel's doorbell cannot wake
-// it), then sleeps from 5 µs doubling to 1 ms (50 µs with such a QP) while
-// idle, and a frame or a host doorbell wakes it.
+// it), yielding the processor every 16 idle rounds, then sleeps from 5 µs
+// doubling to 1 ms (50 µs with such a QP) while idle, and a frame or a host
+// doorbell wakes it.
+//
+// # Diagnostics
+//
+// StartTimeline and StopTimeline (timeline.go) record what the engines,
+// the responders and the GPUMemory adapter did, with when and for how long:
+// doorbells, DBR reads and pushes, transmit rounds, requests, ACKs, CQ
+// flushes, batches of copies. GDAKI_EMU_TIMELINE=PREFIX records one in any
+// program and writes it to PREFIX.<pid> whenever the NICs went quiet for a
+// second and when a device context closes; GDAKI_EMU_CPUPROFILE=PREFIX
+// writes a CPU profile from the first NIC to the first context Close.
 //
 // No doorbell is lost. In DBR mode the DBR is the authority: the doorbell
 // says when to read it and how far to read ahead. A DBR in host memory costs
