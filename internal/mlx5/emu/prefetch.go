@@ -176,11 +176,13 @@ type pfRec struct {
 	idx uint16
 	off int
 	len uint64
-	src uint64 // where the payload starts in its span, when it is one range (one)
-	one bool   // the payload is one range of one span
+	mem *span  // the span of its first piece
+	src uint64 // where the payload starts in mem's device range
+	one bool   // the payload is one range of mem
 }
 
 func (p *prefetch) clear() {
+	clear(p.recs) // let go of the spans the records name
 	p.recs, p.pos, p.used = p.recs[:0], 0, 0
 }
 
@@ -253,15 +255,14 @@ func (q *qp) prefetchFrom(idx uint16) {
 		}
 		off := p.used
 		rec := pfRec{idx: i, off: off, len: w.length, one: true}
-		var from *span
 		var n uint64
 		for _, t := range p.tg[:w.nsge] {
 			if t.len == 0 {
 				continue
 			}
-			if from == nil {
-				from, rec.src = t.mem, t.off
-			} else if t.mem != from || t.off != rec.src+n {
+			if rec.mem == nil {
+				rec.mem, rec.src = t.mem, t.off
+			} else if t.mem != rec.mem || t.off != rec.src+n {
 				rec.one = false
 			}
 			n += t.len
@@ -315,10 +316,11 @@ func (p *prefetch) cover() {
 	if len(b.ops) < 2 || len(b.spans) != 1 {
 		return
 	}
+	s := b.spans[0]
 	lo, hi := ^uint64(0), uint64(0)
 	for i := range p.recs {
 		r := &p.recs[i]
-		if !r.one {
+		if !r.one || r.mem != s {
 			return
 		}
 		lo, hi = min(lo, r.src), max(hi, r.src+r.len)
@@ -326,7 +328,6 @@ func (p *prefetch) cover() {
 	if hi-lo > prefetchMax || hi-lo > 2*uint64(p.used) {
 		return
 	}
-	s := b.spans[0]
 	b.reset()
 	b.read(s, lo, p.buf[:hi-lo])
 	for i := range p.recs {

@@ -175,10 +175,11 @@ func WriteTimeline(w io.Writer, ev []TimelineEvent) error {
 	return bw.Flush()
 }
 
-// diagnosticsFromEnv starts the process's timeline when GDAKI_EMU_TIMELINE is
-// set (once, with the first NIC) and a goroutine that writes it whenever
-// the emulator went quiet for a second after work; a device context's
-// Close writes it too.
+// diagnosticsFromEnv starts GDAKI_EMU_CPUPROFILE's profile and, when
+// GDAKI_EMU_TIMELINE is set, the process's timeline (once, with the first
+// NIC) and a goroutine that writes it whenever the emulator went quiet for
+// a second after work, for the rest of the process's life (a diagnostic
+// run's only); a device context's Close writes it too.
 func diagnosticsFromEnv() {
 	timelineEnv.Do(func() {
 		cpuProfileFromEnv()
