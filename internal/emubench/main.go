@@ -645,15 +645,7 @@ func latency(e *env, r *results) error {
 
 // writeTimeline stops the emulator's timeline and writes it to path.
 func writeTimeline(path string) {
-	ev, dropped := emu.StopTimeline()
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "emubench: timeline:", err)
-		return
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "# dropped %d\n", dropped)
-	if err := emu.WriteTimeline(f, ev); err != nil {
+	if err := emu.StopTimeline().Save(path); err != nil {
 		fmt.Fprintln(os.Stderr, "emubench: timeline:", err)
 	}
 }

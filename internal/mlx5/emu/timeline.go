@@ -104,27 +104,35 @@ func StartTimeline(max int) {
 	timelineOn.Store(&timeline{t0: time.Now(), ev: make([]TimelineEvent, max)})
 }
 
-// StopTimeline ends the running timeline and returns its events, in the
-// order they were noted, and how many were dropped for want of room.
-func StopTimeline() (ev []TimelineEvent, dropped int) {
+// Timeline is a recorded timeline: its events, in the order they were
+// noted, how many were dropped for want of room, and when it started.
+type Timeline struct {
+	Start   time.Time
+	Events  []TimelineEvent
+	Dropped int
+}
+
+// StopTimeline ends the running timeline and returns it (empty when none
+// ran).
+func StopTimeline() Timeline {
 	t := timelineOn.Swap(nil)
 	if t == nil {
-		return nil, 0
+		return Timeline{}
 	}
 	return t.snapshot()
 }
 
 // snapshot returns the events so far, once the notes that took their slots
 // are written (a note takes its slot after it counts itself a writer).
-func (t *timeline) snapshot() ([]TimelineEvent, int) {
+func (t *timeline) snapshot() Timeline {
 	n := int(t.next.Load())
 	for t.writers.Load() != 0 {
 		runtime.Gosched()
 	}
 	if n <= len(t.ev) {
-		return t.ev[:n:n], 0
+		return Timeline{Start: t.t0, Events: t.ev[:n:n]}
 	}
-	return t.ev[:len(t.ev):len(t.ev)], n - len(t.ev)
+	return Timeline{Start: t.t0, Events: t.ev[:len(t.ev):len(t.ev)], Dropped: n - len(t.ev)}
 }
 
 // noteSince notes an event that began at start (zero: now, an instant).
@@ -164,15 +172,32 @@ func TimelineNote(what string, n, bytes int64, start time.Time) {
 // TimelineStart is timelineStart for a GPUMemory adapter.
 func TimelineStart() time.Time { return timelineStart() }
 
-// WriteTimeline writes events as text, one per line: the start and the
-// duration in microseconds, what, the QP and the two figures.
-func WriteTimeline(w io.Writer, ev []TimelineEvent) error {
+// Write writes the timeline as text: a line with the dropped count and the
+// wall-clock start (so that the timelines of two processes can be laid
+// side by side), a line naming the columns, then one line per event: the
+// start and the duration in microseconds, what, the QP and the two
+// figures.
+func (tl Timeline) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# dropped %d t0_unix_ns %d\n", tl.Dropped, tl.Start.UnixNano())
 	fmt.Fprintf(bw, "# at_us dur_us what qpn a b\n")
-	for _, e := range ev {
+	for _, e := range tl.Events {
 		fmt.Fprintf(bw, "%.3f %.3f %s %#x %d %d\n", float64(e.At)/1e3, float64(e.Dur)/1e3, e.What, e.QPN, e.A, e.B)
 	}
 	return bw.Flush()
+}
+
+// Save writes the timeline to the file path (see Write).
+func (tl Timeline) Save(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := tl.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // diagnosticsFromEnv starts GDAKI_EMU_CPUPROFILE's profile and, when
@@ -213,14 +238,5 @@ func writeEnvTimeline(quiet time.Duration) {
 		return
 	}
 	envTimeline.mark = last
-	ev, dropped := t.snapshot()
-	f, err := os.Create(envTimeline.path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	// The wall clock of the start lets the timelines of two processes be
-	// laid side by side.
-	fmt.Fprintf(f, "# dropped %d t0_unix_ns %d\n", dropped, t.t0.UnixNano())
-	WriteTimeline(f, ev)
+	t.snapshot().Save(envTimeline.path) // a diagnostic: nobody to tell of a failure
 }

@@ -23,13 +23,14 @@ func TestTimeline(t *testing.T) {
 		expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, idx)
 	}
 	write()
-	if ev, dropped := StopTimeline(); ev != nil || dropped != 0 {
-		t.Fatalf("no timeline ran: %d events, %d dropped", len(ev), dropped)
+	if tl := StopTimeline(); tl.Events != nil || tl.Dropped != 0 {
+		t.Fatalf("no timeline ran: %d events, %d dropped", len(tl.Events), tl.Dropped)
 	}
 
 	StartTimeline(1024)
 	write()
-	ev, dropped := StopTimeline()
+	tl := StopTimeline()
+	ev, dropped := tl.Events, tl.Dropped
 	if dropped != 0 {
 		t.Fatalf("%d events dropped of 1024", dropped)
 	}
@@ -59,16 +60,16 @@ func TestTimeline(t *testing.T) {
 		t.Fatalf("request event %+v: want QP %#x, 64 bytes", e, y.qpn)
 	}
 	var buf bytes.Buffer
-	if err := WriteTimeline(&buf, ev); err != nil {
+	if err := tl.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Count(buf.String(), "\n"); lines != len(ev)+1 {
+	if lines := strings.Count(buf.String(), "\n"); lines != len(ev)+2 {
 		t.Fatalf("%d lines for %d events", lines, len(ev))
 	}
 
 	StartTimeline(2)
 	write()
-	if ev, dropped := StopTimeline(); len(ev) != 2 || dropped == 0 {
-		t.Fatalf("a timeline of 2: %d events kept, %d dropped", len(ev), dropped)
+	if tl := StopTimeline(); len(tl.Events) != 2 || tl.Dropped == 0 {
+		t.Fatalf("a timeline of 2: %d events kept, %d dropped", len(tl.Events), tl.Dropped)
 	}
 }
