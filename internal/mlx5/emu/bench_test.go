@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 	"testing"
 	"time"
 
@@ -96,4 +97,46 @@ func BenchmarkMemcpy1MiB(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		copy(dst, src)
 	}
+}
+
+// BenchmarkBurst64B is put_bw's shape on the CPU: bursts of 512 signaled
+// 64-byte WRITEs from rings and data in (fake) device memory, one doorbell
+// per burst, all 512 CQEs awaited before the next burst, between two NICs
+// of one process, in process or linked by a shared-memory ring (as two
+// processes are). The metric is messages per second; a CPU profile of it
+// shows the engine's cost per message without a GPU.
+func BenchmarkBurst64B(b *testing.B) {
+	for _, shm := range []bool{false, true} {
+		name := "inproc"
+		if shm {
+			name = "shm"
+		}
+		b.Run(name, func(b *testing.B) { burst64(b, shm) })
+	}
+}
+
+func burst64(b *testing.B, shm bool) {
+	g := useGPU(b, newFakeGPU())
+	na := newNIC(b, Config{Name: "emuBa", Wire: wire.Config{ForceShm: shm}})
+	nb := newNIC(b, Config{Name: "emuBb", Wire: wire.Config{ForceShm: shm}})
+	const burst = 512
+	x, y := pair(b, na, nb, qpOpts{gpu: g, logSQ: 10, logCQ: 10, dataLen: burst * 64}, qpOpts{dataLen: burst * 64})
+	run := func(n int) {
+		for done := 0; done < n; done += burst {
+			for j := 0; j < burst; j++ {
+				x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(j*64), x.sge(j*64, 64)))
+			}
+			x.ring(mlx5.CtrlSeg{})
+			for j := 0; j < burst; j++ {
+				if c, err := x.poll(10 * time.Second); err != nil || c.Opcode != mlx5.CQEReq {
+					b.Fatalf("write CQE: %v %v", err, c.Syndrome)
+				}
+			}
+		}
+	}
+	run(8 * burst) // warm up (a shared-memory link comes up)
+	b.ResetTimer()
+	start := time.Now()
+	run(b.N)
+	b.ReportMetric(float64((b.N+burst-1)/burst*burst)/time.Since(start).Seconds(), "msgs/s")
 }

@@ -524,3 +524,69 @@ func TestGuessLimit(t *testing.T) {
 	}
 	p.g = guess{}
 }
+
+// The WQEs the read-ahead's walk decoded are not parsed again when they are
+// sent: the plain ones (WRITE, NOP; at most two data segments, no inline
+// data) come from the walk's records, the others are decoded again; every
+// one completes in order, as posted, and the data lands.
+func TestWalkDecodesOnce(t *testing.T) {
+	_, x, y := deviceSetup(t, qpOpts{logSQ: 7, logCQ: 8, mtu: mlx5.MTU4096}, qpOpts{})
+	x.lock()
+	fill(x.data[:8192], 0x5d)
+	x.unlock()
+	inl := []byte("inline bytes, sent as they were posted")
+	type post struct {
+		w    mlx5.WQE
+		op   mlx5.WQEOpcode
+		kept bool // the walk keeps it (after the first WQE, which transmit parsed itself)
+	}
+	posts := []post{
+		{mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)), mlx5.WQEOpRDMAWrite, false},
+		{mlx5.NewNOP(signaled), mlx5.WQEOpNop, true},
+		{mlx5.NewRDMAWrite(signaled, y.raddr(64), x.sge(64, 32), x.sge(1000, 32)), mlx5.WQEOpRDMAWrite, true},
+		{mlx5.NewRDMAWrite(signaled, y.raddr(128), x.sge(128, 10), x.sge(2000, 10), x.sge(3000, 12)), mlx5.WQEOpRDMAWrite, false},
+		{mlx5.NewRDMAWriteInline(signaled, y.raddr(256), inl), mlx5.WQEOpRDMAWrite, false},
+		{mlx5.NewRDMARead(signaled, y.raddr(4096), x.sge(4096, 100)), mlx5.WQEOpRDMARead, false},
+		{mlx5.NewRDMAWrite(signaled, y.raddr(512), x.sge(512, 64)), mlx5.WQEOpRDMAWrite, true},
+	}
+	y.lock()
+	fill(y.data[4096:4196], 0xa7)
+	y.unlock()
+	want := 0
+	for _, p := range posts {
+		if p.kept {
+			want++
+		}
+	}
+	before := walkDecoded.Load()
+	idx := make([]uint16, len(posts))
+	for i, p := range posts {
+		idx[i] = x.postNoDB(p.w)
+	}
+	x.ring(mlx5.CtrlSeg{})
+	for i, p := range posts {
+		expectOK(t, x.mustPoll(), p.op, idx[i])
+	}
+	if got := walkDecoded.Load() - before; got != uint64(want) {
+		t.Fatalf("%d WQEs taken from the walk's records, want %d", got, want)
+	}
+	x.lock()
+	y.lock()
+	defer x.unlock()
+	defer y.unlock()
+	for _, c := range []struct {
+		name     string
+		got, exp []byte
+	}{
+		{"WRITE 1 SGE", y.data[0:64], x.data[0:64]},
+		{"WRITE 2 SGEs", y.data[64:128], append(append([]byte{}, x.data[64:96]...), x.data[1000:1032]...)},
+		{"WRITE 3 SGEs", y.data[128:160], append(append(append([]byte{}, x.data[128:138]...), x.data[2000:2010]...), x.data[3000:3012]...)},
+		{"WRITE inline", y.data[256 : 256+len(inl)], inl},
+		{"READ", x.data[4096:4196], y.data[4096:4196]},
+		{"last WRITE", y.data[512:576], x.data[512:576]},
+	} {
+		if !bytes.Equal(c.got, c.exp) {
+			t.Errorf("%s: landed bytes differ", c.name)
+		}
+	}
+}

@@ -41,6 +41,67 @@ type prefetch struct {
 	tg    [maxSGEPerWQE]target
 	b     batch
 	g     guess
+	dec   []dwqe // the WQEs the walk decoded, in posting order
+	dpos  int    // the one transmit is expected to ask for next
+}
+
+// dwqe is a WQE the read-ahead's walk decoded, kept so that transmit does
+// not parse it again: a WQE's bytes belong to the NIC from the doorbell to
+// its completion, so they are the same when transmit reaches it. Only the
+// plain shapes are kept (a WRITE, SEND or NOP without inline data and with
+// at most dwqeSGEs data segments, as a kernel's puts are); the rest is
+// decoded again, as are WQEs after a go-back-N rewind.
+type dwqe struct {
+	idx, bbs uint16
+	opcode   uint8
+	opmod    uint8
+	fm, ce   uint8
+	se       bool
+	nsge     uint8
+	imm      [4]byte
+	rkey     uint32
+	raddr    uint64
+	length   uint64
+	sges     [dwqeSGEs]sge
+}
+
+const dwqeSGEs = 2
+
+// keep records w, decoded by the walk, for transmit when its shape allows.
+func (p *prefetch) keep(w *wqe) {
+	if w.isInl || w.nsge > dwqeSGEs || (!payloadOp(w.opcode) && w.opcode != uint8(mlx5.WQEOpNop)) {
+		return
+	}
+	d := dwqe{idx: w.idx, bbs: uint16(w.bbs), opcode: w.opcode, opmod: w.opmod, fm: w.fm, ce: w.ce, se: w.se, nsge: uint8(w.nsge),
+		imm: w.imm, rkey: w.rkey, raddr: w.raddr, length: w.length}
+	copy(d.sges[:], w.sges[:w.nsge])
+	p.dec = append(p.dec, d)
+}
+
+// take fills w with the WQE at idx when the walk decoded it: transmit asks
+// in posting order, so the record is at dpos, or after records transmit
+// has gone past. It reports false when there is none (decode it).
+func (p *prefetch) take(idx uint16, w *wqe) bool {
+	for p.dpos < len(p.dec) {
+		d := &p.dec[p.dpos]
+		if d.idx != idx {
+			if k := dist(d.idx, idx); k > 0 && k < 1<<15 {
+				p.dpos++ // transmit is past this one
+				continue
+			}
+			return false // before the window (a rewind): decode
+		}
+		p.dpos++
+		walkDecoded.Add(1)
+		w.idx, w.bbs, w.opcode, w.opmod = idx, int(d.bbs), d.opcode, d.opmod
+		w.fm, w.ce, w.se, w.imm = d.fm, d.ce, d.se, d.imm
+		w.raddr, w.rkey, w.length = d.raddr, d.rkey, d.length
+		w.isInl, w.inline, w.masked, w.size = false, nil, false, 0
+		w.nsge = int(d.nsge)
+		copy(w.sges[:], d.sges[:d.nsge])
+		return true
+	}
+	return false
 }
 
 // Guessed payloads. A kernel that posts from the same buffer again (a
@@ -171,6 +232,10 @@ func (b *batch) spanOf(d DeviceRange) *span {
 // guessHits counts read-aheads served from a guess (tests, benchmarks).
 var guessHits atomic.Uint64
 
+// walkDecoded counts the WQEs transmit took from the walk's records instead
+// of parsing them again (tests).
+var walkDecoded atomic.Uint64
+
 // pfRec is the payload of one WQE: buf[off:off+len].
 type pfRec struct {
 	idx uint16
@@ -184,6 +249,7 @@ type pfRec struct {
 func (p *prefetch) clear() {
 	clear(p.recs) // let go of the spans the records name
 	p.recs, p.pos, p.used = p.recs[:0], 0, 0
+	p.dec, p.dpos = p.dec[:0], 0
 }
 
 // find returns the record of the WQE at idx, or nil.
@@ -228,6 +294,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 		if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
 			break
 		}
+		p.keep(w)
 		next := i + uint16(w.bbs)
 		if !payloadOp(w.opcode) || w.isInl || w.length == 0 {
 			i = next

@@ -319,6 +319,7 @@ func (q *qp) flush() bool {
 	}
 	r.send, r.hsend = r.ci, r.ci
 	r.nRA = 0
+	r.pf.clear() // the WQEs it read ahead are flushed, and their slots will be posted again
 	return true
 }
 
@@ -478,7 +479,10 @@ func (q *qp) transmit(now time.Time) bool {
 			break
 		}
 		w := &r.w
-		syn := q.readWQE(r.send, &r.buf, w)
+		var syn mlx5.Syndrome
+		if !r.pf.take(r.send, w) {
+			syn = q.readWQE(r.send, &r.buf, w)
+		}
 		q.traceStage(stageWQE, r.send)
 		if dist(r.send, r.pi) < w.bbs {
 			// The producer index ends inside the WQE: software published
