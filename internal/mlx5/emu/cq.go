@@ -233,6 +233,7 @@ type cqe struct {
 	se       bool
 	syndrome uint8 // error CQEs
 	vendor   uint8
+	ts       uint64 // the timestamp, ns since epoch; 0: the time of the push
 }
 
 // push produces one CQE at the producer position with the pass's owner
@@ -247,7 +248,10 @@ func (q *cq) push(e cqe) bool {
 	c := mlx5.CQE{
 		Opcode: mlx5.CQEOpcode(e.opcode), Solicited: e.se, SRQNUIdx: e.uidx & mask24,
 		ImmInvalPKey: binary.BigEndian.Uint32(e.imm[:]), ByteCnt: e.byteCnt,
-		Timestamp: uint64(time.Since(epoch)), WQEOpcode: mlx5.WQEOpcode(e.wqeOp), QPN: e.qpn, WQECounter: e.wqeCount,
+		Timestamp: e.ts, WQEOpcode: mlx5.WQEOpcode(e.wqeOp), QPN: e.qpn, WQECounter: e.wqeCount,
+	}
+	if c.Timestamp == 0 {
+		c.Timestamp = uint64(time.Since(epoch))
 	}
 	if e.opcode == cqeReqErr || e.opcode == cqeRespErr {
 		c.ByteCnt, c.Timestamp = 0, 0

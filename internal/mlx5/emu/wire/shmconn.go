@@ -159,10 +159,15 @@ func (c *conn) shmLoop(l *link) {
 	var f Frame
 	var scratch [maxHead]byte
 	last := time.Now()
-	idle := 0
+	idle, fresh := 0, false
 	for !c.dead.Load() {
 		b, err := l.next()
 		if err == nil && b == nil {
+			if fresh {
+				// The spin starts at the first empty look after a frame:
+				// the clock is read once per busy spell, not per frame.
+				last, fresh = time.Now(), false
+			}
 			// While it spins, the reader looks at the ring shmPolls times
 			// between two looks at the clock and yields of the processor
 			// (both cost more than a look at the ring; see the engine's
@@ -201,7 +206,7 @@ func (c *conn) shmLoop(l *link) {
 		}
 		f = Frame{}
 		l.done(len(b))
-		last = time.Now()
+		fresh = true
 	}
 	c.mu.Lock() // every sender checks c.err under mu before it writes
 	c.shm = nil
