@@ -590,3 +590,59 @@ func TestWalkDecodesOnce(t *testing.T) {
 		}
 	}
 }
+
+// A batch of CQEs being written to device memory does not hold up the
+// engine: while the first CQE's write is stuck, a WRITE posted after it is
+// taken from its doorbell and lands; once the write goes on, both CQEs
+// appear, in order.
+func TestDoorbellDuringCQEBatch(t *testing.T) {
+	g, x, y := deviceSetup(t, qpOpts{}, qpOpts{})
+	lo := x.addr(x.cqRing)
+	hi := lo + uintptr(len(x.cqRing))
+	gate := make(chan struct{})
+	var once sync.Once
+	stuck := make(chan struct{})
+	h := func(write bool, addr uintptr, n int) {
+		if write && addr >= lo && addr < hi {
+			once.Do(func() { close(stuck) })
+			<-gate
+		}
+	}
+	g.hook.Store(&h)
+	t.Cleanup(func() { g.hook.Store(nil) })
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	defer release()
+
+	x.lock()
+	fill(x.data[:128], 0x6b)
+	x.unlock()
+	first := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)))
+	select {
+	case <-stuck:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first WRITE's CQE was never written")
+	}
+	second := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(64), x.sge(64, 64)))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		y.lock()
+		landed := bytes.Equal(y.data[64:128], x.data[64:128])
+		y.unlock()
+		if landed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second WRITE did not land while the first CQE's write was stuck")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	release()
+	expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, first)
+	expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, second)
+}

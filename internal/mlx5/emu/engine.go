@@ -102,7 +102,7 @@ func (n *NIC) engine() {
 // side. It reports whether anything happened and the earliest timer.
 func (n *NIC) round(now time.Time) (work bool, next time.Time) {
 	n.spare, work = n.drainInbox(now, n.spare)
-	n.flushCQs()
+	n.flushSoon()
 	if n.scanUARs() {
 		work = true
 	}
@@ -111,7 +111,7 @@ func (n *NIC) round(now time.Time) (work bool, next time.Time) {
 		work = work || w
 		next = earliest(next, t)
 	}
-	n.flushCQs()
+	n.flushSoon()
 	return work, next
 }
 

@@ -55,8 +55,10 @@ type NIC struct {
 
 	devQPs atomic.Int32 // QPs whose SQ ring or DBR is in device memory (engine pacing)
 
-	flushMu sync.Mutex
-	toFlush []*cq // CQs in device memory with CQEs waiting for their batch
+	flushMu   sync.Mutex
+	toFlush   []*cq         // CQs in device memory with CQEs waiting for their batch
+	flushKick chan struct{} // wakes the flusher (flush.go)
+	flushDone chan struct{}
 
 	inboxMu  sync.Mutex
 	inbox    []response
@@ -122,6 +124,9 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 		wake:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
+
+		flushKick: make(chan struct{}, 1),
+		flushDone: make(chan struct{}),
 	}
 	wc := cfg.Wire
 	wc.Handler = n.deliver
@@ -141,8 +146,10 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	n.manual = manual
 	if manual {
 		close(n.done)
+		close(n.flushDone)
 	} else {
 		go n.engine()
+		go n.flusher()
 	}
 	track(n, "NIC %s", cfg.Name)
 	return n, nil
@@ -187,6 +194,7 @@ func (n *NIC) Close() error {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
+	<-n.flushDone
 	untrack(n)
 	return n.port.Close()
 }
@@ -239,13 +247,13 @@ func (n *NIC) queueFlush(c *cq) {
 }
 
 // flushCQs writes the pending CQEs of every queued CQ, each CQ's with one
-// batch of copies. The engine calls it after every step of a round, the
-// responder after every request it executes.
-func (n *NIC) flushCQs() {
+// batch of copies, and reports whether there were any. The flusher calls it
+// (flushSoon); so does a NIC driven by hand.
+func (n *NIC) flushCQs() bool {
 	n.flushMu.Lock()
 	if len(n.toFlush) == 0 {
 		n.flushMu.Unlock()
-		return
+		return false
 	}
 	l := n.toFlush
 	n.toFlush = nil
@@ -259,6 +267,7 @@ func (n *NIC) flushCQs() {
 		n.toFlush = l[:0]
 	}
 	n.flushMu.Unlock()
+	return true
 }
 
 // kick wakes the engine goroutine if it sleeps.
