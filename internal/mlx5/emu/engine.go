@@ -102,7 +102,7 @@ func (n *NIC) engine() {
 // side. It reports whether anything happened and the earliest timer.
 func (n *NIC) round(now time.Time) (work bool, next time.Time) {
 	n.spare, work = n.drainInbox(now, n.spare)
-	n.flushSoon()
+	n.flushCQs()
 	if n.scanUARs() {
 		work = true
 	}
@@ -111,7 +111,7 @@ func (n *NIC) round(now time.Time) (work bool, next time.Time) {
 		work = work || w
 		next = earliest(next, t)
 	}
-	n.flushSoon()
+	n.flushCQs()
 	return work, next
 }
 

@@ -55,10 +55,8 @@ type NIC struct {
 
 	devQPs atomic.Int32 // QPs whose SQ ring or DBR is in device memory (engine pacing)
 
-	flushMu   sync.Mutex
-	toFlush   []*cq         // CQs in device memory with CQEs waiting for their batch
-	flushKick chan struct{} // wakes the flusher (flush.go)
-	flushDone chan struct{}
+	flushMu sync.Mutex
+	toFlush []*cq // CQs in device memory with CQEs waiting for their batch
 
 	inboxMu  sync.Mutex
 	inbox    []response
@@ -124,9 +122,6 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 		wake:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
-
-		flushKick: make(chan struct{}, 1),
-		flushDone: make(chan struct{}),
 	}
 	wc := cfg.Wire
 	wc.Handler = n.deliver
@@ -146,10 +141,8 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	n.manual = manual
 	if manual {
 		close(n.done)
-		close(n.flushDone)
 	} else {
 		go n.engine()
-		go n.flusher()
 	}
 	track(n, "NIC %s", cfg.Name)
 	return n, nil
@@ -194,7 +187,6 @@ func (n *NIC) Close() error {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
-	<-n.flushDone
 	untrack(n)
 	return n.port.Close()
 }
@@ -247,13 +239,13 @@ func (n *NIC) queueFlush(c *cq) {
 }
 
 // flushCQs writes the pending CQEs of every queued CQ, each CQ's with one
-// batch of copies, and reports whether there were any. The flusher calls it
-// (flushSoon); so does a NIC driven by hand.
-func (n *NIC) flushCQs() bool {
+// batch of copies. The engine calls it after every step of a round, the
+// responder after every request it executes.
+func (n *NIC) flushCQs() {
 	n.flushMu.Lock()
 	if len(n.toFlush) == 0 {
 		n.flushMu.Unlock()
-		return false
+		return
 	}
 	l := n.toFlush
 	n.toFlush = nil
@@ -267,7 +259,6 @@ func (n *NIC) flushCQs() bool {
 		n.toFlush = l[:0]
 	}
 	n.flushMu.Unlock()
-	return true
 }
 
 // kick wakes the engine goroutine if it sleeps.

@@ -149,7 +149,7 @@ func (n *NIC) respond(f *wire.Frame) {
 		defer noteSince("request", f.DstQPN, int64(f.PSN), int64(len(f.Payload)), t0)
 	}
 	q.rmu.Lock()
-	defer n.flushSoon() // after rmu is released: the receive CQEs of this request
+	defer n.flushCQs() // after rmu is released: the receive CQEs of this request
 	defer q.rmu.Unlock()
 	if !f.More {
 		defer q.flushHeld() // the burst ends here (or this request came alone)
