@@ -87,7 +87,7 @@ func GetBool(b []byte, f Field) bool { return Get(b, f) != 0 }
 func Set(b []byte, f Field, v uint64) {
 	f.check(len(b))
 	if !f.Fits(v) {
-		panic(fmt.Sprintf("mlx5: value 0x%x does not fit field %v", v, f))
+		fieldOverflow(f, v)
 	}
 	if f.Width == 64 {
 		binary.BigEndian.PutUint64(b[f.Bit/8:], v)
@@ -101,14 +101,22 @@ func Set(b []byte, f Field, v uint64) {
 	binary.BigEndian.PutUint32(b[off:], dw)
 }
 
-// SetBool writes a one-bit field.
-func SetBool(b []byte, f Field, v bool) {
-	var x uint64
-	if v {
-		x = 1
-	}
-	Set(b, f, x)
+// fieldOverflow panics for a value v that does not fit field f: the
+// message of Set and of the generated segment writers.
+func fieldOverflow(f Field, v uint64) {
+	panic(fmt.Sprintf("mlx5: value 0x%x does not fit field %v", v, f))
 }
+
+// boolBit is v as a one-bit field value.
+func boolBit(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// SetBool writes a one-bit field.
+func SetBool(b []byte, f Field, v bool) { Set(b, f, boolBit(v)) }
 
 // Bytes returns the n bytes at byte address bit/8 of b (a GID, a MAC). The
 // bit address must be byte aligned.

@@ -168,44 +168,61 @@ func (c *CQE) encode62(b []byte) {
 
 // DecodeCQE reads a CQE from b[0:64]. Any 64 bytes decode (reserved bytes
 // are ignored); a shorter b is an error. It never panics.
-func DecodeCQE(b []byte) (CQE, error) {
+func DecodeCQE(b []byte) (c CQE, err error) {
 	if len(b) < CQESize {
 		return CQE{}, fmt.Errorf("mlx5: decode CQE: %d bytes, need %d", len(b), CQESize)
 	}
-	b = b[:CQESize]
-	c := CQE{
-		WQEID:        uint16(Get32(b, cqeWQEID)),
-		MLPath:       uint8(Get32(b, cqeMLPath)),
-		SLID:         uint16(Get32(b, cqeSLID)),
-		FlagsRQPN:    Get32(b, cqeFlagsRQPN),
-		HdsIPExt:     uint8(Get32(b, cqeHdsIPExt)),
-		L4HdrTypeEtc: uint8(Get32(b, cqeL4HdrTypeEtc)),
-		VLANInfo:     uint16(Get32(b, cqeVLANInfo)),
-		SRQNUIdx:     Get32(b, cqeSRQNUIdx),
-		ImmInvalPKey: Get32(b, cqeImmInvalPKey),
-		App:          uint8(Get32(b, cqeApp)),
-		AppOp:        uint8(Get32(b, cqeAppOp)),
-		AppInfo:      uint16(Get32(b, cqeAppInfo)),
-		ByteCnt:      Get32(b, cqeByteCnt),
-		WQEOpcode:    WQEOpcode(Get32(b, cqeWQEOpcode)),
-		QPN:          Get32(b, cqeQPN),
-		WQECounter:   uint16(Get32(b, cqeWQECounter)),
-		Signature:    uint8(Get32(b, cqeSignature)),
-		Opcode:       CQEOpcode(Get32(b, cqeOpcode)),
-		Format:       uint8(Get32(b, cqeFormat)),
-		Solicited:    GetBool(b, cqeSolicited),
-		Owner:        uint8(Get32(b, cqeOwner)),
-	}
-	if c.Opcode.IsError() {
-		c.Timestamp = Get(b, cqeTimestampHi) << 32
-		c.HWErrSynd = uint8(Get32(b, cqeHWErrSynd))
-		c.HWSyndType = uint8(Get32(b, cqeHWSyndType))
-		c.VendorSyndrome = uint8(Get32(b, cqeVendorSynd))
-		c.Syndrome = Syndrome(Get32(b, cqeSyndrome))
-	} else {
-		c.Timestamp = Get(b, cqeTimestamp)
-	}
+	c.read(b[:CQESize])
 	return c, nil
+}
+
+// read decodes the 64 bytes of b into c. A poller decodes a CQE per
+// completion, so it reads each 64-bit word that holds a field once and
+// takes the fields out at the byte offsets of the table above, as encode62
+// writes them (TestDecodeCQEFields checks it against Get over the table).
+// c is filled in place: a CQE literal built and then copied out would be
+// stored in narrow pieces and reloaded in wide ones.
+func (c *CQE) read(b []byte) {
+	b = b[:CQESize]
+	be := binary.BigEndian
+	w0 := be.Uint64(b[0:])  // bytes 0..7: wqe_id at 2..3
+	w2 := be.Uint64(b[16:]) // 16..23: ml_path at 17, slid at 22..23
+	w3 := be.Uint64(b[24:]) // 24..31: flags_rqpn, hds_ip_ext, l4_hdr_type_etc, vlan_info
+	w4 := be.Uint64(b[32:]) // 32..39: srqn_uidx, imm_inval_pkey
+	w5 := be.Uint64(b[40:]) // 40..47: app, app_op, app_info, byte_cnt
+	w6 := be.Uint64(b[48:]) // 48..55: timestamp, or its high half and the syndromes
+	w7 := be.Uint64(b[56:]) // 56..63: sop_drop_qpn, wqe_counter, signature, op_own
+	c.WQEID = uint16(w0 >> 32)
+	c.MLPath = uint8(w2 >> 48)
+	c.SLID = uint16(w2)
+	c.FlagsRQPN = uint32(w3 >> 32)
+	c.HdsIPExt = uint8(w3 >> 24)
+	c.L4HdrTypeEtc = uint8(w3 >> 16)
+	c.VLANInfo = uint16(w3)
+	c.SRQNUIdx = uint32(w4 >> 32)
+	c.ImmInvalPKey = uint32(w4)
+	c.App = uint8(w5 >> 56)
+	c.AppOp = uint8(w5 >> 48)
+	c.AppInfo = uint16(w5 >> 32)
+	c.ByteCnt = uint32(w5)
+	c.WQEOpcode = WQEOpcode(w7 >> 56)
+	c.QPN = uint32(w7>>32) & 0xffffff
+	c.WQECounter = uint16(w7 >> 16)
+	c.Signature = uint8(w7 >> 8)
+	opOwn := uint8(w7)
+	c.Opcode = CQEOpcode(opOwn >> 4)
+	c.Format = opOwn >> 2 & 3
+	c.Solicited = opOwn&2 != 0
+	c.Owner = opOwn & 1
+	if c.Opcode.IsError() {
+		c.Timestamp = w6 &^ 0xffffffff
+		c.HWErrSynd = uint8(w6 >> 24)
+		c.HWSyndType = uint8(w6 >> 16)
+		c.VendorSyndrome = uint8(w6 >> 8)
+		c.Syndrome = Syndrome(w6)
+	} else {
+		c.Timestamp = w6
+	}
 }
 
 // Err returns a *CQEError for an error CQE (REQ_ERR, RESP_ERR) and nil for

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // encode62 stores the fields at fixed byte offsets; the field table is the
@@ -68,6 +70,79 @@ func BenchmarkCQEEncode(b *testing.B) {
 		c.WQECounter = uint16(i)
 		if err := c.Encode(buf[:]); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// refDecodeCQE is DecodeCQE written field by field through Get over the
+// CQE table: the definition DecodeCQE's word reads must match.
+func refDecodeCQE(b []byte) CQE {
+	c := CQE{
+		WQEID:        uint16(Get32(b, cqeWQEID)),
+		MLPath:       uint8(Get32(b, cqeMLPath)),
+		SLID:         uint16(Get32(b, cqeSLID)),
+		FlagsRQPN:    Get32(b, cqeFlagsRQPN),
+		HdsIPExt:     uint8(Get32(b, cqeHdsIPExt)),
+		L4HdrTypeEtc: uint8(Get32(b, cqeL4HdrTypeEtc)),
+		VLANInfo:     uint16(Get32(b, cqeVLANInfo)),
+		SRQNUIdx:     Get32(b, cqeSRQNUIdx),
+		ImmInvalPKey: Get32(b, cqeImmInvalPKey),
+		App:          uint8(Get32(b, cqeApp)),
+		AppOp:        uint8(Get32(b, cqeAppOp)),
+		AppInfo:      uint16(Get32(b, cqeAppInfo)),
+		ByteCnt:      Get32(b, cqeByteCnt),
+		WQEOpcode:    WQEOpcode(Get32(b, cqeWQEOpcode)),
+		QPN:          Get32(b, cqeQPN),
+		WQECounter:   uint16(Get32(b, cqeWQECounter)),
+		Signature:    uint8(Get32(b, cqeSignature)),
+		Opcode:       CQEOpcode(Get32(b, cqeOpcode)),
+		Format:       uint8(Get32(b, cqeFormat)),
+		Solicited:    GetBool(b, cqeSolicited),
+		Owner:        uint8(Get32(b, cqeOwner)),
+	}
+	if c.Opcode.IsError() {
+		c.Timestamp = Get(b, cqeTimestampHi) << 32
+		c.HWErrSynd = uint8(Get32(b, cqeHWErrSynd))
+		c.HWSyndType = uint8(Get32(b, cqeHWSyndType))
+		c.VendorSyndrome = uint8(Get32(b, cqeVendorSynd))
+		c.Syndrome = Syndrome(Get32(b, cqeSyndrome))
+	} else {
+		c.Timestamp = Get(b, cqeTimestamp)
+	}
+	return c
+}
+
+// DecodeCQE reads its fields at the byte offsets the table gives them, for
+// every opcode (so both views), every single bit and random bytes.
+func TestDecodeCQEFields(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	var bufs [][]byte
+	for op := 0; op < 16; op++ {
+		for bit := 0; bit < 8*(CQESize-1); bit++ {
+			b := make([]byte, CQESize)
+			b[bit/8] = 0x80 >> (bit % 8)
+			b[63] = byte(op) << 4
+			bufs = append(bufs, b)
+		}
+		for _, v := range []byte{0x00, 0xff} {
+			b := bytes.Repeat([]byte{v}, CQESize)
+			b[63] = byte(op)<<4 | v&0xf
+			bufs = append(bufs, b)
+		}
+	}
+	for i := 0; i < 10000; i++ {
+		b := make([]byte, CQESize+rng.Intn(3))
+		rng.Read(b)
+		if i%2 == 0 { // half of them in the error view
+			b[63] = b[63]&0x0f | []byte{0xd0, 0xe0}[rng.Intn(2)]
+		}
+		bufs = append(bufs, b)
+	}
+	for _, b := range bufs {
+		got, err := DecodeCQE(b)
+		require.NoError(t, err)
+		if want := refDecodeCQE(b[:CQESize]); got != want {
+			t.Fatalf("bytes %x:\n got %+v\nwant %+v", b, got, want)
 		}
 	}
 }

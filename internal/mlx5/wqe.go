@@ -322,11 +322,11 @@ const CtrlHeadLen = 8
 // DecodeCtrlHead reads the fields of a control segment that lie in its
 // first CtrlHeadLen bytes (opmod, wqe_index, opcode, qpn, ds): what a NIC
 // needs to find a WQE, size it and check its owner before it parses the
-// rest. It is DecodeCtrlSeg for those fields without the walk over the
-// field table, for the per-WQE path; a test checks it against
-// DecodeCtrlSeg. The fields come back as values, not as a CtrlSeg: a
-// struct built and copied per WQE costs a store-forwarding stall (about
-// 10 ns) on amd64. b must hold at least CtrlHeadLen bytes.
+// rest. It is DecodeCtrlSeg for those fields only, for the per-WQE path;
+// a test checks it against DecodeCtrlSeg. The fields come back as values,
+// not as a CtrlSeg: a struct built and copied per WQE costs a
+// store-forwarding stall (about 10 ns) on amd64. b must hold at least
+// CtrlHeadLen bytes.
 func DecodeCtrlHead(b []byte) (opMod uint8, wqeIndex uint16, opcode WQEOpcode, qpn uint32, ds uint8) {
 	_ = b[CtrlHeadLen-1]
 	dw0 := binary.BigEndian.Uint32(b[0:4])
@@ -340,12 +340,16 @@ func WQEBBs(ds uint8) int { return (int(ds) + dsPerBB - 1) / dsPerBB }
 // CheckRing reports whether ring is a valid SQ ring: a power-of-two number of
 // WQEBBs, at least one.
 func CheckRing(ring []byte) error {
-	n := len(ring)
-	if n < WQEBB || n%WQEBB != 0 || (n/WQEBB)&(n/WQEBB-1) != 0 {
-		return fmt.Errorf("mlx5: ring of %d bytes is not a power-of-two number of %d-byte WQEBBs", n, WQEBB)
+	if !validRing(len(ring)) {
+		return fmt.Errorf("mlx5: ring of %d bytes is not a power-of-two number of %d-byte WQEBBs", len(ring), WQEBB)
 	}
 	return nil
 }
+
+// validRing is CheckRing's test on a ring of n bytes, small enough to
+// inline into the per-WQE parser: a power-of-two number of WQEBBs is a
+// power-of-two number of bytes, WQEBB or more (WQEBB is a power of two).
+func validRing(n int) bool { return n >= WQEBB && n&(n-1) == 0 }
 
 // seg returns the 16 bytes of segment k of the WQE that starts at byte start
 // of ring, wrapping to the ring start (ring length is a power of two).
@@ -578,92 +582,79 @@ func ParseWQE(ring []byte, index uint16) (WQE, error) {
 // Checks that need the QP (its QPN, state, max_wqe_sz_sq, log_msg_max, MRs)
 // are the caller's.
 func (w *WQE) Decode(ring []byte, index uint16) error {
-	const op = "parse WQE"
 	sges, inl := w.SGEs[:0], w.Inline[:0]
 	*w = WQE{SGEs: sges, Inline: inl}
-	if err := CheckRing(ring); err != nil {
-		return wqeErr(op, index, 0, SyndromeLocalQPOpErr, "%v", err)
+	if !validRing(len(ring)) {
+		return wqeErr(opParseWQE, index, 0, SyndromeLocalQPOpErr, "%v", CheckRing(ring))
 	}
+	// No closures below: a closure that captures the ctrl segment copies
+	// it on every call of Decode, and none of them would inline. The error
+	// paths go through w.fail, which puts back the slices Decode started
+	// with.
 	start := int(index) * WQEBB & (len(ring) - 1)
-	c := DecodeCtrlSeg(seg(ring, start, 0))
-	w.Ctrl = c
-	fail := func(s Syndrome, format string, args ...any) error {
-		w.SGEs, w.Inline = sges, inl
-		return wqeErr(op, index, c.Opcode, s, format, args...)
-	}
+	c := &w.Ctrl
+	c.read(seg(ring, start, 0))
 	if c.WQEIndex != index {
-		return fail(SyndromeLocalQPOpErr, "ctrl wqe_index %d does not match the SQ index", c.WQEIndex)
+		return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "ctrl wqe_index %d does not match the SQ index", c.WQEIndex)
 	}
 	if !c.Opcode.Supported() {
-		return fail(SyndromeLocalQPOpErr, "opcode is not supported on an RC send queue")
+		return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "opcode is not supported on an RC send queue")
 	}
 	ds := int(c.DS)
 	if ds == 0 {
-		return fail(SyndromeLocalQPOpErr, "ds is 0")
+		return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "ds is 0")
 	}
 	if WQEBBs(c.DS)*WQEBB > len(ring) {
-		return fail(SyndromeLocalQPOpErr, "ds %d spans more than the ring's %d WQEBBs", ds, len(ring)/WQEBB)
-	}
-	exact := func(want int) error {
-		if ds != want {
-			return fail(SyndromeLocalQPOpErr, "ds is %d, the opcode takes %d", ds, want)
-		}
-		return nil
-	}
-	result := func(k, size int) error {
-		d := DecodeDataSeg(seg(ring, start, k))
-		if d.ByteCount != uint32(size) {
-			return fail(SyndromeLocalLengthErr, "result segment byte_count 0x%x differs from the %d-byte operand",
-				d.ByteCount, size)
-		}
-		w.SGEs = append(w.SGEs, d)
-		return nil
+		return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "ds %d spans more than the ring's %d WQEBBs",
+			ds, len(ring)/WQEBB)
 	}
 	switch c.Opcode {
+	case WQEOpRDMAWrite, WQEOpRDMAWriteImm, WQEOpRDMARead, WQEOpSend, WQEOpSendImm, WQEOpSendInval:
+		return w.decodeData(ring, start, ds, index, sges, inl)
 	case WQEOpNop:
 		return nil
 	case WQEOpWait, WQEOpSendEn:
 		if c.Opcode == WQEOpWait && c.OpMod != OpModWaitCQPI {
-			return fail(SyndromeLocalQPOpErr, "WAIT opmod %d is not supported (only CQ PI)", c.OpMod)
+			return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "WAIT opmod %d is not supported (only CQ PI)", c.OpMod)
 		}
-		if err := exact(2); err != nil {
-			return err
+		if ds != 2 {
+			return w.dsMismatch(sges, inl, index, ds, 2)
 		}
-		w.Wait = DecodeWaitSeg(seg(ring, start, 1))
+		w.Wait.read(seg(ring, start, 1))
 		return nil
 	case WQEOpDump:
-		if err := exact(2); err != nil {
-			return err
+		if ds != 2 {
+			return w.dsMismatch(sges, inl, index, ds, 2)
 		}
 		d := DecodeDataSeg(seg(ring, start, 1))
 		if d.ByteCount&InlineFlag != 0 {
-			return fail(SyndromeLocalQPOpErr, "DUMP data segment has the inline bit set")
+			return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "DUMP data segment has the inline bit set")
 		}
 		if d.ByteCount == 0 {
-			return fail(SyndromeLocalLengthErr, "DUMP data segment has byte_count 0")
+			return w.fail(sges, inl, index, SyndromeLocalLengthErr, "DUMP data segment has byte_count 0")
 		}
 		w.SGEs = append(w.SGEs, d)
 		return nil
 	case WQEOpAtomicCS, WQEOpAtomicFA:
-		if err := exact(4); err != nil {
-			return err
+		if ds != 4 {
+			return w.dsMismatch(sges, inl, index, ds, 4)
 		}
-		w.RAddr = DecodeRAddrSeg(seg(ring, start, 1))
-		w.Atomic = DecodeAtomicSeg(seg(ring, start, 2))
-		return result(3, 8)
+		w.RAddr.read(seg(ring, start, 1))
+		w.Atomic.read(seg(ring, start, 2))
+		return w.result(ring, start, 3, 8, index, sges, inl)
 	case WQEOpAtomicMaskedCS, WQEOpAtomicMaskedFA:
 		size := w.OperandSize()
 		if size != 4 && size != 8 {
-			return fail(SyndromeLocalQPOpErr, "opmod 0x%02x is not a supported masked atomic size", c.OpMod)
+			return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "opmod 0x%02x is not a supported masked atomic size", c.OpMod)
 		}
 		want := 4
 		if c.Opcode == WQEOpAtomicMaskedCS && size == 8 {
 			want = 5
 		}
-		if err := exact(want); err != nil {
-			return err
+		if ds != want {
+			return w.dsMismatch(sges, inl, index, ds, want)
 		}
-		w.RAddr = DecodeRAddrSeg(seg(ring, start, 1))
+		w.RAddr.read(seg(ring, start, 1))
 		switch {
 		case c.Opcode == WQEOpAtomicMaskedFA && size == 4:
 			w.MaskedFA = DecodeMaskedFA4(seg(ring, start, 2))
@@ -674,40 +665,75 @@ func (w *WQE) Decode(ring []byte, index uint16) error {
 		default:
 			w.MaskedCS = DecodeMaskedCS8(seg(ring, start, 2), seg(ring, start, 3))
 		}
-		return result(want-1, size)
+		return w.result(ring, start, want-1, size, index, sges, inl)
 	}
-	// WRITE, WRITE_IMM, READ, SEND, SEND_IMM, SEND_INVAL.
-	k, _ := fixedDS(c.Opcode)
+	return nil // every Supported opcode has a case above
+}
+
+// opParseWQE is the Op of the errors of (*WQE).Decode.
+const opParseWQE = "parse WQE"
+
+// fail is an error of (*WQE).Decode: it restores the SGE and inline slices
+// Decode started with (their lengths 0) and returns the *WQEError.
+func (w *WQE) fail(sges []DataSeg, inl []byte, index uint16, s Syndrome, format string, args ...any) error {
+	w.SGEs, w.Inline = sges, inl
+	return wqeErr(opParseWQE, index, w.Ctrl.Opcode, s, format, args...)
+}
+
+// dsMismatch is the error of a ds that differs from the opcode's fixed
+// layout.
+func (w *WQE) dsMismatch(sges []DataSeg, inl []byte, index uint16, ds, want int) error {
+	return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "ds is %d, the opcode takes %d", ds, want)
+}
+
+// result appends the result segment of an atomic, unit k, which must
+// hold exactly size bytes.
+func (w *WQE) result(ring []byte, start, k, size int, index uint16, sges []DataSeg, inl []byte) error {
+	d := DecodeDataSeg(seg(ring, start, k))
+	if d.ByteCount != uint32(size) {
+		return w.fail(sges, inl, index, SyndromeLocalLengthErr,
+			"result segment byte_count 0x%x differs from the %d-byte operand", d.ByteCount, size)
+	}
+	w.SGEs = append(w.SGEs, d)
+	return nil
+}
+
+// decodeData parses WRITE, WRITE_IMM, READ, SEND, SEND_IMM and SEND_INVAL
+// past the ctrl segment: the raddr segment where the opcode has one, then
+// pointer segments or one inline segment up to ds.
+func (w *WQE) decodeData(ring []byte, start, ds int, index uint16, sges []DataSeg, inl []byte) error {
+	op := w.Ctrl.Opcode
+	k, _ := fixedDS(op)
 	if ds < k {
-		return fail(SyndromeLocalQPOpErr, "ds %d is below the opcode's minimum %d", ds, k)
+		return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "ds %d is below the opcode's minimum %d", ds, k)
 	}
 	if k == 2 {
-		w.RAddr = DecodeRAddrSeg(seg(ring, start, 1))
+		w.RAddr.read(seg(ring, start, 1))
 	}
 	for ; k < ds; k++ {
-		b := seg(ring, start, k)
-		bc := binary.BigEndian.Uint32(b)
-		if bc&InlineFlag != 0 {
-			n := int(bc &^ InlineFlag)
+		d := DecodeDataSeg(seg(ring, start, k))
+		if d.ByteCount&InlineFlag != 0 {
+			n := int(d.ByteCount &^ InlineFlag)
 			switch {
-			case c.Opcode == WQEOpRDMARead:
-				return fail(SyndromeLocalQPOpErr, "RDMA_READ data segment %d has the inline bit set", k)
+			case op == WQEOpRDMARead:
+				return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "RDMA_READ data segment %d has the inline bit set", k)
 			case len(w.SGEs) > 0:
-				return fail(SyndromeLocalQPOpErr, "inline segment at unit %d follows pointer segments", k)
+				return w.fail(sges, inl, index, SyndromeLocalQPOpErr, "inline segment at unit %d follows pointer segments", k)
 			case n > (ds-k)*DSSize-4:
-				return fail(SyndromeLocalQPOpErr, "inline length %d does not fit in the %d units left of ds %d",
-					n, ds-k, ds)
+				return w.fail(sges, inl, index, SyndromeLocalQPOpErr,
+					"inline length %d does not fit in the %d units left of ds %d", n, ds-k, ds)
 			case k+InlineDS(n) != ds:
-				return fail(SyndromeLocalQPOpErr, "ds %d leaves units after the %d-byte inline segment", ds, n)
+				return w.fail(sges, inl, index, SyndromeLocalQPOpErr,
+					"ds %d leaves units after the %d-byte inline segment", ds, n)
 			}
 			w.IsInline = true
 			w.Inline = readInline(w.Inline, ring, start+k*DSSize+4, n)
 			return nil
 		}
-		if bc == 0 {
-			return fail(SyndromeLocalLengthErr, "data segment at unit %d has byte_count 0", k)
+		if d.ByteCount == 0 {
+			return w.fail(sges, inl, index, SyndromeLocalLengthErr, "data segment at unit %d has byte_count 0", k)
 		}
-		w.SGEs = append(w.SGEs, DecodeDataSeg(b))
+		w.SGEs = append(w.SGEs, d)
 	}
 	return nil
 }

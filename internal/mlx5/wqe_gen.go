@@ -3,6 +3,7 @@
 package mlx5
 
 import (
+	"encoding/binary"
 	"fmt"
 )
 
@@ -140,34 +141,76 @@ type CtrlSeg struct {
 }
 
 // Put writes the segment to b[0:16], reserved bits zero. Every value must
-// fit its field (Set panics otherwise; the WQE encoder checks first).
+// fit its field: Put panics otherwise, before it writes (the WQE encoder
+// checks first).
 func (x CtrlSeg) Put(b []byte) {
 	b = b[:DSSize]
-	clear(b)
-	Set(b, ctrlOpMod, uint64(x.OpMod))
-	Set(b, ctrlWQEIndex, uint64(x.WQEIndex))
-	Set(b, ctrlOpcode, uint64(x.Opcode))
-	Set(b, ctrlQPN, uint64(x.QPN))
-	Set(b, ctrlDS, uint64(x.DS))
-	Set(b, ctrlSignature, uint64(x.Signature))
-	Set(b, ctrlDCIStream, uint64(x.DCIStream))
-	Set(b, ctrlFmCeSe, uint64(x.Flags))
-	Set(b, ctrlImm, uint64(x.Imm))
+	if x.QPN > 0xffffff {
+		fieldOverflow(ctrlQPN, uint64(x.QPN))
+	}
+	if x.DS > 0x3f {
+		fieldOverflow(ctrlDS, uint64(x.DS))
+	}
+	binary.BigEndian.PutUint64(b[0:], uint64(x.OpMod)<<56|
+		uint64(x.WQEIndex)<<40|
+		uint64(x.Opcode)<<32|
+		uint64(x.QPN)<<8|
+		uint64(x.DS))
+	binary.BigEndian.PutUint64(b[8:], uint64(x.Signature)<<56|
+		uint64(x.DCIStream)<<40|
+		uint64(x.Flags)<<32|
+		uint64(x.Imm))
 }
 
 // DecodeCtrlSeg reads the segment from b[0:16]; reserved bits are ignored.
 func DecodeCtrlSeg(b []byte) CtrlSeg {
 	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	q1 := binary.BigEndian.Uint64(b[8:])
 	return CtrlSeg{
-		OpMod:     uint8(Get32(b, ctrlOpMod)),
-		WQEIndex:  uint16(Get32(b, ctrlWQEIndex)),
-		Opcode:    WQEOpcode(Get32(b, ctrlOpcode)),
-		QPN:       Get32(b, ctrlQPN),
-		DS:        uint8(Get32(b, ctrlDS)),
-		Signature: uint8(Get32(b, ctrlSignature)),
-		DCIStream: uint16(Get32(b, ctrlDCIStream)),
-		Flags:     CtrlFlags(Get32(b, ctrlFmCeSe)),
-		Imm:       Get32(b, ctrlImm),
+		OpMod:     uint8(q0 >> 56),
+		WQEIndex:  uint16(q0 >> 40),
+		Opcode:    WQEOpcode(q0 >> 32),
+		QPN:       uint32(q0>>8) & 0xffffff,
+		DS:        uint8(q0) & 0x3f,
+		Signature: uint8(q1 >> 56),
+		DCIStream: uint16(q1 >> 40),
+		Flags:     CtrlFlags(q1 >> 32),
+		Imm:       uint32(q1),
+	}
+}
+
+// read is DecodeCtrlSeg into x, member by member: the form for a segment
+// that goes into a larger struct. Each store lands where the member lives;
+// a struct value built and then copied there is stored in narrow pieces
+// and reloaded in wide ones, which stalls store forwarding on amd64.
+func (x *CtrlSeg) read(b []byte) {
+	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	q1 := binary.BigEndian.Uint64(b[8:])
+	x.OpMod = uint8(q0 >> 56)
+	x.WQEIndex = uint16(q0 >> 40)
+	x.Opcode = WQEOpcode(q0 >> 32)
+	x.QPN = uint32(q0>>8) & 0xffffff
+	x.DS = uint8(q0) & 0x3f
+	x.Signature = uint8(q1 >> 56)
+	x.DCIStream = uint16(q1 >> 40)
+	x.Flags = CtrlFlags(q1 >> 32)
+	x.Imm = uint32(q1)
+}
+
+// bindings ties every member of CtrlSeg to its field, in layout-table order.
+func (x *CtrlSeg) bindings() []binding {
+	return []binding{
+		bindUint("opmod", ctrlOpMod, &x.OpMod),
+		bindUint("wqe_index", ctrlWQEIndex, &x.WQEIndex),
+		bindUint("opcode", ctrlOpcode, &x.Opcode),
+		bindUint("qpn", ctrlQPN, &x.QPN),
+		bindUint("ds", ctrlDS, &x.DS),
+		bindUint("signature", ctrlSignature, &x.Signature),
+		bindUint("dci_stream_channel_id", ctrlDCIStream, &x.DCIStream),
+		bindUint("fm_ce_se", ctrlFmCeSe, &x.Flags),
+		bindUint("imm", ctrlImm, &x.Imm),
 	}
 }
 
@@ -184,20 +227,42 @@ type RAddrSeg struct {
 }
 
 // Put writes the segment to b[0:16], reserved bits zero. Every value must
-// fit its field (Set panics otherwise; the WQE encoder checks first).
+// fit its field: Put panics otherwise, before it writes (the WQE encoder
+// checks first).
 func (x RAddrSeg) Put(b []byte) {
 	b = b[:DSSize]
-	clear(b)
-	Set(b, raddrAddr, x.Addr)
-	Set(b, raddrRKey, uint64(x.RKey))
+	binary.BigEndian.PutUint64(b[0:], x.Addr)
+	binary.BigEndian.PutUint64(b[8:], uint64(x.RKey)<<32)
 }
 
 // DecodeRAddrSeg reads the segment from b[0:16]; reserved bits are ignored.
 func DecodeRAddrSeg(b []byte) RAddrSeg {
 	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	d2 := binary.BigEndian.Uint32(b[8:])
 	return RAddrSeg{
-		Addr: Get(b, raddrAddr),
-		RKey: Get32(b, raddrRKey),
+		Addr: q0,
+		RKey: d2,
+	}
+}
+
+// read is DecodeRAddrSeg into x, member by member: the form for a segment
+// that goes into a larger struct. Each store lands where the member lives;
+// a struct value built and then copied there is stored in narrow pieces
+// and reloaded in wide ones, which stalls store forwarding on amd64.
+func (x *RAddrSeg) read(b []byte) {
+	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	d2 := binary.BigEndian.Uint32(b[8:])
+	x.Addr = q0
+	x.RKey = d2
+}
+
+// bindings ties every member of RAddrSeg to its field, in layout-table order.
+func (x *RAddrSeg) bindings() []binding {
+	return []binding{
+		bindUint("raddr", raddrAddr, &x.Addr),
+		bindUint("rkey", raddrRKey, &x.RKey),
 	}
 }
 
@@ -217,22 +282,46 @@ type DataSeg struct {
 }
 
 // Put writes the segment to b[0:16], reserved bits zero. Every value must
-// fit its field (Set panics otherwise; the WQE encoder checks first).
+// fit its field: Put panics otherwise, before it writes (the WQE encoder
+// checks first).
 func (x DataSeg) Put(b []byte) {
 	b = b[:DSSize]
-	clear(b)
-	Set(b, dataByteCount, uint64(x.ByteCount))
-	Set(b, dataLKey, uint64(x.LKey))
-	Set(b, dataAddr, x.Addr)
+	binary.BigEndian.PutUint64(b[0:], uint64(x.ByteCount)<<32|
+		uint64(x.LKey))
+	binary.BigEndian.PutUint64(b[8:], x.Addr)
 }
 
 // DecodeDataSeg reads the segment from b[0:16]; reserved bits are ignored.
 func DecodeDataSeg(b []byte) DataSeg {
 	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	q1 := binary.BigEndian.Uint64(b[8:])
 	return DataSeg{
-		ByteCount: Get32(b, dataByteCount),
-		LKey:      Get32(b, dataLKey),
-		Addr:      Get(b, dataAddr),
+		ByteCount: uint32(q0 >> 32),
+		LKey:      uint32(q0),
+		Addr:      q1,
+	}
+}
+
+// read is DecodeDataSeg into x, member by member: the form for a segment
+// that goes into a larger struct. Each store lands where the member lives;
+// a struct value built and then copied there is stored in narrow pieces
+// and reloaded in wide ones, which stalls store forwarding on amd64.
+func (x *DataSeg) read(b []byte) {
+	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	q1 := binary.BigEndian.Uint64(b[8:])
+	x.ByteCount = uint32(q0 >> 32)
+	x.LKey = uint32(q0)
+	x.Addr = q1
+}
+
+// bindings ties every member of DataSeg to its field, in layout-table order.
+func (x *DataSeg) bindings() []binding {
+	return []binding{
+		bindUint("byte_count", dataByteCount, &x.ByteCount),
+		bindUint("lkey", dataLKey, &x.LKey),
+		bindUint("addr", dataAddr, &x.Addr),
 	}
 }
 
@@ -251,20 +340,42 @@ type AtomicSeg struct {
 }
 
 // Put writes the segment to b[0:16], reserved bits zero. Every value must
-// fit its field (Set panics otherwise; the WQE encoder checks first).
+// fit its field: Put panics otherwise, before it writes (the WQE encoder
+// checks first).
 func (x AtomicSeg) Put(b []byte) {
 	b = b[:DSSize]
-	clear(b)
-	Set(b, atomicSwapAdd, x.SwapAdd)
-	Set(b, atomicCompare, x.Compare)
+	binary.BigEndian.PutUint64(b[0:], x.SwapAdd)
+	binary.BigEndian.PutUint64(b[8:], x.Compare)
 }
 
 // DecodeAtomicSeg reads the segment from b[0:16]; reserved bits are ignored.
 func DecodeAtomicSeg(b []byte) AtomicSeg {
 	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	q1 := binary.BigEndian.Uint64(b[8:])
 	return AtomicSeg{
-		SwapAdd: Get(b, atomicSwapAdd),
-		Compare: Get(b, atomicCompare),
+		SwapAdd: q0,
+		Compare: q1,
+	}
+}
+
+// read is DecodeAtomicSeg into x, member by member: the form for a segment
+// that goes into a larger struct. Each store lands where the member lives;
+// a struct value built and then copied there is stored in narrow pieces
+// and reloaded in wide ones, which stalls store forwarding on amd64.
+func (x *AtomicSeg) read(b []byte) {
+	b = b[:DSSize]
+	q0 := binary.BigEndian.Uint64(b[0:])
+	q1 := binary.BigEndian.Uint64(b[8:])
+	x.SwapAdd = q0
+	x.Compare = q1
+}
+
+// bindings ties every member of AtomicSeg to its field, in layout-table order.
+func (x *AtomicSeg) bindings() []binding {
+	return []binding{
+		bindUint("swap_add", atomicSwapAdd, &x.SwapAdd),
+		bindUint("compare", atomicCompare, &x.Compare),
 	}
 }
 
@@ -285,19 +396,40 @@ type WaitSeg struct {
 }
 
 // Put writes the segment to b[0:16], reserved bits zero. Every value must
-// fit its field (Set panics otherwise; the WQE encoder checks first).
+// fit its field: Put panics otherwise, before it writes (the WQE encoder
+// checks first).
 func (x WaitSeg) Put(b []byte) {
 	b = b[:DSSize]
-	clear(b)
-	Set(b, waitMaxIndex, uint64(x.MaxIndex))
-	Set(b, waitQPNCQN, uint64(x.QPNCQN))
+	binary.BigEndian.PutUint64(b[0:], 0)
+	binary.BigEndian.PutUint64(b[8:], uint64(x.MaxIndex)<<32|
+		uint64(x.QPNCQN))
 }
 
 // DecodeWaitSeg reads the segment from b[0:16]; reserved bits are ignored.
 func DecodeWaitSeg(b []byte) WaitSeg {
 	b = b[:DSSize]
+	q1 := binary.BigEndian.Uint64(b[8:])
 	return WaitSeg{
-		MaxIndex: Get32(b, waitMaxIndex),
-		QPNCQN:   Get32(b, waitQPNCQN),
+		MaxIndex: uint32(q1 >> 32),
+		QPNCQN:   uint32(q1),
+	}
+}
+
+// read is DecodeWaitSeg into x, member by member: the form for a segment
+// that goes into a larger struct. Each store lands where the member lives;
+// a struct value built and then copied there is stored in narrow pieces
+// and reloaded in wide ones, which stalls store forwarding on amd64.
+func (x *WaitSeg) read(b []byte) {
+	b = b[:DSSize]
+	q1 := binary.BigEndian.Uint64(b[8:])
+	x.MaxIndex = uint32(q1 >> 32)
+	x.QPNCQN = uint32(q1)
+}
+
+// bindings ties every member of WaitSeg to its field, in layout-table order.
+func (x *WaitSeg) bindings() []binding {
+	return []binding{
+		bindUint("max_index", waitMaxIndex, &x.MaxIndex),
+		bindUint("qpn_cqn", waitQPNCQN, &x.QPNCQN),
 	}
 }

@@ -39,6 +39,12 @@ func (u *universe) emit(f *specFile) ([]byte, error) {
 			break
 		}
 	}
+	for _, s := range f.structs {
+		if s.segment != "" {
+			imports = append(imports, "encoding/binary")
+			break
+		}
+	}
 	sort.Strings(imports)
 	if len(imports) > 0 {
 		w.p("")
@@ -258,6 +264,9 @@ func (u *universe) emitStruct(w *writer, s *structDef) {
 
 	if s.segment != "" {
 		u.emitSegment(w, s, fields)
+		// The bindings of a segment are the generic field-by-field view
+		// its tests check Put and Decode against.
+		u.emitBindings(w, s)
 		return
 	}
 	if !s.nobind {
@@ -427,14 +436,151 @@ func (u *universe) emitBindings(w *writer, s *structDef) {
 	w.p("}")
 }
 
+// segWord is one big-endian load or store of a segment's Put or Decode: a
+// 32-bit dword or a 64-bit quadword of the 16 bytes.
+type segWord struct {
+	name   string    // the variable of the generated decoder
+	off    uint32    // byte offset in the segment
+	bits   uint32    // 32 or 64
+	fields []*member // the numeric-address fields it holds, in layout order
+}
+
+// segDecodeWords plans the loads of a segment decoder: for each quadword
+// that holds a field, one load, 64-bit if a 64-bit field or fields of both
+// its dwords need it, else 32-bit of the one dword used. Each field lies in
+// one load (checkWidth forbids straddling a dword and unaligned 64-bit
+// fields), so the decoder reads every word once.
+func segDecodeWords(fields []*member) []*segWord {
+	var words []*segWord
+	for q := uint32(0); q < 2; q++ {
+		var in []*member
+		dwords := map[uint32]bool{}
+		wide := false
+		for _, m := range fields {
+			if m.bitNum && m.bitVal/64 == q {
+				in = append(in, m)
+				dwords[m.bitVal/32] = true
+				wide = wide || m.width == 64
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		if wide || len(dwords) == 2 {
+			words = append(words, &segWord{name: fmt.Sprintf("q%d", q), off: 8 * q, bits: 64, fields: in})
+			continue
+		}
+		d := in[0].bitVal / 32
+		words = append(words, &segWord{name: fmt.Sprintf("d%d", d), off: 4 * d, bits: 32, fields: in})
+	}
+	return words
+}
+
+// shift is where field m starts from the least significant bit of word w.
+func (w *segWord) shift(m *member) uint32 { return w.bits - (m.bitVal - 8*w.off) - m.width }
+
+// extract is the expression that reads member m of Go type ti out of the
+// loaded word w: a shift, a conversion and a mask, each only where it does
+// something.
+func (w *segWord) extract(m *member, ti typeInfo) string {
+	sh := w.shift(m)
+	v := w.name
+	if sh > 0 {
+		v = fmt.Sprintf("%s>>%d", w.name, sh)
+	}
+	if ti.kind == kBool {
+		return fmt.Sprintf("(%s)&1 != 0", v)
+	}
+	wordType := fmt.Sprintf("uint%d", w.bits)
+	if m.typ != wordType {
+		v = fmt.Sprintf("%s(%s)", m.typ, v)
+	}
+	// The conversion truncates to the type's width; the mask is needed only
+	// where the field is narrower and bits above it remain.
+	if m.width < ti.bits && m.width < w.bits && sh+m.width < w.bits {
+		v = fmt.Sprintf("%s & %#x", v, uint64(1)<<m.width-1)
+	}
+	return v
+}
+
+// getExpr is the generic accessor call that reads member m, for a member
+// whose bit address is a Go constant the generator cannot evaluate.
+func (u *universe) getExpr(s *structDef, m *member, ti typeInfo) string {
+	switch {
+	case ti.kind == kBool:
+		return fmt.Sprintf("GetBool(b, %s)", s.fieldExpr(m))
+	case m.width == 64:
+		get := fmt.Sprintf("Get(b, %s)", s.fieldExpr(m))
+		if m.typ != "uint64" {
+			get = fmt.Sprintf("%s(%s)", m.typ, get)
+		}
+		return get
+	}
+	get := fmt.Sprintf("Get32(b, %s)", s.fieldExpr(m))
+	if m.typ != "uint32" {
+		get = fmt.Sprintf("%s(%s)", m.typ, get)
+	}
+	return get
+}
+
+// emitSegment writes Put and Decode<Name> of a 16-byte WQE segment. Both
+// work on whole big-endian words with shifts and masks fixed here, from the
+// numeric bit address and width of each field: one load or store per word,
+// one bounds check (b = b[:DSSize]) per call, no Field walked at run time.
+// A field whose address is a Go constant (none today: check refuses it in a
+// segment) would fall back to Get and Set.
 func (u *universe) emitSegment(w *writer, s *structDef, fields []*member) {
+	var symbolic []*member
+	for _, m := range fields {
+		if !m.bitNum {
+			symbolic = append(symbolic, m)
+		}
+	}
+
 	w.p("")
 	w.p("// Put writes the segment to b[0:16], reserved bits zero. Every value must")
-	w.p("// fit its field (Set panics otherwise; the WQE encoder checks first).")
+	w.p("// fit its field: Put panics otherwise, before it writes (the WQE encoder")
+	w.p("// checks first).")
 	w.p("func (x %s) Put(b []byte) {", s.name)
 	w.p("b = b[:DSSize]")
-	w.p("clear(b)")
 	for _, m := range fields {
+		ti, _ := u.lookup(m.typ)
+		if ti.kind == kUint && m.width < ti.bits && m.bitNum {
+			w.p("if x.%s > %#x {", m.path, uint64(1)<<m.width-1)
+			v := "x." + m.path
+			if m.typ != "uint64" {
+				v = "uint64(" + v + ")"
+			}
+			w.p("fieldOverflow(%s, %s)", s.fieldExpr(m), v)
+			w.p("}")
+		}
+	}
+	for q := uint32(0); q < 2; q++ {
+		var terms []string
+		for _, m := range fields {
+			if !m.bitNum || m.bitVal/64 != q {
+				continue
+			}
+			ti, _ := u.lookup(m.typ)
+			v := "x." + m.path
+			switch {
+			case ti.kind == kBool:
+				v = fmt.Sprintf("boolBit(%s)", v)
+			case m.typ != "uint64":
+				v = fmt.Sprintf("uint64(%s)", v)
+			}
+			word := &segWord{off: 8 * q, bits: 64}
+			if sh := word.shift(m); sh > 0 {
+				v = fmt.Sprintf("%s<<%d", v, sh)
+			}
+			terms = append(terms, v)
+		}
+		if len(terms) == 0 {
+			terms = []string{"0"}
+		}
+		w.p("binary.BigEndian.PutUint64(b[%d:], %s)", 8*q, strings.Join(terms, " |\n"))
+	}
+	for _, m := range symbolic {
 		ti, _ := u.lookup(m.typ)
 		v := "x." + m.path
 		switch {
@@ -447,30 +593,48 @@ func (u *universe) emitSegment(w *writer, s *structDef, fields []*member) {
 		w.p("Set(b, %s, %s)", s.fieldExpr(m), v)
 	}
 	w.p("}")
+
+	words := segDecodeWords(fields)
+	of := map[*member]*segWord{}
+	for _, wd := range words {
+		for _, m := range wd.fields {
+			of[m] = wd
+		}
+	}
+	load := func() {
+		w.p("b = b[:DSSize]")
+		for _, wd := range words {
+			w.p("%s := binary.BigEndian.Uint%d(b[%d:])", wd.name, wd.bits, wd.off)
+		}
+	}
+	value := func(m *member) string {
+		ti, _ := u.lookup(m.typ)
+		if wd := of[m]; wd != nil {
+			return wd.extract(m, ti)
+		}
+		return u.getExpr(s, m, ti)
+	}
+
 	w.p("")
 	w.p("// Decode%s reads the segment from b[0:16]; reserved bits are ignored.", s.name)
 	w.p("func Decode%s(b []byte) %s {", s.name, s.name)
-	w.p("b = b[:DSSize]")
+	load()
 	w.p("return %s{", s.name)
 	for _, m := range fields {
-		ti, _ := u.lookup(m.typ)
-		var get string
-		switch {
-		case ti.kind == kBool:
-			get = fmt.Sprintf("GetBool(b, %s)", s.fieldExpr(m))
-		case m.width == 64:
-			get = fmt.Sprintf("Get(b, %s)", s.fieldExpr(m))
-			if m.typ != "uint64" {
-				get = fmt.Sprintf("%s(%s)", m.typ, get)
-			}
-		default:
-			get = fmt.Sprintf("Get32(b, %s)", s.fieldExpr(m))
-			if m.typ != "uint32" {
-				get = fmt.Sprintf("%s(%s)", m.typ, get)
-			}
-		}
-		w.p("%s: %s,", m.path, get)
+		w.p("%s: %s,", m.path, value(m))
 	}
 	w.p("}")
+	w.p("}")
+
+	w.p("")
+	w.p("// read is Decode%s into x, member by member: the form for a segment", s.name)
+	w.p("// that goes into a larger struct. Each store lands where the member lives;")
+	w.p("// a struct value built and then copied there is stored in narrow pieces")
+	w.p("// and reloaded in wide ones, which stalls store forwarding on amd64.")
+	w.p("func (x *%s) read(b []byte) {", s.name)
+	load()
+	for _, m := range fields {
+		w.p("x.%s = %s", m.path, value(m))
+	}
 	w.p("}")
 }

@@ -7,10 +7,18 @@
 // Go struct, the bindings that tie each member to its field (the one list
 // Encode, Decode, CopyFields and the tests walk), and, when asked, the
 // Encode/Decode pair of a context or the Marshal/Unmarshal pair of a
-// command input; for a WQE segment, the field variables and Put/Decode. For
-// an enumeration it writes the type, the constants and String (or a naming
-// function), plus Known and per-value attribute methods when asked. Adding a
-// field is one line of a table.
+// command input; for a WQE segment, the field variables, its bindings and
+// Put/Decode. For an enumeration it writes the type, the constants and
+// String (or a naming function), plus Known and per-value attribute methods
+// when asked. Adding a field is one line of a table.
+//
+// A segment's Put and Decode run once per WQE in the software NIC, so they
+// are not written over the Field walk the other codecs use: each reads or
+// writes every 32- or 64-bit big-endian word of the segment once and moves
+// each field with a shift and a mask computed here from its numeric bit
+// address and width, so the compiler sees constants and the segment costs
+// one bounds check. The bindings stay the definition: package mlx5's tests
+// compare the two for every segment.
 //
 // Usage (from internal/mlx5, as its go:generate line does):
 //
