@@ -73,11 +73,19 @@ func (f *Frame) EncodedLen() int {
 // slice. It does not validate (Validate does; Port.Send calls it), but a
 // frame Validate rejects encodes to bytes Decode rejects. Headers the opcode
 // does not carry are skipped. It does not allocate when dst has room for EncodedLen bytes.
+// A payload by reference (Ref) is never encoded: the bytes claim Ref.Len()
+// payload bytes (at least one) and hold none, so Decode rejects them (Port.Send delivers
+// such a frame in-process or returns ErrNotLocal; it never encodes one).
 func (f *Frame) AppendEncode(dst []byte) []byte {
 	n := f.EncodedLen()
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
-	hostcopy.Copy(f.encodeHead(dst[start:], len(f.Payload)), f.Payload) // a large payload on several cores (into a ring or a TCP queue)
+	p := f.encodeHead(dst[start:], len(f.Payload))
+	if f.Ref != nil {
+		// Claim the referenced bytes (at least one) without holding them.
+		binary.BigEndian.PutUint32(dst[start+56:start+60], uint32(max(f.Ref.Len(), 1)))
+	}
+	hostcopy.Copy(p, f.Payload) // a large payload on several cores (into a ring or a TCP queue)
 	return dst
 }
 

@@ -410,8 +410,8 @@ func (p *Port) SendInPlace(f *Frame, n int, fill func(payload []byte) error) err
 	}
 	var bad error
 	switch {
-	case f.Payload != nil:
-		bad = fmt.Errorf("a payload of %d bytes beside the %d to fill", len(f.Payload), n)
+	case f.Payload != nil || f.Ref != nil:
+		bad = fmt.Errorf("a payload of %d bytes beside the %d to fill", f.PayloadLen(), n)
 	case f.Route.c != nil || !f.Opcode.IsRequest():
 		bad = fmt.Errorf("%s: only requests are sent in place", f.Opcode)
 	case n < 0 || n > MaxPayload || (n > 0 && !f.Opcode.HasPayload()):

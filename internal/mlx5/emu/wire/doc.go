@@ -39,6 +39,15 @@
 //     *Frame the handler receives is the sender's own; it is valid only
 //     during the call and must not be modified. A response to an in-process
 //     request (zero Route) goes back the same way.
+//   - By reference, in-process only. A request may carry its payload as a
+//     PayloadRef (Frame.Ref) instead of bytes: the handler moves the
+//     bytes from where the sender keeps them to where they land itself,
+//     one copy where a payload by value takes two (into the frame, out of
+//     it), and one that can run device to device or by DMA. Send delivers
+//     such a frame in-process or returns ErrNotLocal and sends nothing
+//     (InProcess tells beforehand); its encoding claims payload bytes it
+//     does not hold, which Decode rejects, so a reference never reaches a
+//     stream, a ring or another process.
 //   - Otherwise TCP. A port dials one connection per destination address,
 //     lazily and in the background, and sends its requests on it; the
 //     destination sends its responses back on that same connection. Every

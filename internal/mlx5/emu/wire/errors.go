@@ -27,6 +27,11 @@ var (
 	// link); nothing was sent and fill was not called: use Send. Returned
 	// bare, like ErrCongested.
 	ErrNotInPlace = errors.New("wire: no shared-memory link to write the payload into")
+	// ErrNotLocal: Port.Send cannot deliver a request whose payload is by
+	// reference (Frame.Ref), since its destination is not a port of this
+	// process (or a side forces TCP or shared memory); nothing was sent:
+	// send the payload by value. Returned bare, like ErrCongested.
+	ErrNotLocal = errors.New("wire: a payload by reference reaches only a port of this process")
 )
 
 // FrameError reports a frame that failed validation or decoding.

@@ -37,6 +37,12 @@ type Frame struct {
 	// valid only during the call (copy what you keep).
 	Payload []byte
 
+	// Ref is the payload of a request carried by reference instead of in
+	// Payload (which is then nil): it reaches only a port of this process
+	// (see PayloadRef), is valid only during the handler's call, and is
+	// not part of the encoding. Decode never sets it.
+	Ref PayloadRef
+
 	// Route is the connection a frame arrived on: set by the port on every
 	// frame that came over TCP, zero for in-process frames. It is not part
 	// of the encoding. A response must carry the Route of the request it
@@ -52,6 +58,32 @@ type Frame struct {
 	// one's cover it, as a ConnectX coalesces ACKs under a burst. Never set
 	// on in-process frames; not part of the encoding.
 	More bool
+}
+
+// PayloadRef is the payload of a request frame that one port hands to
+// another port of the same process by reference (Frame.Ref): the receiving
+// handler copies the bytes from where the sender keeps them straight to
+// where they land, instead of the sender copying them into the frame
+// first. Port.Send delivers such a frame in-process or not at all
+// (ErrNotLocal); the reference is valid only during the handler's call and
+// never leaves the process.
+type PayloadRef interface {
+	// Len is the payload's length in bytes (1 to MaxPayload).
+	Len() int
+	// ReadAt copies len(p) bytes of the payload from offset off into p, as
+	// io.ReaderAt does. A handler that knows the reference's concrete type
+	// may move the bytes another way (device to device, say); ReadAt is
+	// what every handler can do.
+	ReadAt(p []byte, off int64) (n int, err error)
+}
+
+// PayloadLen is the length of the frame's payload, by value or by
+// reference.
+func (f *Frame) PayloadLen() int {
+	if f.Ref != nil {
+		return f.Ref.Len()
+	}
+	return len(f.Payload)
 }
 
 // Route names the connection a frame arrived on (opaque; the zero Route is
@@ -159,11 +191,18 @@ const mask24 = 1<<24 - 1
 // Validate checks what Decode checks, without encoding: a known opcode, 24-bit
 // QPNs, PSN and MSN, SE only where allowed, no payload where the opcode has
 // none, a payload no larger than MaxPayload, a valid AETH syndrome, and the
-// atomic operand size. Port.Send calls it.
+// atomic operand size. A payload by reference (Ref) must be the payload of
+// a request whose opcode carries one, 1 to MaxPayload bytes long, with
+// Payload nil. Port.Send calls it.
 func (f *Frame) Validate() error {
 	op := f.Opcode
 	if !op.Valid() {
 		return &FrameError{Op: "validate", Field: "opcode", Reason: fmt.Sprintf("unknown opcode 0x%02x", uint8(op))}
+	}
+	if f.Ref != nil {
+		if err := f.validateRef(); err != nil {
+			return err
+		}
 	}
 	if f.DstQPN > mask24 || f.SrcQPN > mask24 || f.PSN > mask24 {
 		return &FrameError{Op: "validate", Field: "bth", Reason: fmt.Sprintf("QPN or PSN wider than 24 bits (dst qpn 0x%x, src qpn 0x%x, psn 0x%x)", f.DstQPN, f.SrcQPN, f.PSN)}
@@ -209,4 +248,21 @@ func (a *AtomicETH) validateMasked(op Opcode) error {
 		return nil
 	}
 	return &FrameError{Op: "validate", Field: "atomic", Reason: fmt.Sprintf("masked atomic operand size %d (want 4 or 8)", a.Size)}
+}
+
+// validateRef checks a payload by reference.
+func (f *Frame) validateRef() error {
+	op := f.Opcode
+	reason := ""
+	switch n := f.Ref.Len(); {
+	case f.Payload != nil:
+		reason = fmt.Sprintf("%d payload bytes by value beside a payload by reference", len(f.Payload))
+	case !op.IsRequest() || !op.HasPayload():
+		reason = "a payload by reference on " + op.String() + " (only requests that carry a payload)"
+	case n <= 0 || n > MaxPayload:
+		reason = fmt.Sprintf("a payload by reference of %d bytes (1 to MaxPayload %d)", n, MaxPayload)
+	default:
+		return nil
+	}
+	return &FrameError{Op: "validate", Field: "payload", Reason: reason}
 }

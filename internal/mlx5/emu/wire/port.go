@@ -178,8 +178,23 @@ func (p *Port) deliverLocal(f *Frame) bool {
 // forces TCP), otherwise onto the connection this port dials to DstGID's
 // address. A response goes back the way its request came: in-process when
 // f.Route is zero, otherwise on the connection f.Route names (and nowhere
-// else). See the package documentation for what an error means.
+// else). A request whose payload is by reference (f.Ref) goes in-process
+// or not at all: when it cannot, Send returns ErrNotLocal and sends
+// nothing. See the package documentation for what an error means.
 func (p *Port) Send(f *Frame) error { return p.send(f, false) }
+
+// InProcess reports whether a request to dst is delivered in-process now:
+// a port of this process owns dst, and neither side forces TCP or shared
+// memory. A sender uses it to decide how to read a payload (by reference,
+// Frame.Ref) before it has the frame; the answer may change when a port
+// opens or closes, and Send decides for itself.
+func (p *Port) InProcess(dst GID) bool {
+	if p.closed.Load() || p.cfg.ForceTCP || p.cfg.ForceShm {
+		return false
+	}
+	d := lookup(dst)
+	return d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && !d.closed.Load()
+}
 
 // Reply sends a response to a request this port's handler received: like
 // Send, except that on a full connection queue it waits for room, up to
@@ -217,6 +232,9 @@ func (p *Port) send(f *Frame, wait bool) error {
 			p.stats.sent.Add(1)
 			return nil
 		}
+	}
+	if f.Ref != nil {
+		return ErrNotLocal // nothing sent: the caller sends the payload by value
 	}
 	if !req {
 		return p.sendErr(&SendError{Op: "send", Dst: f.DstGID, Kind: ErrNoRoute})
