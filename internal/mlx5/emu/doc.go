@@ -121,6 +121,20 @@
 // complete, every byte stored, before the responder ACKs it or writes its
 // CQE.
 //
+// Between two NICs of this process, a WRITE or SEND frame of 256 KiB or
+// more whose bytes all lie in device memory of one GPUMemory carries them
+// by reference (wire.Frame.Ref): the responder, after every check a
+// request gets, copies them with one batch straight from the requester's
+// buffer to their destination (device to host into host memory, device to
+// device within the GPUMemory), where a payload read ahead (below) is
+// moved twice, one copy after the other. So that those copies move by
+// DMA, a writable host MR of 256 KiB to 4 GiB is page-locked through the
+// GPUMemory (HostPinner) when it is registered while one is installed, as
+// a ConnectX's registration pins what it will DMA to, and at the first
+// such landing otherwise; deregistration unlocks it before it returns.
+// GDAKI_EMU_BYREF=0 turns payloads by reference off, GDAKI_EMU_PIN_MR=0
+// the page-locking (inproc.go has the details).
+//
 // A copy to or from device memory costs microseconds whatever its size, so
 // the engine moves what it can at once: every WQE between the last index it
 // read and the producer index, with the DBR, in one batch (into a host copy
@@ -219,9 +233,10 @@
 // limits, ACKs and retransmission; on the emulated wire one frame carries up
 // to 1 MiB of consecutive whole packets of a message (and uses their PSNs),
 // so a large transfer costs one copy, not one call per packet (a frame of
-// 256 KiB or more whose payload is in device memory is read straight into
-// the shared-memory ring of its connection, when it has one:
-// wire.Port.SendInPlace). Every frame
+// 256 KiB or more whose payload is in device memory goes by reference to
+// a NIC of this process, see Memory, and is read straight into the
+// shared-memory ring of its connection to another process, when it has
+// one: wire.Port.SendInPlace). Every frame
 // asks for an ACK (ACKs are cumulative; a long message shows progress as it
 // lands). The responder coalesces ACKs as a ConnectX does under load: when
 // the connection already holds the next request between the same two QPs

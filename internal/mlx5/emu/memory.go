@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -81,9 +82,11 @@ func (c *DeviceCopy) Bytes() uint64 {
 // for its copies: a copy whose host side lies in memory pinned this way
 // moves by DMA straight to or from it, without a staging buffer. The
 // emulator pins its own long-lived buffers (the read-ahead buffer of a QP,
-// the rings of a shared-memory link), always memory it mapped itself,
-// never Go heap. unpin undoes it; after the GPUMemory is gone, unpin does
-// nothing.
+// the rings of a shared-memory link), always memory it mapped itself, and
+// host MRs that large payloads from device memory land in (inproc.go),
+// from registration to deregistration: never Go heap. PinHost may take a
+// while for a large range (the emulator calls it off its data path).
+// unpin undoes it; after the GPUMemory is gone, unpin does nothing.
 type HostPinner interface {
 	PinHost(b []byte) (unpin func(), err error)
 }
@@ -139,6 +142,15 @@ type span struct {
 
 	pins atomic.Int64 // accesses in progress
 	dead atomic.Bool  // retired: every later access fails with errRetired
+
+	// Page-locking of a host span for the copy engines of the GPUMemory
+	// that lands payloads in it by reference (inproc.go): where it
+	// stands (dmaNone, dmaPinning, dmaPinned, dmaNever), guarded by dmaMu
+	// where it changes; dmaDone closes when a pin in progress has ended.
+	dmaState atomic.Uint32
+	dmaMu    sync.Mutex
+	dmaDone  chan struct{}
+	dmaUnpin func()
 }
 
 // errRetired is the error of an access to a deregistered range.
@@ -230,6 +242,12 @@ func hostBytes(addr uintptr, n int) []byte {
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
 	return unsafe.Slice((*byte)(p), n)
 }
+
+// CopyHost copies src to dst (min(len(dst), len(src)) bytes, which it
+// returns) as the emulator copies a large payload in host memory: above
+// 256 KiB on several cores (GDAKI_EMU_COPY_THREADS), complete when it
+// returns. The GPU adapter copies what it staged out with it.
+func CopyHost(dst, src []byte) int { return hostcopy.Copy(dst, src) }
 
 // read copies len(dst) bytes at offset off of the span.
 func (s *span) read(dst []byte, off uint64) error {

@@ -30,14 +30,32 @@ type mr struct {
 }
 
 func (c *devCtx) RegMR(p mlx5.PD, addr uintptr, length uint64, iova uint64, access mlx5.Access) (mlx5.MR, error) {
-	return c.regMR("reg_mr", p, addr, length, iova, access, false)
+	return pinAtReg(c.regMR("reg_mr", p, addr, length, iova, access, false))
 }
 
 func (c *devCtx) RegDmabufMR(p mlx5.PD, fd int, offset uint64, length uint64, iova uint64, addr uintptr, access mlx5.Access) (mlx5.MR, error) {
 	if fd < 0 {
 		return nil, fmt.Errorf("emu: reg_dmabuf_mr: fd %d: %w", fd, syscall.EBADF)
 	}
-	return c.regMR("reg_dmabuf_mr", p, addr, length, iova, access, true)
+	return pinAtReg(c.regMR("reg_dmabuf_mr", p, addr, length, iova, access, true))
+}
+
+// pinAtReg page-locks a new host MR that large payloads from device memory
+// may land in (inproc.go), as a ConnectX's registration pins the pages it
+// will DMA to: one of inPlaceMin bytes or more, writable, while the
+// installed GPUMemory can pin host memory. The registration returns once
+// the pin is through; a pin that fails leaves the MR as it is.
+func pinAtReg(m mlx5.MR, err error) (mlx5.MR, error) {
+	if err != nil {
+		return m, err
+	}
+	r := m.(*mr)
+	if r.mem.gpu == nil && r.mem.size >= inPlaceMin && r.access&mlx5.AccessLocalWrite != 0 {
+		if g := currentGPU(); g != nil {
+			r.mem.pinForDMA(g)
+		}
+	}
+	return m, nil
 }
 
 func (c *devCtx) regMR(op string, p mlx5.PD, addr uintptr, length uint64, iova uint64, access mlx5.Access, dmabuf bool) (mlx5.MR, error) {
@@ -102,13 +120,16 @@ func (m *mr) Native() uintptr { return 0 }
 
 // Dereg removes the key and returns once the NIC can no longer touch the
 // memory: accesses in progress finish first, later ones fail (requester:
-// LOCAL_PROT_ERR, responder: a remote access error NAK).
+// LOCAL_PROT_ERR, responder: a remote access error NAK). Host memory the
+// NIC page-locked for its GPU copies (inproc.go) is unlocked first, after
+// a pin still in progress ended.
 func (m *mr) Dereg() error {
 	n := m.pd.ctx.nic
 	n.mu.Lock()
 	if m.dead {
 		n.mu.Unlock()
 		m.mem.retire() // a concurrent Dereg may still be waiting
+		m.mem.dropDMA()
 		n.forgetGuesses(m.mem)
 		return nil
 	}
@@ -119,6 +140,7 @@ func (m *mr) Dereg() error {
 	m.pd.ctx.live--
 	n.mu.Unlock()
 	m.mem.retire()
+	m.mem.dropDMA()        // inproc.go: unpinned before the caller may unmap it
 	n.forgetGuesses(m.mem) // watch.go
 	untrack(m)
 	return nil

@@ -303,8 +303,8 @@ func (q *qp) prefetchFrom(idx uint16) {
 		if w.length > uint64(prefetchMax-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
 			break
 		}
-		if w.length >= inPlaceMin && q.nic.port.CanSendInPlace(wire.GID(q.rgid)) {
-			break // read into the wire's ring as it is sent (sendInPlace)
+		if w.length >= inPlaceMin && q.sendsLargeDirect(wire.GID(q.rgid)) {
+			break // by reference or into the wire's ring as it is sent (sendInPlace)
 		}
 		ok := true
 		for _, t := range p.tg[:w.nsge] {

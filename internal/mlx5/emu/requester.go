@@ -83,6 +83,7 @@ type requester struct {
 	dbrBuf [4]byte
 	rb     batch
 	pf     prefetch
+	ref    refPayload // the payload of a frame sent by reference (inproc.go)
 }
 
 func (r *requester) init(q *qp) {
@@ -810,13 +811,18 @@ const inPlaceMin = 256 << 10
 // buffer deregistered, a failed device copy): LOCAL_PROT_ERR.
 var errGather = errors.New("emu: the payload could not be read")
 
-// sendInPlace sends frame f with the n message bytes at off of w read
-// straight into the wire's shared-memory ring, when the frame is large, not
-// inline, not read ahead and the QP's peer is reached through such a ring
-// now; placed reports whether it tried (err is then Send's, or errGather).
+// sendInPlace sends frame f with the n message bytes at off of w without
+// reading them ahead, when the frame is large, not inline and not read
+// ahead: by reference to a NIC of this process, which lands them with one
+// copy (sendByRef, inproc.go), or read straight into the wire's
+// shared-memory ring when the QP's peer is reached through one now.
+// placed reports whether it tried (err is then Send's, or errGather).
 func (q *qp) sendInPlace(w *wqe, f *wire.Frame, off, n uint64, last bool) (placed bool, err error) {
 	if n < inPlaceMin || w.isInl || q.req.pf.find(w.idx) != nil {
 		return false, nil
+	}
+	if placed, err = q.sendByRef(w, f, off, n, last); placed {
+		return true, err
 	}
 	err = q.nic.port.SendInPlace(f, int(n), func(p []byte) error {
 		if !q.gatherTo(w, off, p) {

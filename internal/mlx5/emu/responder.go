@@ -146,7 +146,7 @@ func (n *NIC) respond(f *wire.Frame) {
 		return
 	}
 	if t0 := timelineStart(); !t0.IsZero() {
-		defer noteSince("request", f.DstQPN, int64(f.PSN), int64(len(f.Payload)), t0)
+		defer noteSince("request", f.DstQPN, int64(f.PSN), int64(f.PayloadLen()), t0)
 	}
 	q.rmu.Lock()
 	defer n.flushCQs() // after rmu is released: the receive CQEs of this request
@@ -238,7 +238,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	p := uint64(len(f.Payload))
+	p := uint64(f.PayloadLen())
 	if p > r.wLeft || (!last && !wholePackets(p, q.mtu)) || (last && p != r.wLeft) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
@@ -252,7 +252,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		}
 	}
 	if p > 0 {
-		if err := r.wMem.write(r.wOff, f.Payload); err != nil {
+		if err := landWrite(r.wMem, r.wOff, f); err != nil {
 			q.nak(f, accessNak(err))
 			return
 		}
@@ -385,13 +385,13 @@ func (q *qp) onSend(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	p := uint64(len(f.Payload))
+	p := uint64(f.PayloadLen())
 	if r.sOff+p > r.sCap || (!last && !wholePackets(p, q.mtu)) {
 		q.respError(r.sIdx, mlx5.SyndromeLocalLengthErr)
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	if scatter(r.sSG[:r.sN], r.sOff, f.Payload) != nil {
+	if land(r.sSG[:r.sN], r.sOff, f) != nil {
 		// A receive buffer deregistered under the SEND.
 		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
 		q.nak(f, wire.NakRemoteOperation)
