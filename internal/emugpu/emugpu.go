@@ -22,8 +22,11 @@
 // being released. A batch (emu.GPUMemory.Copy) queues every copy on that
 // stream as an asynchronous copy through the staging buffer (device to host
 // into it, host to device out of it, device to device directly), then waits
-// for the stream once and copies what was read out of the staging buffer: a
-// batch costs one wait for the device, however many copies it holds. A
+// for the stream once and copies what was read out of the staging buffer
+// (emu.CopyHost: a large piece on several cores): a batch costs one wait
+// for the device, however many copies it holds. A host side in memory
+// PinHost page-locked (the emulator's own buffers, and host memory regions
+// that large payloads land in) is copied to or from directly, by DMA. A
 // batch larger than the staging buffer (which grows up to maxStage) is run
 // in pieces, each waited for. The copies of a batch take effect in order;
 // batches submitted by different goroutines may run at the same time on
@@ -90,20 +93,23 @@ type pinned struct {
 	ptr       unsafe.Pointer
 	base, end uintptr
 	d         *device
+	borrowed  bool // registered by someone else before: never unregistered here
 }
 
 // device is one installed context and what the adapter made for it.
 type device struct {
 	user *cuda.Context // as installed: classification
 
-	mu     sync.Mutex // one batch at a time; guards everything below
-	closed bool
-	own    *cuda.Context // the adapter's reference to the same primary context
-	stream *cuda.Stream
-	stage  unsafe.Pointer
-	stCap  int
-	pend   []pendRead // device-to-host copies waiting for the stream
-	direct []bool     // per copy of the running batch: its host side is pinned
+	mu      sync.Mutex // one batch at a time; guards everything below
+	closed  bool
+	pinning int // PinHost calls registering a range without mu (close waits for them)
+	pinDone sync.Cond
+	own     *cuda.Context // the adapter's reference to the same primary context
+	stream  *cuda.Stream
+	stage   unsafe.Pointer
+	stCap   int
+	pend    []pendRead // device-to-host copies waiting for the stream
+	direct  []bool     // per copy of the running batch: its host side is pinned
 
 	// The copier (copier.go): nil when disabled or when it could not be
 	// set up (cpErr says why); the copy engines then run every batch.
@@ -159,6 +165,7 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 	}
 	a := installed
 	d := &device{user: ctx}
+	d.pinDone.L = &d.mu
 	a.mu.Lock()
 	a.devs = append(a.devs, d)
 	a.mu.Unlock()
@@ -185,7 +192,7 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 				i++
 			}
 			a.mu.Unlock()
-			d.close(mine)
+			d.close(a, mine)
 			if empty && installed == a {
 				emu.SetGPUMemory(nil)
 				installed = nil
@@ -208,7 +215,13 @@ func Installed() int {
 
 // PinHost page-locks b for every context (cuMemHostRegister, portable)
 // through the first installed context that works, so that copies to and
-// from it skip the staging buffer. b must not be Go heap memory.
+// from it skip the staging buffer. b must not be Go heap memory. The
+// registration runs without the context's copy lock (locking a range of
+// hundreds of MiB takes a while, and batches of copies go on meanwhile);
+// uninstalling the context waits for it. A range the program registered
+// with CUDA itself (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, and its
+// first and last bytes are registered host memory) counts as pinned and
+// is never unregistered here.
 func (a *adapter) PinHost(b []byte) (func(), error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("emugpu: pin an empty range")
@@ -221,18 +234,23 @@ func (a *adapter) PinHost(b []byte) (func(), error) {
 	for _, d := range devs {
 		d.mu.Lock()
 		err := d.setup()
+		own := d.own
 		if err == nil {
-			err = d.own.MemHostRegister(unsafe.Pointer(&b[0]), uintptr(len(b)), cuda.HostRegisterPortable)
+			d.pinning++
 		}
 		d.mu.Unlock()
+		p := pinned{ptr: unsafe.Pointer(&b[0]), base: base, end: base + uintptr(len(b)), d: d}
+		if err == nil {
+			err = own.MemHostRegister(p.ptr, uintptr(len(b)), cuda.HostRegisterPortable)
+			if errors.Is(err, cuda.ErrorHostMemoryAlreadyRegistered) && registeredHost(own, b) {
+				p.borrowed, err = true, nil
+			}
+			err = d.pinned(a, own, p, err)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		p := pinned{ptr: unsafe.Pointer(&b[0]), base: base, end: base + uintptr(len(b)), d: d}
-		a.mu.Lock()
-		a.pinned = append(a.pinned, p)
-		a.mu.Unlock()
 		var once sync.Once
 		return func() { once.Do(func() { a.unpin(p) }) }, nil
 	}
@@ -240,6 +258,43 @@ func (a *adapter) PinHost(b []byte) (func(), error) {
 		return nil, fmt.Errorf("emugpu: pin host memory: no CUDA context installed")
 	}
 	return nil, fmt.Errorf("emugpu: pin host memory: %w", errors.Join(errs...))
+}
+
+// pinned ends a registration of p that PinHost ran through own without
+// d.mu, with its result err: it records the range (under d.mu, so that
+// close, which waits for it, unregisters it with the context's other
+// ranges), or undoes it when the context was closed meanwhile.
+func (d *device) pinned(a *adapter, own *cuda.Context, p pinned, err error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pinning--; d.pinning == 0 {
+		d.pinDone.Broadcast()
+	}
+	if err != nil {
+		return err
+	}
+	if d.closed {
+		if !p.borrowed {
+			own.MemHostUnregister(p.ptr)
+		}
+		return errUninstalled
+	}
+	a.mu.Lock()
+	a.pinned = append(a.pinned, p)
+	a.mu.Unlock()
+	return nil
+}
+
+// registeredHost reports whether the first and the last byte of b are
+// host memory registered with CUDA (cuPointerGetAttribute answers for
+// them; for pageable memory it fails).
+func registeredHost(own *cuda.Context, b []byte) bool {
+	for _, p := range [2]uintptr{uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&b[len(b)-1]))} {
+		if t, err := own.PointerMemoryType(cuda.DevPtr(p)); err != nil || t != cuda.MemoryTypeHost {
+			return false
+		}
+	}
+	return true
 }
 
 // unpin unregisters a range PinHost registered, unless its context went
@@ -260,7 +315,7 @@ func (a *adapter) unpin(p pinned) {
 	}
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
-	if p.d.own != nil {
+	if p.d.own != nil && !p.borrowed {
 		p.d.own.MemHostUnregister(p.ptr)
 	}
 }
@@ -576,17 +631,33 @@ func (d *device) grow(n int) error {
 }
 
 // close frees what the adapter made for the context, host ranges it
-// pinned included; a batch in flight finishes first, later ones fail.
-func (d *device) close(pins []pinned) {
+// pinned included (pins, and any a PinHost recorded since they were
+// taken from a); a batch in flight finishes first, later ones fail.
+func (d *device) close(a *adapter, pins []pinned) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
+	for d.pinning > 0 {
+		d.pinDone.Wait() // a registration in progress ends (and is undone) first
+	}
+	a.mu.Lock()
+	for i := 0; i < len(a.pinned); {
+		if a.pinned[i].d == d {
+			pins = append(pins, a.pinned[i])
+			a.pinned = append(a.pinned[:i], a.pinned[i+1:]...)
+			continue
+		}
+		i++
+	}
+	a.mu.Unlock()
 	if d.own == nil {
 		return
 	}
 	d.freeCopier()
 	for _, p := range pins {
-		d.own.MemHostUnregister(p.ptr)
+		if !p.borrowed {
+			d.own.MemHostUnregister(p.ptr)
+		}
 	}
 	if d.stage != nil {
 		d.own.MemFreeHost(d.stage)
@@ -774,7 +845,7 @@ func (d *device) wait() error {
 	err := d.stream.Synchronize()
 	if err == nil {
 		for _, p := range d.pend {
-			copy(p.dst, d.stageBytes(p.off, len(p.dst)))
+			emu.CopyHost(p.dst, d.stageBytes(p.off, len(p.dst))) // a large one on several cores
 		}
 	}
 	clear(d.pend)
