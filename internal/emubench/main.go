@@ -663,16 +663,18 @@ func sizeName(size uint64) string {
 type runStats struct {
 	copies                 emugpu.Stats
 	watchHits, watchMisses uint64
+	byRef                  emu.ByRefStats
 }
 
 func statsNow() runStats {
 	h, m := emu.WatchCounts()
-	return runStats{copies: emugpu.CopyStats(), watchHits: h, watchMisses: m}
+	return runStats{copies: emugpu.CopyStats(), watchHits: h, watchMisses: m, byRef: emu.ByRefCounts()}
 }
 
 // sub returns the counts of the interval from o to s.
 func (s runStats) sub(o runStats) runStats {
-	return runStats{copies: s.copies.Sub(o.copies), watchHits: s.watchHits - o.watchHits, watchMisses: s.watchMisses - o.watchMisses}
+	return runStats{copies: s.copies.Sub(o.copies), watchHits: s.watchHits - o.watchHits, watchMisses: s.watchMisses - o.watchMisses,
+		byRef: s.byRef.Sub(o.byRef)}
 }
 
 // copyStats reports how the adapter moved the bytes of one run of msgs
@@ -700,6 +702,11 @@ func copyStats(r *results, run string, all runStats, msgs int) {
 	}
 	if n := all.watchHits + all.watchMisses; n > 0 {
 		r.add(k+"watch_hit_fraction", float64(all.watchHits)/float64(n), "")
+	}
+	if b := all.byRef; b.Frames > 0 || b.MRsPinned > 0 || b.PinFailures > 0 {
+		r.add(k+"byref_frames", float64(b.Frames), "") // large payloads landed with one copy (emu inproc.go)
+		r.add(k+"byref_mrs_pinned", float64(b.MRsPinned), "")
+		r.add(k+"byref_pin_failures", float64(b.PinFailures), "")
 	}
 	if st.EngineBatches > 0 {
 		r.add(k+"engine_batch_mean", mean(st.EngineTime, st.EngineBatches), "us")
