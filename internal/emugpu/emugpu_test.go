@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,6 +129,19 @@ func TestGPUAdapter(t *testing.T) {
 	unpin()
 	unpin()
 	assert.False(t, a.isPinned(hm[100:200]))
+
+	// A range the program registered with CUDA itself is taken as pinned
+	// and left registered: the program's own unregistration still works.
+	require.NoError(t, c.MemHostRegister(unsafe.Pointer(&hm[0]), uintptr(len(hm)), cuda.HostRegisterPortable))
+	unpin, err = a.PinHost(hm)
+	require.NoError(t, err, "a range registered by the program")
+	assert.True(t, a.isPinned(hm[100:200]))
+	copy(hm, big[1<<19:1<<20])
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: rq, Host: hm[:1<<19]}, {Kind: emu.CopyToHost, Src: rq, Host: hm[1<<19:]}}))
+	assert.Equal(t, big[1<<19:1<<20], hm[1<<19:])
+	unpin()
+	assert.False(t, a.isPinned(hm[100:200]))
+	assert.NoError(t, c.MemHostUnregister(unsafe.Pointer(&hm[0])), "the adapter unregistered the program's registration")
 }
 
 // gpuSetup installs GPU 0's primary context in the adapter and claims a
