@@ -82,8 +82,8 @@ func envOn(name string) *atomic.Bool {
 // ByRefStats counts the one-process path for large payloads since the
 // process started.
 type ByRefStats struct {
-	Frames      uint64 // frames whose payload went by reference, landed with one batch of copies
-	Bounced     uint64 // of them, landed through a host buffer (another GPUMemory, overlapping ranges)
+	Frames      uint64 // frames delivered with their payload by reference (one accepted lands with one batch of copies)
+	Bounced     uint64 // landings by reference through a host buffer (another GPUMemory, overlapping ranges)
 	MRsPinned   uint64 // host MRs page-locked so that landings move by DMA
 	PinFailures uint64 // page-locks that failed (those MRs' landings stay staged)
 }
@@ -216,9 +216,8 @@ func (q *qp) sendByRef(w *wqe, f *wire.Frame, off, n uint64, last bool) (placed 
 // per piece; false (and nothing pinned) when one was retired.
 func pinPieces(tg []target, off, n uint64) bool {
 	ok := true
-	var pinned []*span
 	var buf [maxSGEPerWQE]*span
-	pinned = buf[:0]
+	pinned := buf[:0]
 	walk(tg, off, n, func(t target, _, _ uint64) {
 		if !ok {
 			return
