@@ -154,7 +154,7 @@ func FuzzShmRing(f *testing.F) {
 		clear(ring.data[:min(len(ring.data), 1<<16)])
 		tail := binary.LittleEndian.Uint64(in[:8])
 		copy(ring.data, in[8:])
-		r.head = 0
+		r.head, r.seenTail = 0, 0 // a fresh reader for each input
 		atomic.StoreUint64(ring.word64(offHead), 0)
 		atomic.StoreUint64(ring.word64(offTail), tail)
 		var g Frame
