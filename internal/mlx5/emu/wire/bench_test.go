@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,4 +119,38 @@ func awaitDelivered(b *testing.B, n *atomic.Int64, want int64, within time.Durat
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
+}
+
+// BenchmarkSendShm64: Sends of 64-byte WRITEs through a shared-memory link
+// between two ports of this process (ForceShm), the receiver counting them;
+// the time includes the receiver draining every frame. It is the per-frame
+// cost of a link, both ends (put_bw's 64-byte messages between processes).
+func BenchmarkSendShm64(b *testing.B) {
+	var got atomic.Int64
+	d, err := Listen(Config{ForceShm: true, Handler: func(*Frame) { got.Add(1) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := Listen(Config{ForceShm: true})
+	if err != nil {
+		d.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close(); d.Close() })
+	f := write8()
+	f.Payload = make([]byte, 64)
+	f.RETH.DMALength = 64
+	f.SrcGID, f.DstGID = a.GID(), d.GID()
+	pause := func() { runtime.Gosched() } // the ring is full: let the reader drain it
+	for a.Stats().SharedMemory == 0 {
+		sendQueued(b, a, &f, pause) // the link comes up in the background
+		awaitDelivered(b, &got, got.Load(), 10*time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	base := got.Load()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sendQueued(b, a, &f, pause)
+	}
+	awaitDelivered(b, &got, base+int64(b.N), 30*time.Second)
 }
