@@ -332,6 +332,12 @@ func (pr *peer) dialFailed(err error) {
 
 // peerFor returns the peer of a destination, creating it; nil once closing.
 func (p *Port) peerFor(a netip.Addr) *peer {
+	// A port sends to one peer or few, frame after frame: the last one
+	// found is kept (a peer is never removed), so that a frame takes no
+	// lock of the port, which the connections' goroutines take as well.
+	if h := p.lastPeer.Load(); h != nil && h.addr == a && !p.closed.Load() {
+		return h.pr
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closing {
@@ -342,7 +348,14 @@ func (p *Port) peerFor(a netip.Addr) *peer {
 		pr = &peer{addr: netip.AddrPortFrom(a, p.cfg.Port)}
 		p.peers[a] = pr
 	}
+	p.lastPeer.Store(&peerHint{addr: a, pr: pr})
 	return pr
+}
+
+// peerHint is the peer a port sent to last.
+type peerHint struct {
+	addr netip.Addr
+	pr   *peer
 }
 
 // sendTCP queues a request on the connection to its destination, dialling
@@ -360,7 +373,7 @@ func (p *Port) sendTCP(f *Frame) error {
 	}
 	pr.mu.Lock()
 	c := pr.link
-	if c != nil {
+	if c != nil && c.dead.Load() { // set with err, under c's mu
 		if err := c.failed(); err != nil {
 			pr.link = nil
 			pr.mu.Unlock()

@@ -31,8 +31,10 @@ type Port struct {
 	mu      sync.Mutex // guards closing, peers, conns and wg.Add
 	closing bool
 	peers   map[netip.Addr]*peer
-	conns   map[*conn]struct{} // every connection, both directions
-	wg      sync.WaitGroup     // accept loop, connection goroutines
+	// lastPeer is the peer peerFor found last (read without mu).
+	lastPeer atomic.Pointer[peerHint]
+	conns    map[*conn]struct{} // every connection, both directions
+	wg       sync.WaitGroup     // accept loop, connection goroutines
 
 	closeOnce sync.Once
 	stats     counters
