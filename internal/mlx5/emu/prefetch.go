@@ -288,7 +288,8 @@ func (q *qp) prefetchFrom(idx uint16) {
 	p.clear()
 	b := &p.b
 	var g GPUMemory
-	end := idx // after the last WQE with a record
+	var gs, lastSpan *span // the last span checked to be g's, the span of the last copy in b
+	end := idx             // after the last WQE with a record
 	for i := idx; i != r.pi; {
 		w := &p.w
 		if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
@@ -308,11 +309,14 @@ func (q *qp) prefetchFrom(idx uint16) {
 		}
 		ok := true
 		for _, t := range p.tg[:w.nsge] {
+			if t.mem == gs {
+				continue // checked already (a pointer compare; GPUMemory is an interface)
+			}
 			if t.mem.gpu == nil || (g != nil && t.mem.gpu != g) {
 				ok = false
 				break
 			}
-			g = t.mem.gpu
+			g, gs = t.mem.gpu, t.mem
 		}
 		if !ok {
 			break
@@ -340,8 +344,8 @@ func (q *qp) prefetchFrom(idx uint16) {
 			}
 			// Pieces land back to back in buf: one that continues the
 			// previous one in device memory extends its copy.
-			if k := len(b.ops) - 1; k >= 0 {
-				if o := &b.ops[k]; o.Src == t.mem.dev && o.SrcOff+uint64(len(o.Host)) == t.off {
+			if k := len(b.ops) - 1; k >= 0 && t.mem == lastSpan {
+				if o := &b.ops[k]; o.SrcOff+uint64(len(o.Host)) == t.off {
 					o.Host = o.Host[:len(o.Host)+int(t.len)]
 					p.used += int(t.len)
 					continue
@@ -349,6 +353,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 			}
 			b.read(t.mem, t.off, p.buf[p.used:p.used+int(t.len)])
 			p.used += int(t.len)
+			lastSpan = t.mem
 		}
 		p.recs = append(p.recs, rec)
 		i, end = next, next
