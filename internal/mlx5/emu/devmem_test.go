@@ -220,6 +220,24 @@ func TestDevicePayloadsCoalesced(t *testing.T) {
 	}
 }
 
+// readPosted keeps x's engine away from its QP (it returns the function
+// that lets it go) and has the QP read its DBR, which it sets to the WQEs
+// x posted: a test then drives the requester's steps by hand.
+func readPosted(x *endpoint) (release func()) {
+	q := x.qpObj()
+	x.nic.uarPollMu.Lock() // keep the engine off the doorbell
+	q.mu.Lock()
+	x.lock()
+	x.qpDBR[6], x.qpDBR[7] = byte(x.pi>>8), byte(x.pi)
+	x.unlock()
+	q.dbrKick.Store(true)
+	q.readDBR()
+	return func() {
+		q.mu.Unlock()
+		x.nic.uarPollMu.Unlock()
+	}
+}
+
 // A payload read ahead whose buffer is deregistered before its message
 // leaves is not sent: the view is handed out only while the memory lives.
 func TestDevicePrefetchAfterDereg(t *testing.T) {
@@ -227,16 +245,7 @@ func TestDevicePrefetchAfterDereg(t *testing.T) {
 	q := x.qpObj()
 	x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)))
 	x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(64), x.sge(64, 64)))
-	a := x.nic
-	a.uarPollMu.Lock() // keep the engine off the doorbell
-	defer a.uarPollMu.Unlock()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	x.lock()
-	x.qpDBR[6], x.qpDBR[7] = byte(x.pi>>8), byte(x.pi)
-	x.unlock()
-	q.dbrKick.Store(true)
-	q.readDBR()
+	defer readPosted(x)()
 	var w wqe
 	if syn := q.readWQE(0, &q.req.buf, &w); syn != 0 || !q.resolve(&w, 0) {
 		t.Fatalf("WQE 0: %v", syn)

@@ -20,16 +20,7 @@ func BenchmarkWalk512(b *testing.B) {
 		k := (j * 37) % 512
 		x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(k*64), x.sge(k*64, 64)))
 	}
-	a := x.nic
-	a.uarPollMu.Lock()
-	defer a.uarPollMu.Unlock()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	x.lock()
-	x.qpDBR[6], x.qpDBR[7] = byte(x.pi>>8), byte(x.pi)
-	x.unlock()
-	q.dbrKick.Store(true)
-	q.readDBR()
+	defer readPosted(x)()
 	if q.req.pi != 512 {
 		b.Fatalf("pi %d", q.req.pi)
 	}

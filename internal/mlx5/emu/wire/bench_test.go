@@ -127,16 +127,7 @@ func awaitDelivered(b *testing.B, n *atomic.Int64, want int64, within time.Durat
 // cost of a link, both ends (put_bw's 64-byte messages between processes).
 func BenchmarkSendShm64(b *testing.B) {
 	var got atomic.Int64
-	d, err := Listen(Config{ForceShm: true, Handler: func(*Frame) { got.Add(1) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := Listen(Config{ForceShm: true})
-	if err != nil {
-		d.Close()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { a.Close(); d.Close() })
+	a, d := shmPorts(b, &got)
 	f := write8()
 	f.Payload = make([]byte, 64)
 	f.RETH.DMALength = 64
@@ -153,4 +144,21 @@ func BenchmarkSendShm64(b *testing.B) {
 		sendQueued(b, a, &f, pause)
 	}
 	awaitDelivered(b, &got, base+int64(b.N), 30*time.Second)
+}
+
+// shmPorts returns two ports of this process that reach each other only
+// through a shared-memory link (ForceShm), d counting what it receives in
+// got; both close with b.
+func shmPorts(b *testing.B, got *atomic.Int64) (a, d *Port) {
+	d, err := Listen(Config{ForceShm: true, Handler: func(*Frame) { got.Add(1) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err = Listen(Config{ForceShm: true})
+	if err != nil {
+		d.Close()
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close(); d.Close() })
+	return a, d
 }

@@ -132,16 +132,7 @@ func BenchmarkShm1MiB(b *testing.B) {
 	})
 	b.Run("send", func(b *testing.B) {
 		var got atomic.Int64
-		d, err := Listen(Config{ForceShm: true, Handler: func(*Frame) { got.Add(1) }})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := Listen(Config{ForceShm: true})
-		if err != nil {
-			d.Close()
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { a.Close(); d.Close() })
+		a, d := shmPorts(b, &got)
 		f := Frame{Opcode: OpWriteOnly, SrcGID: a.GID(), DstGID: d.GID(), Payload: mapped(b, n)}
 		pattern(f.Payload, 2)
 		pause := func() { runtime.Gosched() } // the ring is full: let the reader drain it
