@@ -8,7 +8,8 @@
 #      breakdown of write_lat's one-way latency;
 #   2. two processes, as make gpu-test runs the examples (server on emu0,
 #      client on emu1, one GPU, MPS): put_bw and write_bw (64 B and 1 MiB
-#      rows) and write_lat (1 and 64 B rows);
+#      rows) and write_lat (1 and 64 B rows); put_bw once more with the
+#      examples' default of 2048 messages per size (its 64 B row);
 #   3. a summary: every figure beside its target, bandwidths also as a
 #      fraction of the cuMemcpy DtoH bandwidth measured in step 1.
 # Runs from prebuilt binaries (make gpu-build: build/bin/emubench and the
@@ -79,6 +80,10 @@ pair() {
 
 echo "=== two processes (the examples, MPS)"
 pair put_bw put_bw -- -i "$BW_ITERS" -e 0 -p 0
+# The examples' own default, 2048 messages per size: four rounds of the
+# kernel's 512 threads in one launch, so the launch and the first round's
+# read-ahead weigh a quarter as much as in the 512-message launch above.
+pair put_bw_2048 put_bw -- -i 2048 -e 0 -p 0
 pair write_bw write_bw -- -i "$BW_ITERS" -p 0
 pair write_lat write_lat -p 0 -i "$LAT_ITERS" -- -p 0 -i "$LAT_ITERS"
 
@@ -92,6 +97,7 @@ frac() { awk -v x="$1" -v d="$dtoh" 'BEGIN { if (x != "" && d > 0) printf "%.2f"
 mmsg() { awk -v x="$1" 'BEGIN { if (x != "") printf "%.3f", x; else print "-" }'; }
 
 p64=$(col "$LOG/put_bw/client.out" 64 4)
+p64d=$(col "$LOG/put_bw_2048/client.out" 64 4)
 p1m=$(col "$LOG/put_bw/client.out" 1048576 3)
 w64=$(col "$LOG/write_bw/client.out" 64 4)
 w1m=$(col "$LOG/write_bw/client.out" 1048576 3)
@@ -109,6 +115,7 @@ l64=$(col "$LOG/write_lat/client.out" 64 3)
   printf '  %-34s %14s %14s %10s\n' "write_lat one-way 64 B (us)" "${l64:--}" "$(val inproc.write_lat_64B_one_way)" "<= 15"
   printf '  %-34s %14s %14s %10s\n' "put_bw 64 B (M msgs/s)" "$(mmsg "$p64")" "$(val inproc.put_bw_64B)" ">= 1"
   printf '  %-34s %14s %14s %10s\n' "  median of 15 launches (min-max)" "-" "$(val inproc.put_bw_64B_of15_median) ($(val inproc.put_bw_64B_of15_min)-$(val inproc.put_bw_64B_of15_max))" ""
+  printf '  %-34s %14s %14s %10s\n' "  2048 per launch (examples' default)" "$(mmsg "$p64d")" "-" ""
   printf '  %-34s %14s %14s %10s\n' "write_bw 64 B (M msgs/s)" "$(mmsg "$w64")" "-" ""
   printf '  %-34s %14s %14s %10s\n' "put_bw 1 MiB (Gbps)" "${p1m:--}" "$(val inproc.put_bw_1MiB)" ">= 100"
   printf '  %-34s %14s %14s %10s\n' "  of cuMemcpy DtoH" "$(frac "$p1m")" "$(val inproc.put_bw_1MiB_of_dtoh)" ""
