@@ -141,7 +141,9 @@
 // of the ring, which software rewrites only after a WQE completed); the
 // payloads of the WRITEs and SENDs that follow, up to 4 MiB, in one batch,
 // pieces adjacent in device memory as one copy, and payloads scattered over
-// at most twice their size as one copy of their range (prefetch.go); and the CQEs
+// at most twice their size as one copy of their range (prefetch.go; the
+// walk that plans it keeps the WQEs it parsed, which are not parsed again
+// when they are sent); and the CQEs
 // of one step of the engine, per CQ, in one batch. CQEs in device memory are
 // written twice in one batch: first with an op_own no poller takes for a
 // completion of their pass (opcode INVALID, the previous pass's owner bit),
@@ -250,7 +252,7 @@
 // at most 2^log_sra_max READs/atomics outstanding, honours fences (fm 2, 3,
 // 4 wait for earlier READs/atomics) and writes CQEs in posting order, one per
 // WQE with ce = 2 or 3 (CQE and error CQE timestamps are nanoseconds since
-// the process started). Checks and their syndromes are those of a ConnectX:
+// the process started; the CQEs an ACK completes share one). Checks and their syndromes are those of a ConnectX:
 // LOCAL_QP_OP_ERR (malformed WQE, wrong QPN or wqe_index, opcode not valid
 // for the QP, a WQE cut by the producer index), LOCAL_LENGTH (message above
 // 2^log_msg_max; byte_count 0 is rejected by the parser as LOCAL_LENGTH),
