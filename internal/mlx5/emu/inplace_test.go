@@ -69,3 +69,46 @@ func TestInPlaceWrite(t *testing.T) {
 		})
 	}
 }
+
+// A WRITE held back in a shared-memory link because more WQEs follow
+// (wire.Frame.Hold) is published when transmit stops short of them: here a
+// WAIT after it holds the rest of the queue until another QP's CQE comes,
+// and the WRITE must land and complete meanwhile; once the awaited CQE
+// comes, the WRITE after the WAIT goes too.
+func TestHeldFrameFlushed(t *testing.T) {
+	a := newNIC(t, Config{Name: "emuHa", Wire: wire.Config{ForceShm: true}})
+	b := newNIC(t, Config{Name: "emuHb", Wire: wire.Config{ForceShm: true}})
+	data, _ := pair(t, a, b, qpOpts{}, qpOpts{})
+	x, y := pair(t, a, b, qpOpts{cdMaster: true}, qpOpts{})
+	for i := 0; !a.port.CanSendInPlace(wire.GID(b.GID())); i++ {
+		if i == 1000 {
+			t.Fatal("no shared-memory link after 1000 WRITEs")
+		}
+		x.post(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 8)))
+		x.mustPoll()
+	}
+	x.lock()
+	fill(x.data[:128], 0x77)
+	x.unlock()
+	w1 := x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, 64)))
+	x.postNoDB(mlx5.NewWait(mlx5.WQEHead{}, data.cqn, 0))
+	w2 := x.post(mlx5.NewRDMAWrite(signaled, y.raddr(64), x.sge(64, 64)))
+	expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, w1)
+	y.lock()
+	landed := bytes.Equal(y.data[:64], x.data[:64])
+	y.unlock()
+	if !landed {
+		t.Fatal("the WRITE before the WAIT completed but did not land")
+	}
+	if _, ok := x.tryPoll(); ok {
+		t.Fatal("a CQE after the WAIT before the awaited completion")
+	}
+	data.post(mlx5.NewNOP(signaled))
+	data.mustPoll()
+	expectOK(t, x.mustPoll(), mlx5.WQEOpRDMAWrite, w2)
+	y.lock()
+	defer y.unlock()
+	if !bytes.Equal(y.data[64:128], x.data[64:128]) {
+		t.Fatal("the WRITE after the WAIT did not land")
+	}
+}

@@ -61,6 +61,7 @@ type requester struct {
 	partial      bool   // the WQE at cur has frames left to transmit (its wqe is w)
 	cur          uint16 // index of that WQE
 	stalled      bool   // the last transmit stopped on a congested link
+	held         bool   // this transmit sent frames with Hold (flushed at its end)
 	retries      int
 	rnrRetries   int
 	lastProgress time.Time
@@ -548,11 +549,19 @@ func (q *qp) transmit(now time.Time) bool {
 		r.started()
 		progress = true
 	}
+	if r.held {
+		r.held = false
+		q.nic.port.Flush(wire.GID(q.rgid)) // the frames a link holds back (wire.Frame.Hold)
+	}
 	if progress {
 		q.complete(now)
 	}
 	return progress
 }
+
+// holdMax is the largest frame payload transmit lets a shared-memory link
+// hold back while more frames follow (wire.Frame.Hold).
+const holdMax = 2 << 10
 
 // resolve checks the local SGEs of w against the QP's PD and MRs and fills
 // r.tg; need is the right the NIC uses the memory with.
@@ -768,6 +777,11 @@ func (q *qp) sendMessage(w *wqe, e *outEntry) (syn mlx5.Syndrome, done bool) {
 			f.SE = w.se && code.AllowsSE()
 		}
 		f.AckReq = !q.uc
+		// A small frame with more to follow in this round (the rest of the
+		// message, or the WQEs after it) may wait in a shared-memory link
+		// for the ones after it: transmit flushes when it stops.
+		f.Hold = size <= holdMax && (!last || dist(w.idx, r.pi) > w.bbs)
+		r.held = r.held || f.Hold
 		placed, err := q.sendInPlace(w, f, off, size, last)
 		if err == errGather {
 			return mlx5.SyndromeLocalProtErr, false

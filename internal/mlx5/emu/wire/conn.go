@@ -477,6 +477,21 @@ func (p *Port) CanSendInPlace(dst GID) bool {
 	return c.err == nil && c.shm != nil
 }
 
+// Flush publishes the requests to dst that a shared-memory link holds back
+// (Frame.Hold). It does nothing when there are none, or when requests to
+// dst do not go over such a link.
+func (p *Port) Flush(dst GID) {
+	c := p.inPlaceConn(dst)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.err == nil && c.shm != nil && c.shm.held > 0 {
+		c.shm.publish()
+	}
+	c.mu.Unlock()
+}
+
 // inPlaceConn returns the connection a request to dst would go on when it
 // can go in place (not forced onto TCP, not to a port of this process, a
 // connection dialled already), or nil; whether that connection has a

@@ -58,6 +58,15 @@ type Frame struct {
 	// one's cover it, as a ConnectX coalesces ACKs under a burst. Never set
 	// on in-process frames; not part of the encoding.
 	More bool
+
+	// Hold is a sender's hint on a request it sends: more requests to the
+	// same destination follow at once. A shared-memory link may then write
+	// the frame into its ring without publishing it yet, up to shmHoldMax
+	// frames in a row; the next frame sent on that link without Hold, or
+	// Port.Flush, publishes every frame written before it. A sender that
+	// sets it calls Flush when it stops sending. Over TCP and in process it
+	// changes nothing; not part of the encoding.
+	Hold bool
 }
 
 // PayloadRef is the payload of a request frame that one port hands to

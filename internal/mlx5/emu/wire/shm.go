@@ -240,7 +240,18 @@ type link struct {
 	// has done.
 	seenHead uint64 // the conn's mu
 	seenTail uint64 // the reader goroutine
+	held     int    // records written after the published tail (Frame.Hold); the conn's mu
 }
+
+// shmHoldMax bounds the records a link writes without publishing them
+// (Frame.Hold): a burst's frames reach the reader in groups, each one
+// store of the tail (a cache miss for the reader) instead of one per frame.
+const shmHoldMax = 16
+
+// shmHoldBytes is the largest record a link holds back: a large frame is
+// published at once, so that the reader copies it out while the next one
+// is written.
+const shmHoldBytes = 4 << 10
 
 func newLink(s *segment, dialer bool) *link {
 	l := &link{seg: s, out: &s.rings[0], in: &s.rings[1]}
@@ -296,6 +307,20 @@ func (l *link) putFill(f *Frame, n int, fill func(payload []byte) error) error {
 		return err // nothing published: the wrap mark, if any, is past the tail
 	}
 	l.tail = tail + rec
+	if f.Hold && rec <= shmHoldBytes && l.held < shmHoldMax-1 {
+		l.held++
+		return nil // published by the next frame without Hold, or by publish
+	}
+	l.publish()
+	return nil
+}
+
+// publish stores the producer position, making every record written so
+// far visible to the reader, and wakes the reader if it sleeps; the conn's
+// mu held.
+func (l *link) publish() {
+	r := l.out
+	l.held = 0
 	atomic.StoreUint64(r.word64(offTail), l.tail)
 	// Wake a sleeping consumer, once per sleep: the first producer to see
 	// the flag clears it.
@@ -303,7 +328,6 @@ func (l *link) putFill(f *Frame, n int, fill func(payload []byte) error) error {
 		atomic.AddUint32(r.word32(offSeq), 1)
 		futex(r.word32(offSeq), futexWake, 1, 0)
 	}
-	return nil
 }
 
 // putRaw moves encoded frames (a TCP queue's bytes, frames back to back)

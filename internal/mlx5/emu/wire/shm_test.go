@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -306,5 +307,115 @@ func TestControlRecords(t *testing.T) {
 	} {
 		_, err := decodeControl(b)
 		assert.ErrorIs(t, err, ErrMalformed, "% x", b)
+	}
+}
+
+// A frame sent with Hold over a shared-memory link waits in the ring until
+// a frame without Hold or Flush publishes it: the reader sees none of a
+// held group, then all of it in order, each frame but the group's last
+// marked More; at most shmHoldMax frames wait, and a large one never does.
+func TestShmHold(t *testing.T) {
+	type got struct {
+		psn  uint32
+		more bool
+	}
+	var mu sync.Mutex
+	var seen []got
+	d := listen(t, Config{ForceShm: true, Handler: func(f *Frame) {
+		mu.Lock()
+		seen = append(seen, got{f.PSN, f.More})
+		mu.Unlock()
+	}})
+	a := listen(t, Config{ForceShm: true})
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(seen) }
+	wait := func(n int) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); count() < n; time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%d frames delivered, want %d", count(), n)
+			}
+		}
+	}
+	psn := uint32(0)
+	send := func(hold bool, n int) {
+		t.Helper()
+		f := write8()
+		f.SrcGID, f.DstGID = a.GID(), d.GID()
+		f.Payload = make([]byte, n)
+		f.RETH.DMALength = uint32(n)
+		f.PSN, f.Hold = psn, hold
+		psn++
+		for i := 0; ; i++ {
+			err := a.Send(&f)
+			if err == nil {
+				return
+			}
+			if err != ErrCongested || i == 1000 {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for a.Stats().SharedMemory == 0 { // the link comes up in the background
+		send(false, 8)
+		wait(int(psn))
+		time.Sleep(time.Millisecond)
+	}
+	base := count()
+	quiet := func(what string) {
+		t.Helper()
+		time.Sleep(20 * time.Millisecond)
+		if n := count(); n != base {
+			t.Fatalf("%s: %d held frames delivered", what, n-base)
+		}
+	}
+	check := func(from, n int) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		for i, g := range seen[from : from+n] {
+			if g.psn != seen[from].psn+uint32(i) {
+				t.Fatalf("frame %d of the group has PSN %d, want %d", i, g.psn, seen[from].psn+uint32(i))
+			}
+			if g.more != (i < n-1) {
+				t.Fatalf("frame %d of %d: More %v", i, n, g.more)
+			}
+		}
+	}
+	for i := 0; i < 5; i++ {
+		send(true, 64)
+	}
+	quiet("five with Hold")
+	a.Flush(d.GID())
+	wait(base + 5)
+	check(base, 5)
+
+	base = count()
+	for i := 0; i < 3; i++ {
+		send(true, 64)
+	}
+	quiet("three with Hold")
+	send(false, 64)
+	wait(base + 4)
+	check(base, 4)
+
+	base = count()
+	for i := 0; i < shmHoldMax+3; i++ {
+		send(true, 64)
+	}
+	wait(base + shmHoldMax)
+	if n := count() - base; n != shmHoldMax {
+		t.Fatalf("%d frames delivered of %d sent with Hold, want the first %d", n, shmHoldMax+3, shmHoldMax)
+	}
+	a.Flush(d.GID())
+	wait(base + shmHoldMax + 3)
+
+	base = count()
+	send(true, shmHoldBytes) // a record of more than shmHoldBytes
+	wait(base + 1)
+	a.Flush(d.GID()) // nothing held: nothing happens
+	time.Sleep(5 * time.Millisecond)
+	if n := count() - base; n != 1 {
+		t.Fatalf("%d frames after a large one with Hold and a Flush, want 1", n)
 	}
 }
