@@ -238,7 +238,10 @@
 // 256 KiB or more whose payload is in device memory goes by reference to
 // a NIC of this process, see Memory, and is read straight into the
 // shared-memory ring of its connection to another process, when it has
-// one: wire.Port.SendInPlace). Every frame
+// one: wire.Port.SendInPlace; a frame of at most 2 KiB with more to follow
+// in the same transmit round may wait in that ring to be published with
+// the next ones, wire.Frame.Hold, and the round flushes what waits when it
+// ends). Every frame
 // asks for an ACK (ACKs are cumulative; a long message shows progress as it
 // lands). The responder coalesces ACKs as a ConnectX does under load: when
 // the connection already holds the next request between the same two QPs
