@@ -46,6 +46,9 @@ const (
 	// HeaderLen is the length of the base header (everything before the
 	// extension headers).
 	HeaderLen = 60
+
+	offPayloadLen = 56 // the payload length word, the header's last
+
 	// MaxPayload bounds the payload of one frame (16 MiB). RDMA messages
 	// larger than this are segmented into FIRST/MIDDLE/LAST packets.
 	MaxPayload = 1 << 24
@@ -83,7 +86,7 @@ func (f *Frame) AppendEncode(dst []byte) []byte {
 	p := f.encodeHead(dst[start:], len(f.Payload))
 	if f.Ref != nil {
 		// Claim the referenced bytes (at least one) without holding them.
-		binary.BigEndian.PutUint32(dst[start+56:start+60], uint32(max(f.Ref.Len(), 1)))
+		binary.BigEndian.PutUint32(dst[start+offPayloadLen:], uint32(max(f.Ref.Len(), 1)))
 	}
 	hostcopy.Copy(p, f.Payload) // a large payload on several cores (into a ring or a TCP queue)
 	return dst
@@ -111,7 +114,7 @@ func (f *Frame) encodeHead(b []byte, n int) []byte {
 	be.PutUint32(b[20:24], f.SrcQPN)
 	copy(b[24:40], f.SrcGID[:])
 	copy(b[40:56], f.DstGID[:])
-	be.PutUint32(b[56:60], uint32(n))
+	be.PutUint32(b[offPayloadLen:HeaderLen], uint32(n))
 	p := b[HeaderLen:]
 	op := f.Opcode
 	if op.has(hRETH) {
@@ -276,7 +279,7 @@ func decodeFrom(f *Frame, h, b []byte) error {
 	if h[12] != 0 || h[16] != 0 || h[20] != 0 {
 		return decodeErr("bth", "QPN or PSN wider than 24 bits")
 	}
-	payloadLen := be.Uint32(h[56:60])
+	payloadLen := be.Uint32(h[offPayloadLen:HeaderLen])
 	ext := op.extLen()
 	if uint64(HeaderLen)+uint64(ext)+uint64(payloadLen) != uint64(n) {
 		return decodeErr("length", "%s needs %d header bytes plus payload length %d, frame length is %d", op, HeaderLen+ext, payloadLen, n)
