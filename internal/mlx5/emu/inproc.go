@@ -215,25 +215,10 @@ func (q *qp) sendByRef(w *wqe, f *wire.Frame, off, n uint64, last bool) (placed 
 // pinPieces pins the spans of the n message bytes at off of tg, one pin
 // per piece; false (and nothing pinned) when one was retired.
 func pinPieces(tg []target, off, n uint64) bool {
-	ok := true
 	var buf [maxSGEPerWQE]*span
-	pinned := buf[:0]
-	walk(tg, off, n, func(t target, _, _ uint64) {
-		if !ok {
-			return
-		}
-		if !t.mem.pin() {
-			ok = false
-			return
-		}
-		pinned = append(pinned, t.mem)
-	})
-	if !ok {
-		for _, s := range pinned {
-			s.unpin()
-		}
-	}
-	return ok
+	pieces := buf[:0]
+	walk(tg, off, n, func(t target, _, _ uint64) { pieces = append(pieces, t.mem) })
+	return pinAll(pieces)
 }
 
 // unpinPieces undoes pinPieces.
@@ -336,13 +321,8 @@ func (p *refPayload) landTo(dst []target, off uint64) error {
 		}
 		return scatter(dst, off, buf)
 	}
-	for i, s := range spans {
-		if !s.pin() {
-			for _, t := range spans[:i] {
-				t.unpin()
-			}
-			return errRetired
-		}
+	if !pinAll(spans) {
+		return errRetired
 	}
 	for _, s := range spans {
 		if s.gpu == nil {
@@ -350,20 +330,8 @@ func (p *refPayload) landTo(dst []target, off uint64) error {
 		}
 	}
 	err := p.g.Copy(ops)
-	for _, s := range spans {
-		s.unpin()
-	}
+	unpinAll(spans)
 	return err
-}
-
-// addSpan appends s to spans unless it is there.
-func addSpan(spans []*span, s *span) []*span {
-	for _, t := range spans {
-		if t == s {
-			return spans
-		}
-	}
-	return append(spans, s)
 }
 
 // Page-locking states of a span (span.dmaState).

@@ -341,13 +341,34 @@ func (b *batch) reset() {
 
 func (b *batch) empty() bool { return len(b.ops) == 0 }
 
-func (b *batch) use(s *span) {
-	for _, t := range b.spans {
+func (b *batch) use(s *span) { b.spans = addSpan(b.spans, s) }
+
+// addSpan appends s to spans unless it is there.
+func addSpan(spans []*span, s *span) []*span {
+	for _, t := range spans {
 		if t == s {
-			return
+			return spans
 		}
 	}
-	b.spans = append(b.spans, s)
+	return append(spans, s)
+}
+
+// pinAll pins every span of spans, or none: false when one was retired.
+func pinAll(spans []*span) bool {
+	for i, s := range spans {
+		if !s.pin() {
+			unpinAll(spans[:i])
+			return false
+		}
+	}
+	return true
+}
+
+// unpinAll undoes pinAll.
+func unpinAll(spans []*span) {
+	for _, s := range spans {
+		s.unpin()
+	}
 }
 
 // read adds a copy of len(dst) bytes at offset off of device span s.
@@ -369,18 +390,11 @@ func (b *batch) run() error {
 		return nil
 	}
 	defer b.reset()
-	for i, s := range b.spans {
-		if !s.pin() {
-			for _, t := range b.spans[:i] {
-				t.unpin()
-			}
-			return errRetired
-		}
+	if !pinAll(b.spans) {
+		return errRetired
 	}
 	err := b.spans[0].gpu.Copy(b.ops)
-	for _, s := range b.spans {
-		s.unpin()
-	}
+	unpinAll(b.spans)
 	return err
 }
 
