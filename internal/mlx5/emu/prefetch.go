@@ -43,6 +43,8 @@ type prefetch struct {
 	g     guess
 	dec   []dwqe // the WQEs the walk decoded, in posting order
 	dpos  int    // the one transmit is expected to ask for next
+	mr    *mr    // during a walk, the region of key mkey (resolveInto)
+	mkey  uint32
 }
 
 // dwqe is a WQE the read-ahead's walk decoded, kept so that transmit does
@@ -72,10 +74,16 @@ func (p *prefetch) keep(w *wqe) {
 	if w.isInl || w.nsge > dwqeSGEs || (!payloadOp(w.opcode) && w.opcode != uint8(mlx5.WQEOpNop)) {
 		return
 	}
-	d := dwqe{idx: w.idx, bbs: uint16(w.bbs), opcode: w.opcode, opmod: w.opmod, fm: w.fm, ce: w.ce, se: w.se, nsge: uint8(w.nsge),
-		imm: w.imm, rkey: w.rkey, raddr: w.raddr, length: w.length}
+	// Filled in place: a dwqe built aside and appended is copied twice.
+	if len(p.dec) == cap(p.dec) {
+		p.dec = append(p.dec, dwqe{})
+	} else {
+		p.dec = p.dec[:len(p.dec)+1]
+	}
+	d := &p.dec[len(p.dec)-1]
+	d.idx, d.bbs, d.opcode, d.opmod, d.fm, d.ce, d.se, d.nsge = w.idx, uint16(w.bbs), w.opcode, w.opmod, w.fm, w.ce, w.se, uint8(w.nsge)
+	d.imm, d.rkey, d.raddr, d.length = w.imm, w.rkey, w.raddr, w.length
 	copy(d.sges[:], w.sges[:w.nsge])
-	p.dec = append(p.dec, d)
 }
 
 // take fills w with the WQE at idx when the walk decoded it: transmit asks
@@ -279,6 +287,12 @@ func payloadOp(op uint8) bool {
 // on, unless the window already holds idx. It stops at the producer index,
 // at prefetchMax bytes, at a WQE it cannot decode or whose data is not all
 // in device memory of one GPUMemory, and at a message that does not fit.
+//
+// While every payload so far is one range of one buffer (put_bw's burst),
+// the walk only records the payloads and adds no copies: at the end, one
+// copy of the range that covers them serves them all (see cover). The first
+// payload that breaks the pattern turns the records into the copies the
+// walk would have made (lay), and the walk goes on adding a copy per piece.
 func (q *qp) prefetchFrom(idx uint16) {
 	r := &q.req
 	p := &r.pf
@@ -286,10 +300,14 @@ func (q *qp) prefetchFrom(idx uint16) {
 		return
 	}
 	p.clear()
+	defer func() { p.mr = nil }()
 	b := &p.b
 	var g GPUMemory
 	var gs, lastSpan *span // the last span checked to be g's, the span of the last copy in b
-	end := idx             // after the last WQE with a record
+	one := true            // every record so far is one range of span cs (b holds no copy)
+	var cs *span
+	var lo, hi uint64 // the device range the records of cs cover
+	end := idx        // after the last WQE with a record
 	for i := idx; i != r.pi; {
 		w := &p.w
 		if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
@@ -324,8 +342,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 		if p.buf == nil && !p.alloc() {
 			break
 		}
-		off := p.used
-		rec := pfRec{idx: i, off: off, len: w.length, one: true}
+		rec := pfRec{idx: i, off: p.used, len: w.length, one: true}
 		var n uint64
 		for _, t := range p.tg[:w.nsge] {
 			if t.len == 0 {
@@ -338,31 +355,36 @@ func (q *qp) prefetchFrom(idx uint16) {
 			}
 			n += t.len
 		}
+		if one && rec.one && (cs == nil || rec.mem == cs) {
+			if cs == nil {
+				cs, lo, hi = rec.mem, rec.src, rec.src+rec.len
+			}
+			lo, hi = min(lo, rec.src), max(hi, rec.src+rec.len)
+			p.used += int(rec.len)
+			p.recs = append(p.recs, rec)
+			i, end = next, next
+			continue
+		}
+		if one {
+			lastSpan = p.lay()
+			one = false
+		}
 		for _, t := range p.tg[:w.nsge] {
 			if t.len == 0 {
 				continue
 			}
-			// Pieces land back to back in buf: one that continues the
-			// previous one in device memory extends its copy.
-			if k := len(b.ops) - 1; k >= 0 && t.mem == lastSpan {
-				if o := &b.ops[k]; o.SrcOff+uint64(len(o.Host)) == t.off {
-					o.Host = o.Host[:len(o.Host)+int(t.len)]
-					p.used += int(t.len)
-					continue
-				}
-			}
-			b.read(t.mem, t.off, p.buf[p.used:p.used+int(t.len)])
-			p.used += int(t.len)
-			lastSpan = t.mem
+			lastSpan = p.piece(t.mem, t.off, int(t.len), lastSpan)
 		}
 		p.recs = append(p.recs, rec)
 		i, end = next, next
+	}
+	if one && len(p.recs) > 0 && !p.cover(cs, lo, hi) {
+		p.lay()
 	}
 	if b.empty() {
 		p.clear()
 		return
 	}
-	p.cover()
 	hit := q.takeGuess(b, idx, end)
 	p.g.valid = false
 	if hit {
@@ -376,36 +398,55 @@ func (q *qp) prefetchFrom(idx uint16) {
 	q.setWatchGuess(&p.g)
 }
 
-// cover replaces the read-ahead's copies by one copy of the device range
-// that holds them all, when there are several, every payload is one range
-// of the same buffer and the range is at most twice the bytes the copies
-// move: the threads of a kernel post the slices of one buffer in whatever
-// order they win the SQ, and one copy of the buffer costs less than a copy
-// per run of adjacent slices. The payloads then sit in buf at their offsets
-// in the range.
-func (p *prefetch) cover() {
+// piece adds the copy of n bytes at off of span s to the read-ahead batch,
+// landing at p.used in buf (the next place): a piece that continues the
+// last copy in device memory (last is that copy's span) extends it. It
+// returns the span of the last copy.
+func (p *prefetch) piece(s *span, off uint64, n int, last *span) *span {
 	b := &p.b
-	if len(b.ops) < 2 || len(b.spans) != 1 {
-		return
+	if k := len(b.ops) - 1; k >= 0 && s == last {
+		if o := &b.ops[k]; o.SrcOff+uint64(len(o.Host)) == off {
+			o.Host = o.Host[:len(o.Host)+n]
+			p.used += n
+			return s
+		}
 	}
-	s := b.spans[0]
-	lo, hi := ^uint64(0), uint64(0)
+	b.read(s, off, p.buf[p.used:p.used+n])
+	p.used += n
+	return s
+}
+
+// lay adds the copies of the records so far, each one range of device
+// memory, back to back in buf at their offsets (pieces adjacent in device
+// memory as well make one copy), and returns the span of the last copy.
+func (p *prefetch) lay() *span {
+	var last *span
+	p.used = 0
 	for i := range p.recs {
 		r := &p.recs[i]
-		if !r.one || r.mem != s {
-			return
-		}
-		lo, hi = min(lo, r.src), max(hi, r.src+r.len)
+		last = p.piece(r.mem, r.src, int(r.len), last)
 	}
+	return last
+}
+
+// cover makes one copy of [lo, hi) of span s serve every record (each one
+// range of s), when the range is at most prefetchMax and at most twice the
+// bytes the records hold: the threads of a kernel post the slices of one
+// buffer in whatever order they win the SQ, and one copy of the buffer
+// costs less than a copy per run of adjacent slices. The payloads then sit
+// in buf at their offsets in the range. Records that are adjacent in
+// posting order make the same single copy that lay would. It reports false
+// (nothing added) when the range is too sparse.
+func (p *prefetch) cover(s *span, lo, hi uint64) bool {
 	if hi-lo > prefetchMax || hi-lo > 2*uint64(p.used) {
-		return
+		return false
 	}
-	b.reset()
-	b.read(s, lo, p.buf[:hi-lo])
+	p.b.read(s, lo, p.buf[:hi-lo])
 	for i := range p.recs {
 		p.recs[i].off = int(p.recs[i].src - lo)
 	}
 	p.used = int(hi - lo)
+	return true
 }
 
 // prefetched returns n bytes at message offset off of the WQE w from the
@@ -450,13 +491,20 @@ func (p *prefetch) release() {
 	p.clear()
 }
 
-// resolveInto is resolve into tg (the prefetch's targets).
+// resolveInto is resolve into tg (the prefetch's targets). The walk looks
+// up a key once (the posts of a burst name one or two): a region
+// deregistered during the walk is still caught, by execute's own resolve
+// when its WQE is sent.
 func (q *qp) resolveInto(w *wqe, tg []target) bool {
+	p := &q.req.pf
 	for i := 0; i < w.nsge; i++ {
 		s := w.sges[i]
-		m := q.nic.lookupMR(s.lkey)
-		if m == nil {
-			return false
+		m := p.mr
+		if m == nil || s.lkey != p.mkey {
+			if m = q.nic.lookupMR(s.lkey); m == nil {
+				return false
+			}
+			p.mr, p.mkey = m, s.lkey
 		}
 		off, ok := m.check(q.pd, s.addr, s.len, 0)
 		if !ok {

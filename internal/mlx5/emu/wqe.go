@@ -176,7 +176,7 @@ func (q *qp) decodeWQE(ring []byte, idx uint16, w *wqe) mlx5.Syndrome {
 		return mlx5.SyndromeLocalQPOpErr
 	}
 	p := &w.p
-	c := p.Ctrl
+	c := &p.Ctrl
 	if c.QPN != q.qpn || int(c.DS)*dsSize > capMaxWQESzSQ {
 		return mlx5.SyndromeLocalQPOpErr
 	}
