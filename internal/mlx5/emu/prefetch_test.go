@@ -135,7 +135,7 @@ type walkPiece struct{ off, n int }
 // payload, when every payload is one range and the range is at most twice
 // the bytes: in the watch hook's notation.
 func walkReference(x *endpoint, wqes [][]walkPiece) []string {
-	type cp struct{ off, n int }
+	type cp = walkPiece
 	var ops []cp
 	total, ranges := 0, true
 	lo, hi := 1<<62, 0
@@ -144,7 +144,7 @@ func walkReference(x *endpoint, wqes [][]walkPiece) []string {
 			if k := len(ops) - 1; k >= 0 && ops[k].off+ops[k].n == p.off {
 				ops[k].n += p.n
 			} else {
-				ops = append(ops, cp{p.off, p.n})
+				ops = append(ops, p)
 			}
 			if i > 0 && w[i-1].off+w[i-1].n != p.off {
 				ranges = false
