@@ -20,16 +20,23 @@ struct gdaki_copier_desc {
     unsigned long long len; // bytes | the batch's sequence number << 32
 };
 
-// Keep in step with copier.go (ctl* offsets, maxDesc, fastDesc).
+// Keep in step with copier.go (ctl* offsets, maxDesc, fastDesc, maxInline).
 #define GDAKI_COPIER_MAX_DESC 64
 // The descriptors start at word 4 of the control block; the first 9 lie in
 // its first 32 words (256 bytes), which warp 0 reads with each look.
 #define GDAKI_COPIER_DESC_WORD 4
 #define GDAKI_COPIER_FAST_DESC 9
-// The low half of a descriptor's length word: the byte count, and a flag
-// that orders the copy after the batch's earlier ones (copier.go sets it on
-// a copy that follows one into device memory).
-#define GDAKI_COPIER_LEN 0x7fffffffull
+#define GDAKI_COPIER_LOOK_WORDS 32
+// A batch's inline words follow its descriptors inside the look: at most
+// the look less the header and one descriptor.
+#define GDAKI_COPIER_INLINE_WORDS (GDAKI_COPIER_LOOK_WORDS - GDAKI_COPIER_DESC_WORD - 3)
+// The low half of a descriptor's length word: the byte count, a flag that
+// takes the bytes from the batch's inline words (the source is then the
+// index of the first word in the control block), and a flag that orders
+// the copy after the batch's earlier ones (copier.go sets it on a copy that
+// follows one into device memory).
+#define GDAKI_COPIER_LEN 0x3fffffffull
+#define GDAKI_COPIER_INLINE 0x40000000ull
 #define GDAKI_COPIER_AFTER 0x80000000ull
 
 // Send-queue watches (watch.go): block 1 of the grid, one warp, looks at
@@ -67,7 +74,7 @@ struct gdaki_watch {
 };
 
 struct gdaki_copier_ctl {
-    unsigned long long post;  // host: the newest batch's sequence number | descriptor count << 32
+    unsigned long long post;  // host: sequence number | descriptor count << 32 | inline words << 48 | writes host memory << 56
     unsigned int cancel;      // host: an epoch that must end without running anything
     unsigned int watch_gen;   // host: the generation of the watch table (its copy: gen & 1)
     unsigned int done;        // GPU: the newest batch finished
@@ -133,6 +140,26 @@ static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src
         unsigned char *d = (unsigned char *)dst;
         for (; i < len; i += step)
             d[i] = s[i];
+    }
+}
+
+// gdaki_copier_inline writes len bytes of inline words w (four bytes to a
+// word, the first in the low byte) to dst with the threads first,
+// first+step, ..., a word each: one 32-bit store where it can, bytes at
+// the ends of an unaligned destination.
+static __device__ __forceinline__ void gdaki_copier_inline(const unsigned int *w, unsigned long long dst,
+                                                           unsigned int len, unsigned int first, unsigned int step)
+{
+    for (unsigned int i = first; i < (len + 3) / 4; i += step) {
+        const unsigned int x = w[i];
+        const unsigned long long d = dst + 4ull * i;
+        const unsigned int m = min(4u, len - 4 * i);
+        if (m == 4 && (d & 3) == 0) {
+            *(unsigned int *)d = x;
+        } else {
+            for (unsigned int b = 0; b < m; b++)
+                ((unsigned char *)d)[b] = (unsigned char)(x >> (8 * b));
+        }
     }
 }
 
@@ -327,8 +354,9 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
             gdaki_watcher(vc, epoch, threadIdx.x, s_watch);
         return;
     }
-    __shared__ unsigned int s_state, s_seq, s_n, s_fast;
+    __shared__ unsigned int s_state, s_seq, s_n, s_ni, s_fast, s_host;
     __shared__ unsigned long long s_desc[3 * GDAKI_COPIER_MAX_DESC];
+    __shared__ unsigned int s_inl[GDAKI_COPIER_INLINE_WORDS];
     unsigned int seen = vc->done;
     const unsigned long long t0 = gdaki_copier_now();
     if (threadIdx.x == 0) {
@@ -345,7 +373,8 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
             // batch in its upper half, stored last by the host: when every
             // descriptor of the batch shows the posted number, those read
             // with the posted word are the batch's, and the block skips a
-            // second round trip to fetch them.
+            // second round trip to fetch them. The batch's inline words,
+            // after its descriptors, show the number too when they are its.
             const unsigned int lane = threadIdx.x;
             const volatile unsigned long long *cw = (const volatile unsigned long long *)c;
             unsigned int state = 0;
@@ -360,16 +389,25 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
                 if (cancel == epoch) {
                     state = 2;
                 } else if (s != seen) {
-                    const unsigned int n = min((unsigned int)(post >> 32), (unsigned int)GDAKI_COPIER_MAX_DESC);
+                    const unsigned int n = min((unsigned int)(post >> 32) & 0xffffu, (unsigned int)GDAKI_COPIER_MAX_DESC);
+                    const unsigned int ni =
+                        min((unsigned int)(post >> 48) & 0xffu, (unsigned int)GDAKI_COPIER_INLINE_WORDS);
                     const unsigned int w = lane - GDAKI_COPIER_DESC_WORD; // word of the descriptors (wraps below)
                     const bool mine = w < 3 * n && w < 3 * GDAKI_COPIER_FAST_DESC;
-                    const bool stale = mine && w % 3 == 2 && (unsigned int)(v >> 32) != s;
-                    const bool fast = n <= GDAKI_COPIER_FAST_DESC && !__any_sync(0xffffffffu, stale);
+                    const bool inl = w >= 3 * n && w < 3 * n + ni;
+                    const bool stale = ((mine && w % 3 == 2) || inl) && (unsigned int)(v >> 32) != s;
+                    const bool fast = n <= GDAKI_COPIER_FAST_DESC &&
+                                      GDAKI_COPIER_DESC_WORD + 3 * n + ni <= GDAKI_COPIER_LOOK_WORDS &&
+                                      !__any_sync(0xffffffffu, stale);
                     if (fast && mine)
                         s_desc[w] = v;
+                    if (fast && inl)
+                        s_inl[w - 3 * n] = (unsigned int)v;
                     if (lane == 0) {
                         s_seq = s;
                         s_n = n;
+                        s_ni = ni;
+                        s_host = (unsigned int)(post >> 56) & 1u;
                         s_fast = fast;
                         // What the batch reads (descriptors, staged bytes)
                         // after the posted word.
@@ -395,14 +433,36 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
         __syncthreads();
         if (s_state == 2)
             break;
-        const unsigned int n = s_n;
+        const unsigned int n = s_n, ni = s_ni;
+        bool cancelled = false;
         if (!s_fast) {
             // Every thread loads a word of the descriptors: one round trip.
             const volatile unsigned long long *dw = (const volatile unsigned long long *)vc->d;
             for (unsigned int i = threadIdx.x; i < 3 * n; i += blockDim.x)
                 s_desc[i] = dw[i];
+            // And the inline words, again until each shows the batch's
+            // number (they were stored before the posted word, so the
+            // first load after it has them: the loop is a guard) or the
+            // host cancels the instance. Both conditions are the block's
+            // (barrier reductions), so every thread leaves together.
+            bool again = ni != 0;
+            while (again) {
+                bool stale = false;
+                for (unsigned int i = threadIdx.x; i < ni; i += blockDim.x) {
+                    const unsigned long long v = dw[3 * n + i];
+                    s_inl[i] = (unsigned int)v;
+                    stale = stale || (unsigned int)(v >> 32) != s_seq;
+                }
+                again = __syncthreads_or(stale) != 0;
+                if (again && __syncthreads_or(threadIdx.x == 0 && vc->cancel == epoch)) {
+                    cancelled = true;
+                    break;
+                }
+            }
         }
         __syncthreads();
+        if (cancelled)
+            break;
         const unsigned long long t_desc = gdaki_copier_now();
         for (unsigned int k = 0; k < n; k++) {
             const unsigned long long len = s_desc[3 * k + 2];
@@ -413,19 +473,37 @@ extern "C" __global__ void gdaki_emu_copier(struct gdaki_copier_ctl *c, unsigned
                 __syncthreads();
                 __threadfence();
             }
+            if (len & GDAKI_COPIER_INLINE) {
+                // Its words from s_inl; a source outside the batch's
+                // inline words (a host defect) copies nothing.
+                const unsigned int first = (unsigned int)s_desc[3 * k] - (GDAKI_COPIER_DESC_WORD + 3 * n);
+                const unsigned int bytes = (unsigned int)(len & GDAKI_COPIER_LEN);
+                if (first < ni && (bytes + 3) / 4 <= ni - first)
+                    gdaki_copier_inline(&s_inl[first], s_desc[3 * k + 1], bytes, threadIdx.x, blockDim.x);
+                continue;
+            }
             gdaki_copier_range(s_desc[3 * k], s_desc[3 * k + 1], len & GDAKI_COPIER_LEN, threadIdx.x, blockDim.x);
         }
-        // Thread 0's system fence, after the barrier, orders every thread's
-        // copies before done (fences are cumulative).
+        // Thread 0's fence, after the barrier, orders every thread's copies
+        // before done (fences are cumulative). A batch that wrote host
+        // memory (the arena) needs a system fence: the host reads what it
+        // wrote once it sees done. One that wrote device memory alone needs
+        // its writes visible to the GPU's threads (and copy engines, which
+        // read through the same L2) by then: a GPU fence, about 0.5 us
+        // cheaper on an H100. No fence follows done: the host posts the
+        // next batch only once it saw done, so nothing of that batch can
+        // overtake it.
         __syncthreads();
         seen = s_seq;
         if (threadIdx.x == 0) {
-            __threadfence_system();
+            if (s_host)
+                __threadfence_system();
+            else
+                __threadfence();
             vc->t_seen = t_seen;
             vc->t_desc = t_desc;
             vc->t_copied = gdaki_copier_now();
             vc->done = seen;
-            __threadfence_system();
             last = gdaki_copier_now();
         }
         __syncthreads();

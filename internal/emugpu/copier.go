@@ -28,12 +28,19 @@ import (
 // (copier.cu has the GPU half):
 //   - the host writes the descriptors, each length word last and carrying
 //     the batch's sequence number in its upper half, then one 64-bit word
-//     with the sequence number and the descriptor count (post). The
-//     kernel's warp 0 looks with one read of the first 256 bytes, which
-//     hold the posted word and the first fastDesc descriptors; when every
-//     descriptor it needs shows the posted number it has them, otherwise
-//     all threads load them in one more round trip over PCIe. It runs
-//     them, fences, and stores the number in done;
+//     with the sequence number, the descriptor count and the count of
+//     inline words (post). The kernel's warp 0 looks with one read of the
+//     first 256 bytes, which hold the posted word and the first fastDesc
+//     descriptors; when every descriptor it needs shows the posted number
+//     it has them, otherwise all threads load them in one more round trip
+//     over PCIe. It runs them, fences, and stores the number in done;
+//   - a batch whose writes to device memory are small travels whole in
+//     those 256 bytes: the bytes of each write follow the descriptors,
+//     four to a 64-bit word whose upper half is the sequence number (an
+//     aligned 64-bit store of the host and load of the GPU are single
+//     copies, so a word that shows the number holds its bytes). The kernel
+//     then reads no staged bytes over PCIe: a landing of a small message
+//     or a CQE costs the look alone, about one round trip less;
 //   - an instance has an epoch. It stores its epoch in started when it
 //     begins and in exited when it ends: after idleNS without a batch, after
 //     lifeNS in all, or at once when the host stores its epoch in cancel. A
@@ -62,24 +69,38 @@ const (
 	maxDesc    = 64                                 // GDAKI_COPIER_MAX_DESC
 	fastDesc   = 9                                  // GDAKI_COPIER_FAST_DESC: descriptors read with the posted word
 	ctlStamps  = ctlDesc + maxDesc*descSize         // 3 x uint64: t_seen, t_desc, t_copied
+	lookWords  = 32                                 // 64-bit words of the control block warp 0 reads with each look
+	descWord   = ctlDesc / 8                        // GDAKI_COPIER_DESC_WORD: the first descriptor's word
+	maxInline  = lookWords - descWord - 3           // GDAKI_COPIER_INLINE_WORDS: inline words a batch may carry
 	ctlSize    = ctlWatch + 2*maxWatch*watchEntSize // the watch table (watch.go) ends the block
 
 	idleNS = 1_000_000 // the kernel ends after 1 ms without a batch
 	lifeNS = 5_000_000 // and after 5 ms in all
 )
 
-// A descriptor's length word: the byte count in its low 31 bits, descAfter,
-// and the batch's sequence number in its upper half. The kernel runs the
-// copies of a batch in order, as Copy promises, but only a copy marked
-// descAfter waits until the earlier copies' writes to device memory are
-// visible to the whole GPU (the copies of a batch otherwise run as they
-// come: the reads of several payloads need no order among them).
-const descAfter = 1 << 31
+// A descriptor's length word: the byte count in its low 30 bits,
+// descInline, descAfter, and the batch's sequence number in its upper
+// half. The kernel runs the copies of a batch in order, as Copy promises,
+// but only a copy marked descAfter waits until the earlier copies' writes
+// to device memory are visible to the whole GPU (the copies of a batch
+// otherwise run as they come: the reads of several payloads need no order
+// among them). A copy marked descInline takes its bytes from the inline
+// words of the control block: its source is the index of its first word.
+const (
+	descAfter  = 1 << 31
+	descInline = 1 << 30
+)
+
+// postToHost marks a posted batch that writes host memory (reads into the
+// arena): the kernel then publishes done after a system-scope fence, where
+// a batch that wrote device memory alone may take one of GPU scope.
+const postToHost = 1 << 56
 
 // Copier limits and waits; variables so that tests can shorten them.
 var (
-	copierArena   = 64 << 10                                                 // staging bytes of one batch
-	copierMax     = min(envInt("GDAKI_EMU_COPIER_MAX", 16<<10), descAfter-1) // bytes a batch may move and still go to the copier
+	copierArena   = 64 << 10                                                  // staging bytes of one batch
+	copierMax     = min(envInt("GDAKI_EMU_COPIER_MAX", 16<<10), descInline-1) // bytes a batch may move and still go to the copier
+	inlineOn      = os.Getenv("GDAKI_EMU_COPIER_INLINE") != "0"               // small writes travel in the look (above)
 	startWait     = 200 * time.Millisecond
 	batchWait     = time.Second
 	offFor        = 100 * time.Millisecond
@@ -103,7 +124,7 @@ func envInt(name string, def int) int {
 // Batch counts, bytes and times of each path, for benchmarks.
 var (
 	copierBatches, engineBatches, copierNanos, engineNanos atomic.Uint64
-	sideBatches                                            atomic.Uint64
+	sideBatches, inlineBatches                             atomic.Uint64
 	engineBytes, engineStaged                              atomic.Uint64
 	cpPrep, cpWait, cpDesc, cpCopy, cpStamped              atomic.Uint64
 )
@@ -115,7 +136,10 @@ type Stats struct {
 	CopierBatches, EngineBatches uint64
 	// SideBatches is the part of CopierBatches that the side copier ran
 	// (a batch that came while the first copier ran another).
-	SideBatches            uint64
+	SideBatches uint64
+	// InlineBatches is the part of CopierBatches whose writes to device
+	// memory travelled inline, in the kernel's look at the control block.
+	InlineBatches          uint64
 	CopierTime, EngineTime time.Duration
 	// EngineBytes is what the copy engines moved; EngineStaged the part
 	// of it whose host side was not pinned, so that it was copied once
@@ -135,7 +159,8 @@ type Stats struct {
 func CopyStats() Stats {
 	return Stats{
 		CopierBatches: copierBatches.Load(), EngineBatches: engineBatches.Load(), SideBatches: sideBatches.Load(),
-		CopierTime: time.Duration(copierNanos.Load()), EngineTime: time.Duration(engineNanos.Load()),
+		InlineBatches: inlineBatches.Load(),
+		CopierTime:    time.Duration(copierNanos.Load()), EngineTime: time.Duration(engineNanos.Load()),
 		EngineBytes: engineBytes.Load(), EngineStaged: engineStaged.Load(),
 		CopierPrep: time.Duration(cpPrep.Load()), CopierWait: time.Duration(cpWait.Load()),
 		CopierDesc: time.Duration(cpDesc.Load()), CopierCopy: time.Duration(cpCopy.Load()),
@@ -147,14 +172,18 @@ func CopyStats() Stats {
 func (s Stats) Sub(o Stats) Stats {
 	return Stats{
 		CopierBatches: s.CopierBatches - o.CopierBatches, EngineBatches: s.EngineBatches - o.EngineBatches,
-		SideBatches: s.SideBatches - o.SideBatches,
-		CopierTime:  s.CopierTime - o.CopierTime, EngineTime: s.EngineTime - o.EngineTime,
+		SideBatches: s.SideBatches - o.SideBatches, InlineBatches: s.InlineBatches - o.InlineBatches,
+		CopierTime: s.CopierTime - o.CopierTime, EngineTime: s.EngineTime - o.EngineTime,
 		EngineBytes: s.EngineBytes - o.EngineBytes, EngineStaged: s.EngineStaged - o.EngineStaged,
 		CopierPrep: s.CopierPrep - o.CopierPrep, CopierWait: s.CopierWait - o.CopierWait,
 		CopierDesc: s.CopierDesc - o.CopierDesc, CopierCopy: s.CopierCopy - o.CopierCopy,
 		CopierStamped: s.CopierStamped - o.CopierStamped,
 	}
 }
+
+// postHook, when a test sets it, runs after a batch's words were written
+// and before it is posted.
+var postHook func(c *copier)
 
 // launcher starts an instance of the copier kernel with an epoch.
 type launcher interface {
@@ -184,8 +213,11 @@ type copier struct {
 	off      time.Time // not used before this
 	dead     error     // a batch failed: never used again
 
-	descs []copyDesc
-	reads []stagedRead
+	descs   []copyDesc
+	reads   []stagedRead
+	inlines []inlineWrite
+	inWords int  // inline words of the batch planned
+	toHost  bool // the batch planned writes host memory (the arena)
 
 	lastStamp uint64 // the kernel's t_seen of the last batch stamped
 }
@@ -196,6 +228,16 @@ type stagedRead struct {
 	dst []byte
 	off int
 }
+
+// inlineWrite is a write whose bytes travel in the control block's
+// inline words, from word (an index of the block's 64-bit words) on.
+type inlineWrite struct {
+	src  []byte
+	word int
+}
+
+// inlineWords is how many inline words n bytes take (four to a word).
+func inlineWords(n int) int { return (n + 3) / 4 }
 
 func newCopier(mem unsafe.Pointer, memDev uintptr, size int, l launcher) *copier {
 	return &copier{
@@ -215,7 +257,20 @@ func (c *copier) plan(ops []emu.DeviceCopy) bool {
 	if len(ops) > maxDesc {
 		return false
 	}
-	c.descs, c.reads = c.descs[:0], c.reads[:0]
+	c.descs, c.reads, c.inlines, c.inWords, c.toHost = c.descs[:0], c.reads[:0], c.inlines[:0], 0, false
+	// The writes travel inline when all of them fit in the look with the
+	// descriptors (one staged write would cost the round trip anyway).
+	inline := inlineOn && len(ops) <= fastDesc
+	if inline {
+		words := 0
+		for i := range ops {
+			if ops[i].Kind == emu.CopyToDevice {
+				words += inlineWords(len(ops[i].Host))
+			}
+		}
+		inline = words > 0 && words <= maxInline && descWord+3*len(ops)+words <= lookWords
+	}
+	word := descWord + 3*len(ops) // the next inline word
 	moved, staged := 0, 0
 	var after uint64 // descAfter once a copy of the batch wrote device memory
 	for i := range ops {
@@ -238,7 +293,14 @@ func (c *copier) plan(ops []emu.DeviceCopy) bool {
 			}
 			c.descs = append(c.descs, copyDesc{src: uint64(o.Src.Base()) + o.SrcOff, dst: uint64(c.arenaDev) + uint64(off), n: uint64(n)})
 			c.reads = append(c.reads, stagedRead{dst: o.Host, off: off})
+			c.toHost = true
 		case emu.CopyToDevice:
+			if inline {
+				c.descs = append(c.descs, copyDesc{src: uint64(word), dst: uint64(o.Dst.Base()) + o.DstOff, n: uint64(n) | descInline})
+				c.inlines = append(c.inlines, inlineWrite{src: o.Host, word: word})
+				word += inlineWords(n)
+				break
+			}
 			off := staged
 			staged = (staged + n + 15) &^ 15
 			if staged > len(c.arena) {
@@ -256,7 +318,32 @@ func (c *copier) plan(ops []emu.DeviceCopy) bool {
 			after = descAfter
 		}
 	}
+	c.inWords = word - descWord - 3*len(ops)
 	return true
+}
+
+// write stores the planned batch's descriptors and inline words in the
+// control block, each with the number the batch is to be posted with
+// (tag) in its upper half, stored last (see copier.cu).
+func (c *copier) write(tag uint32) {
+	t := uint64(tag) << 32
+	for i, d := range c.descs {
+		p := unsafe.Add(c.ctl, ctlDesc+i*descSize)
+		*(*uint64)(p) = d.src
+		*(*uint64)(unsafe.Add(p, 8)) = d.dst
+		atomic.StoreUint64((*uint64)(unsafe.Add(p, 16)), d.n|t)
+	}
+	for _, in := range c.inlines {
+		b := in.src
+		for w := in.word; len(b) > 0; w++ {
+			var v uint64
+			for k := 0; k < 4 && k < len(b); k++ {
+				v |= uint64(b[k]) << (8 * k)
+			}
+			atomic.StoreUint64((*uint64)(unsafe.Add(c.ctl, w*8)), v|t)
+			b = b[min(4, len(b)):]
+		}
+	}
 }
 
 // run runs ops on the copier when they are its kind of batch and it is
@@ -270,15 +357,6 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 	if c.dead != nil || t0.Before(c.off) || !c.plan(ops) {
 		return false, nil
 	}
-	// Each length word carries the number the batch will be posted with,
-	// stored after the rest of its descriptor (see copier.cu).
-	tag := uint64(c.seq+1) << 32
-	for i, d := range c.descs {
-		p := unsafe.Add(c.ctl, ctlDesc+i*descSize)
-		*(*uint64)(p) = d.src
-		*(*uint64)(unsafe.Add(p, 8)) = d.dst
-		atomic.StoreUint64((*uint64)(unsafe.Add(p, 16)), d.n|tag)
-	}
 	posted := false
 	var tPost time.Time
 	deadline := time.Now().Add(batchWait)
@@ -290,9 +368,19 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 			if err := check(c.epoch); err != nil {
 				return true, err
 			}
+			// A batch posted again (its instance ended without it) is
+			// written again: its words carry the new number.
+			c.write(c.seq + 1)
+			if postHook != nil {
+				postHook(c)
+			}
 			c.seq++
 			tPost = time.Now()
-			atomic.StoreUint64((*uint64)(unsafe.Add(c.ctl, ctlPost)), uint64(c.seq)|uint64(len(c.descs))<<32)
+			post := uint64(c.seq) | uint64(len(c.descs))<<32 | uint64(c.inWords)<<48
+			if c.toHost {
+				post |= postToHost
+			}
+			atomic.StoreUint64((*uint64)(unsafe.Add(c.ctl, ctlPost)), post)
 			posted = true
 		}
 		if atomic.LoadUint32(c.word(ctlDone)) == c.seq {
@@ -325,6 +413,10 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 		copy(r.dst, c.arena[r.off:r.off+len(r.dst)])
 	}
 	clear(c.reads)
+	clear(c.inlines)
+	if c.inWords > 0 {
+		inlineBatches.Add(1)
+	}
 	copierBatches.Add(1)
 	copierNanos.Add(uint64(time.Since(t0)))
 	return true, nil

@@ -40,6 +40,7 @@ type fakeGPU struct {
 	bufs      [][]byte    // the memory fake device addresses point into
 	afterMu   sync.Mutex
 	after     []bool // per descriptor of the last batch: it carried descAfter
+	lastPost  atomic.Uint64 // the posted word of the last batch run
 }
 
 // at is the n bytes at the fake device address a.
@@ -107,7 +108,10 @@ func (f *fakeGPU) instance(epoch uint32) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		n := uint32(post >> 32)
+		n, inWords := uint32(post>>32)&0xffff, int(post>>48&0xff)
+		if inWords > maxInline || descWord+3*int(n)+inWords > lookWords {
+			panic(fmt.Sprintf("batch %d: %d descriptors and %d inline words do not fit in the look", s, n, inWords))
+		}
 		f.afterMu.Lock()
 		f.after = f.after[:0]
 		f.afterMu.Unlock()
@@ -117,15 +121,38 @@ func (f *fakeGPU) instance(epoch uint32) {
 			if tag := uint32(word >> 32); tag > s || tag == 0 {
 				panic(fmt.Sprintf("descriptor %d of batch %d carries the number %d", k, s, tag))
 			}
-			ln := word & (descAfter - 1)
-			if word>>32<<32|ln != word&^descAfter {
+			ln := word & (descInline - 1)
+			if word>>32<<32|ln != word&^(descAfter|descInline) {
 				panic(fmt.Sprintf("descriptor %d of batch %d: length word %#x", k, s, word))
 			}
 			f.afterMu.Lock()
 			f.after = append(f.after, word&descAfter != 0)
 			f.afterMu.Unlock()
-			copy(f.at(dst, ln), f.at(src, ln))
+			if word&descInline == 0 {
+				copy(f.at(dst, ln), f.at(src, ln))
+				continue
+			}
+			// Inline bytes: four to a word from word src, each word
+			// showing the batch's number (the host stored them before
+			// the posted word).
+			first := descWord + 3*int(n)
+			if src < uint64(first) || src+uint64(inlineWords(int(ln))) > uint64(first+inWords) {
+				panic(fmt.Sprintf("descriptor %d of batch %d: inline words %d+%d outside %d+%d", k, s, src, ln, first, inWords))
+			}
+			// As the kernel, wait until every word shows the number.
+			out := f.at(dst, ln)
+			for i := 0; i < len(out); {
+				v := atomic.LoadUint64((*uint64)(unsafe.Add(f.c.ctl, (int(src)+i/4)*8)))
+				if uint32(v>>32) != s {
+					time.Sleep(10 * time.Microsecond)
+					i = 0
+					continue
+				}
+				out[i] = byte(v >> (8 * (i % 4)))
+				i++
+			}
 		}
+		f.lastPost.Store(post)
 		f.ran.Add(1)
 		seen = s
 		atomic.StoreUint32(f.w(ctlDone), s)
@@ -209,6 +236,7 @@ func TestCopierOrderFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ran)
 	assert.Equal(t, []bool{false, true, true}, lastAfter(), "write, device copy, read")
+	assert.NotZero(t, f.lastPost.Load()&postToHost, "a batch that reads into the arena writes host memory")
 
 	a, b := make([]byte, 8), make([]byte, 8)
 	reads := []emu.DeviceCopy{
@@ -222,6 +250,107 @@ func TestCopierOrderFlags(t *testing.T) {
 	require.True(t, ran)
 	assert.Equal(t, []bool{false, false, false, true}, lastAfter(), "read, read, write, write")
 	assert.Equal(t, "fin!", string(dev[128:132]))
+
+	ran, err = c.run(reads[2:], okCheck)
+	require.NoError(t, err)
+	require.True(t, ran)
+	assert.Zero(t, f.lastPost.Load()&postToHost, "writes to device memory alone")
+}
+
+// Small writes travel inline, in the words the kernel reads with its look,
+// when every write of the batch fits there with the descriptors; a batch
+// with one write too many for the look stages all of them. Each byte lands
+// where it should at every length and alignment, and a CQE's shape (its
+// body, then its last byte ordered after it) goes inline whole.
+func TestCopierInline(t *testing.T) {
+	dev := make([]byte, 4096)
+	_, c := newFake(t, time.Second, dev)
+	fill := func(n, seed int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*29 + seed)
+		}
+		return b
+	}
+	run := func(ops []emu.DeviceCopy) bool {
+		t.Helper()
+		before := CopyStats().InlineBatches
+		ran, err := c.run(ops, okCheck)
+		require.NoError(t, err)
+		require.True(t, ran)
+		return CopyStats().InlineBatches == before+1
+	}
+	for n := 1; n <= 4*maxInline; n++ {
+		for _, off := range []int{0, 1, 3, 8} {
+			in := fill(n, n+off)
+			clear(dev)
+			inl := run([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: uint64(off), Host: in}})
+			assert.Equal(t, descWord+3+inlineWords(n) <= lookWords, inl, "%d bytes at %d", n, off)
+			require.Equal(t, in, dev[off:off+n], "%d bytes at %d", n, off)
+			assert.Zero(t, dev[off+n], "%d bytes at %d: nothing past the end", n, off)
+		}
+	}
+	body, own := fill(63, 1), []byte{0xf1}
+	cqe := []emu.DeviceCopy{
+		{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 1024, Host: body},
+		{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 1024 + 63, Host: own},
+	}
+	assert.True(t, run(cqe), "a CQE travels inline")
+	assert.Equal(t, append(append([]byte(nil), body...), own...), dev[1024:1088])
+	assert.Equal(t, uint64(1|descAfter|descInline), c.descs[1].n, "the last byte waits for the body")
+
+	// Two CQEs: 32 inline words and 4 descriptors do not fit: staged.
+	two := append(append([]emu.DeviceCopy(nil), cqe...), emu.DeviceCopy{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 2048, Host: body},
+		emu.DeviceCopy{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 2048 + 63, Host: own})
+	clear(dev)
+	assert.False(t, run(two), "two CQEs are staged")
+	assert.Equal(t, body, dev[2048:2048+63])
+	assert.Equal(t, body, dev[1024:1024+63])
+
+	// A batch of reads only has nothing inline; a read beside an inline
+	// write still lands in the caller's slice.
+	got := make([]byte, 7)
+	assert.False(t, run([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: hostRange{dev}, SrcOff: 2048, Host: got}}))
+	assert.Equal(t, body[:7], got)
+	assert.True(t, run([]emu.DeviceCopy{
+		{Kind: emu.CopyToDevice, Dst: hostRange{dev}, DstOff: 3000, Host: []byte("inline")},
+		{Kind: emu.CopyToHost, Src: hostRange{dev}, SrcOff: 3000, Host: got[:6]},
+	}))
+	assert.Equal(t, "inline", string(got[:6]))
+
+	// An inline word that does not show the batch's number yet is not
+	// taken: the copy waits for it.
+	staleInline(t, 200*time.Microsecond)
+	clear(dev)
+	assert.True(t, run(cqe))
+	assert.Equal(t, body, dev[1024:1024+63])
+
+	// GDAKI_EMU_COPIER_INLINE=0: everything staged.
+	inlineOn = false
+	t.Cleanup(func() { inlineOn = true })
+	clear(dev)
+	assert.False(t, run(cqe))
+	assert.Equal(t, own, dev[1024+63:1024+64])
+}
+
+// staleInline makes the next batch with inline words post them with its
+// first word changed (its bytes and its number), as if the look had read
+// it before the host stored it, and restores the word after d.
+func staleInline(t *testing.T, d time.Duration) {
+	t.Helper()
+	var once sync.Once
+	postHook = func(c *copier) {
+		if c.inWords == 0 {
+			return
+		}
+		once.Do(func() {
+			p := (*uint64)(unsafe.Add(c.ctl, c.inlines[0].word*8))
+			good := atomic.LoadUint64(p)
+			atomic.StoreUint64(p, ^good)
+			time.AfterFunc(d, func() { atomic.StoreUint64(p, good) })
+		})
+	}
+	t.Cleanup(func() { postHook = nil })
 }
 
 // Batches that are not the copier's go to the copy engines untouched.

@@ -247,6 +247,67 @@ func TestGPUCopier(t *testing.T) {
 	require.NoError(t, c.Synchronize())
 }
 
+// Small writes travel inline in the copier's look (copier.go): every length
+// the look holds, at every alignment, lands byte for byte and nothing past
+// it; a CQE's shape (body, then its last byte ordered after) goes inline;
+// an inline word that shows another batch's number is waited for, not
+// taken (the slow path's guard).
+func TestGPUCopierInline(t *testing.T) {
+	if !copierEnabled || !inlineOn {
+		t.Skip("GDAKI_EMU_COPIER=0 or GDAKI_EMU_COPIER_INLINE=0")
+	}
+	_, a, r := gpuSetup(t)
+	s0 := CopyStats()
+	batches, inline := 0, 0
+	for n := 1; n <= 4*maxInline; n++ {
+		for off := 0; off < 4; off++ {
+			in := make([]byte, n)
+			for i := range in {
+				in[i] = byte(i*31 + n + off + 1)
+			}
+			at := uint64(128<<10 + 256*(n*4+off))
+			got := make([]byte, n+2)
+			require.NoError(t, a.Copy([]emu.DeviceCopy{
+				{Kind: emu.CopyToDevice, Dst: r, DstOff: at - 1, Host: make([]byte, n+2)},
+				{Kind: emu.CopyToDevice, Dst: r, DstOff: at, Host: in},
+			}), "%d bytes at +%d", n, off)
+			require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: at - 1, Host: got}}))
+			assert.Equal(t, in, got[1:n+1], "%d bytes at +%d", n, off)
+			assert.Zero(t, got[0], "%d bytes at +%d: the byte before", n, off)
+			assert.Zero(t, got[n+1], "%d bytes at +%d: the byte after", n, off)
+			batches += 2
+			if descWord+3*2+inlineWords(n+2)+inlineWords(n) <= lookWords {
+				inline++
+			}
+		}
+	}
+	s1 := CopyStats()
+	assert.Equal(t, s0.CopierBatches+uint64(batches), s1.CopierBatches, "on the copier")
+	assert.Equal(t, s0.InlineBatches+uint64(inline), s1.InlineBatches, "the writes that fit travelled inline")
+	assert.NotZero(t, inline)
+
+	body := make([]byte, 63)
+	for i := range body {
+		body[i] = byte(200 - i)
+	}
+	for round := 0; round < 20; round++ {
+		own := []byte{byte(round)}
+		cqe := []emu.DeviceCopy{
+			{Kind: emu.CopyToDevice, Dst: r, DstOff: 64 << 10, Host: body},
+			{Kind: emu.CopyToDevice, Dst: r, DstOff: 64<<10 + 63, Host: own},
+		}
+		if round == 10 {
+			staleInline(t, 300*time.Microsecond)
+		}
+		before := CopyStats().InlineBatches
+		require.NoError(t, a.Copy(cqe), "round %d", round)
+		assert.Equal(t, before+1, CopyStats().InlineBatches, "round %d: inline", round)
+		got := make([]byte, 64)
+		require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: 64 << 10, Host: got}}))
+		require.Equal(t, append(append([]byte(nil), body...), own...), got, "round %d", round)
+	}
+}
+
 // The copies of one batch run in order on the copier, as Copy promises,
 // also where a later copy's threads read what other threads of the block
 // wrote in an earlier one: 16-byte chunks written, then read back byte by
