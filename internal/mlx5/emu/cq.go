@@ -332,7 +332,8 @@ func (q *cq) fired(se bool) {
 // bytes 0..62 with the values they already have, so a poller that sees a
 // CQE's new owner bit sees all of its other bytes, whichever order the
 // bytes of one copy land in: the last dword is visible last, as a ConnectX
-// writes it. (CQEs of one batch may become visible in any order among
+// writes it. A lone CQE's second copy is its last byte alone (the copies
+// of one batch land in order: GPUMemory.Copy). (CQEs of one batch may become visible in any order among
 // themselves; each one is complete when it is visible.) A collapsed CQ
 // writes only the newest. A failed write puts the CQ in error.
 func (q *cq) flush() {
@@ -363,16 +364,27 @@ func (q *cq) flush() {
 		b[mlx5.CQESize-1] = byte(mlx5.CQEInvalid)<<4 | (p[i].owner ^ 1)
 		copy(fin[i*mlx5.CQESize:], p[i].b[:])
 	}
-	// Runs of consecutive slots: one, or two where the batch wraps.
 	b := &q.batch
-	for _, src := range [][]byte{body, fin} {
-		for i := 0; i < len(p); {
-			j := i + 1
-			for j < len(p) && p[j].slot == p[j-1].slot+1 {
-				j++
+	if len(p) == 1 {
+		// One CQE (a lone message's, or a collapsed CQ's): its body, then
+		// its last byte alone. The copies of a batch land in order, so
+		// the body is visible first all the same, and 65 bytes fit in
+		// the GPU copier's look (copied without a round trip for staged
+		// bytes) where 128 do not.
+		off := q.roff + uint64(p[0].slot)*64
+		b.write(q.ring.mem, off, body)
+		b.write(q.ring.mem, off+mlx5.CQESize-1, fin[mlx5.CQESize-1:])
+	} else {
+		// Runs of consecutive slots: one, or two where the batch wraps.
+		for _, src := range [][]byte{body, fin} {
+			for i := 0; i < len(p); {
+				j := i + 1
+				for j < len(p) && p[j].slot == p[j-1].slot+1 {
+					j++
+				}
+				b.write(q.ring.mem, q.roff+uint64(p[i].slot)*64, src[i*mlx5.CQESize:j*mlx5.CQESize])
+				i = j
 			}
-			b.write(q.ring.mem, q.roff+uint64(p[i].slot)*64, src[i*mlx5.CQESize:j*mlx5.CQESize])
-			i = j
 		}
 	}
 	if err := b.run(); err != nil {
