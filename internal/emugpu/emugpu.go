@@ -49,9 +49,12 @@
 // the first runs another: one QP's landing then does not wait behind
 // another QP's CQEs (one-process write_lat on an H100). It is used only
 // while its instance runs; a batch that finds it ended launches it again
-// without waiting, and goes to the first copier.
+// without waiting, and goes to the first copier. A batch whose writes to
+// device memory are small (a landing of a short message, a lone CQE)
+// carries their bytes in the part of the control block the kernel reads
+// with each look, so it costs no read of staged bytes over PCIe.
 // GDAKI_EMU_COPIER=0 turns both off, GDAKI_EMU_SIDE_COPIER=0 the side
-// copier; GDAKI_EMU_COPIER_PTX loads another
+// copier, GDAKI_EMU_COPIER_INLINE=0 the inline bytes; GDAKI_EMU_COPIER_PTX loads another
 // build of copier.cu and GDAKI_EMU_COPIER_THREADS sets its block size
 // (256), for experiments.
 //
