@@ -39,7 +39,7 @@ type fakeGPU struct {
 	endRacing atomic.Bool // the next instance ends after its next look at seq, even if a batch is there
 	bufs      [][]byte    // the memory fake device addresses point into
 	afterMu   sync.Mutex
-	after     []bool // per descriptor of the last batch: it carried descAfter
+	after     []bool        // per descriptor of the last batch: it carried descAfter
 	lastPost  atomic.Uint64 // the posted word of the last batch run
 }
 
