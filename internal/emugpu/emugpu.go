@@ -185,17 +185,8 @@ func Install(ctx *cuda.Context) (uninstall func()) {
 				}
 			}
 			empty := len(a.devs) == 0
-			var mine []pinned
-			for i := 0; i < len(a.pinned); {
-				if a.pinned[i].d == d {
-					mine = append(mine, a.pinned[i])
-					a.pinned = append(a.pinned[:i], a.pinned[i+1:]...)
-					continue
-				}
-				i++
-			}
 			a.mu.Unlock()
-			d.close(a, mine)
+			d.close(a)
 			if empty && installed == a {
 				emu.SetGPUMemory(nil)
 				installed = nil
@@ -633,16 +624,17 @@ func (d *device) grow(n int) error {
 	return nil
 }
 
-// close frees what the adapter made for the context, host ranges it
-// pinned included (pins, and any a PinHost recorded since they were
-// taken from a); a batch in flight finishes first, later ones fail.
-func (d *device) close(a *adapter, pins []pinned) {
+// close frees what the adapter made for the context, the host ranges a
+// records as pinned for it included (taken from a once no registration is
+// in progress); a batch in flight finishes first, later ones fail.
+func (d *device) close(a *adapter) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
 	for d.pinning > 0 {
 		d.pinDone.Wait() // a registration in progress ends (and is undone) first
 	}
+	var pins []pinned
 	a.mu.Lock()
 	for i := 0; i < len(a.pinned); {
 		if a.pinned[i].d == d {
