@@ -73,9 +73,6 @@ const (
 	descWord   = ctlDesc / 8                        // GDAKI_COPIER_DESC_WORD: the first descriptor's word
 	maxInline  = lookWords - descWord - 3           // GDAKI_COPIER_INLINE_WORDS: inline words a batch may carry
 	ctlSize    = ctlWatch + 2*maxWatch*watchEntSize // the watch table (watch.go) ends the block
-
-	idleNS = 1_000_000 // the kernel ends after 1 ms without a batch
-	lifeNS = 5_000_000 // and after 5 ms in all
 )
 
 // A descriptor's length word: the byte count in its low 30 bits,
@@ -107,7 +104,20 @@ var (
 	copierEnabled = os.Getenv("GDAKI_EMU_COPIER") != "0"
 	sideCopiers   = os.Getenv("GDAKI_EMU_SIDE_COPIER") != "0"
 	copierThreads = threadsOf(envInt("GDAKI_EMU_COPIER_THREADS", 256)) // threads of the block
+	// An instance ends after idleNS without a batch and after lifeNS in
+	// all (GDAKI_EMU_COPIER_IDLE_US, GDAKI_EMU_COPIER_LIFE_US: diagnostics,
+	// at least 100 us each). The life bounds how long a context
+	// synchronization by the user (cuCtxSynchronize, a synchronizing
+	// cuMemFree) can wait for the copier.
+	idleNS = envMicros("GDAKI_EMU_COPIER_IDLE_US", 1000)
+	lifeNS = envMicros("GDAKI_EMU_COPIER_LIFE_US", 5000)
 )
+
+// envMicros reads a duration in microseconds from the environment (def
+// when unset or not a number, at least 100) and returns it in nanoseconds.
+func envMicros(name string, def int) uint64 {
+	return uint64(max(envInt(name, def), 100)) * 1000
+}
 
 // threadsOf rounds a block size to whole warps, 32 to 1024: warp 0 polls.
 func threadsOf(n int) uint32 {

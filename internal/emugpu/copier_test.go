@@ -607,3 +607,17 @@ func generateArgs(t *testing.T) []string {
 	t.Fatal("copier_ptx.go has no go:generate line running nvcc")
 	return nil
 }
+
+// The copier's idle time and life come from the environment in
+// microseconds, at least 100 (an instance must live long enough to serve a
+// batch), the defaults when unset or not a number.
+func TestEnvMicros(t *testing.T) {
+	const name = "GDAKI_EMU_COPIER_TEST_US"
+	for _, tc := range []struct {
+		v    string
+		want uint64
+	}{{"", 1_000_000}, {"x", 1_000_000}, {"-5", 1_000_000}, {"0", 100_000}, {"50", 100_000}, {"20000", 20_000_000}} {
+		t.Setenv(name, tc.v)
+		assert.Equal(t, tc.want, envMicros(name, 1000), "%q", tc.v)
+	}
+}

@@ -466,7 +466,7 @@ type sideLauncher struct{ d *device }
 func (l sideLauncher) launch(epoch uint32) error {
 	d := l.d
 	return d.own.LaunchKernel(d.side.ck.fn, cuda.Dim3{X: 1}, cuda.Dim3{X: copierThreads}, 0, d.side.ck.stream,
-		cuda.DevPtr(d.side.ck.dev), epoch, uint64(idleNS), uint64(lifeNS))
+		cuda.DevPtr(d.side.ck.dev), epoch, idleNS, lifeNS)
 }
 
 // setupCopier loads the copier kernel into the adapter's context, twice
@@ -544,7 +544,7 @@ func (k *copierKit) free(own *cuda.Context) {
 func (d *device) launch(epoch uint32) error {
 	d.publish()
 	return d.own.LaunchKernel(d.ck.fn, cuda.Dim3{X: 2}, cuda.Dim3{X: copierThreads}, 0, d.ck.stream,
-		cuda.DevPtr(d.cp.ctlDev), epoch, uint64(idleNS), uint64(lifeNS))
+		cuda.DevPtr(d.cp.ctlDev), epoch, idleNS, lifeNS)
 }
 
 // freeCopier ends the copiers and frees what setupCopier made; d.mu held.
