@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,11 @@ const EnvTimeline = "GDAKI_EMU_TIMELINE"
 // that has no flag for one (an example).
 const EnvCPUProfile = "GDAKI_EMU_CPUPROFILE"
 
+// EnvCPUProfileHz sets the sampling rate of GDAKI_EMU_CPUPROFILE's
+// profile, in samples per second (default 100; the runtime then warns once
+// on standard error that the rate was already set).
+const EnvCPUProfileHz = "GDAKI_EMU_CPUPROFILE_HZ"
+
 var cpuProfile struct {
 	sync.Mutex
 	f *os.File // the profile being written, nil when none
@@ -50,6 +56,9 @@ func cpuProfileFromEnv() {
 	f, err := os.Create(fmt.Sprintf("%s.%d", prefix, os.Getpid()))
 	if err != nil {
 		return
+	}
+	if hz, err := strconv.Atoi(os.Getenv(EnvCPUProfileHz)); err == nil && hz > 0 {
+		runtime.SetCPUProfileRate(hz)
 	}
 	if pprof.StartCPUProfile(f) != nil {
 		f.Close()
