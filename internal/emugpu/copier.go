@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
+	"github.com/gdaki/gpunetio/internal/spin"
 )
 
 // The copier runs short batches on the GPU instead of the copy engines.
@@ -415,7 +416,9 @@ func (c *copier) run(ops []emu.DeviceCopy, check func(epoch uint32) error) (ran 
 				c.dead = fmt.Errorf("emugpu: %w within %v", errCopierStuck, batchWait)
 				return true, c.dead
 			}
-			runtime.Gosched()
+			if spin.Crowded() {
+				runtime.Gosched() // see package spin for why not always
+			}
 		}
 	}
 	c.stamp(t0, tPost, time.Now())

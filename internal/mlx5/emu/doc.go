@@ -176,7 +176,9 @@
 // never a doorbell: QPN 0 and CQN 0 are not allocated). Pacing: it polls
 // without sleeping for 100 µs after the last work (2 ms on a NIC with a QP
 // whose rings are in device memory: a GPU kernel's doorbell cannot wake
-// it), yielding the processor every 16 idle rounds, then sleeps from 5 µs
+// it), yielding the processor as internal/spin paces its pollers (every
+// 16 idle rounds on a machine where the process's pollers could take more
+// than half of the processors, every millisecond otherwise), then sleeps from 5 µs
 // doubling to 1 ms (50 µs with such a QP) while idle, and a frame or a host
 // doorbell wakes it.
 //
@@ -188,7 +190,11 @@
 // flushes, batches of copies. GDAKI_EMU_TIMELINE=PREFIX records one in any
 // program and writes it to PREFIX.<pid> whenever the NICs went quiet for a
 // second and when a device context closes; GDAKI_EMU_CPUPROFILE=PREFIX
-// writes a CPU profile from the first NIC to the first context Close.
+// writes a CPU profile from the first NIC to the first context Close
+// (GDAKI_EMU_CPUPROFILE_HZ sets its rate; the kernel's timer tick bounds
+// what a rate above about 1 kHz really samples). The GPUMemory adapter adds
+// the copier's own stamps of each batch (copier-gpu): when its kernel saw
+// the batch and when its copies were fenced.
 //
 // No doorbell is lost. In DBR mode the DBR is the authority: the doorbell
 // says when to read it and how far to read ahead. A DBR in host memory costs

@@ -1,14 +1,14 @@
 package emu
 
 import (
-	"runtime"
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/spin"
 )
 
-// Engine pacing: keep polling (yielding the processor between rounds) for
-// spinFor after the last work, then sleep, doubling from minSleep up to
+// Engine pacing: keep polling (yielding the processor as package spin
+// says) for spinFor after the last work, then sleep, doubling from minSleep up to
 // maxSleep. A NIC with a QP whose rings are in device memory polls for
 // gpuSpinFor and sleeps at most gpuMaxSleep: a GPU kernel's doorbell (a
 // store to the UAR page) cannot wake a sleeping engine, and kernels post
@@ -19,7 +19,14 @@ const (
 	maxSleep    = time.Millisecond
 	gpuSpinFor  = 2 * time.Millisecond
 	gpuMaxSleep = 50 * time.Microsecond
-	yieldEvery  = 16 // idle rounds between two yields of the processor while spinning
+	// Idle rounds between two yields of the processor while the pollers
+	// crowd the processors (spin.Crowded): each Gosched goes through the
+	// scheduler's global queue and its lock, which the engines, the wire's
+	// readers and the copier's waits of a process then fight over (the
+	// scheduler's search for work was about a third of a put_bw client's
+	// CPU samples on an H100 host, its lock a tenth, with a yield per
+	// round).
+	yieldEvery = 16
 )
 
 // engine is the NIC's goroutine: it drains responses, watches the UAR pages
@@ -33,7 +40,9 @@ func (n *NIC) engine() {
 	defer timer.Stop()
 	lastWork := time.Now()
 	sleep := minSleep
-	idle := 0
+	poller := spin.Poller{Every: yieldEvery}
+	poller.Start()
+	defer poller.Stop()
 	for {
 		select {
 		case <-n.stop:
@@ -46,20 +55,12 @@ func (n *NIC) engine() {
 			lastWork, sleep = now, minSleep
 			continue
 		}
-		spin, ceil := spinFor, maxSleep
+		busyFor, ceil := spinFor, maxSleep
 		if n.devQPs.Load() > 0 {
-			spin, ceil = gpuSpinFor, gpuMaxSleep
+			busyFor, ceil = gpuSpinFor, gpuMaxSleep
 		}
-		if now.Sub(lastWork) < spin {
-			// Yield only every yieldEvery idle rounds: each Gosched goes
-			// through the scheduler's global queue and its lock, which the
-			// engines, the wire's readers and the copier's waits of a
-			// process then fight over (the scheduler's search for work was
-			// about a third of a put_bw client's CPU samples on an H100
-			// host, its lock a tenth).
-			if idle++; idle%yieldEvery == 0 {
-				runtime.Gosched()
-			}
+		if now.Sub(lastWork) < busyFor {
+			poller.Idle(now)
 			continue
 		}
 		// Announce the sleep, then look once more: a producer that queued a
@@ -79,6 +80,7 @@ func (n *NIC) engine() {
 		}
 		timer.Reset(d)
 		t0 := timelineStart()
+		poller.Stop()
 		select {
 		case <-n.stop:
 			n.sleeping.Store(false)
@@ -94,6 +96,7 @@ func (n *NIC) engine() {
 			}
 		}
 		n.sleeping.Store(false)
+		poller.Start()
 		noteSince("sleep", 0, int64(d), 0, t0)
 	}
 }
