@@ -6,19 +6,19 @@
 // it. The pollers of a process then take turns on fewer threads than there
 // are idle processors (Gosched wakes no idle one), and a frame or a
 // doorbell waits for its poller's turn. On an H100 host (16 processors)
-// two-process write_lat ran at 12.1 to 13.4 µs one-way with the pollers
-// not yielding and at 14.7 to 18.0 µs with each yielding every 16 idle
-// rounds (four rounds, alternating, one machine).
+// two-process write_lat (1 and 64 B) ran at 10.8 to 13.4 µs one-way with
+// the pollers not yielding and at 14.7 to 18.0 µs with each yielding every
+// 16 idle rounds (four rounds, alternating, one machine).
 //
 // So a poller yields often only while the process's pollers could hold
 // half of the processors Go runs goroutines on, or more: a small machine
 // (CI's two processors, where one poller is enough), where the rest of the
 // program needs its turn on the processors the pollers hold (on two
 // processors a poller that yielded once per Period slowed the emulator's
-// tests down). Otherwise it yields once per Period,
-// which bounds how long a goroutine waits for a processor that a poller
-// holds when every other one is busy as well (the runtime's preemption
-// alone would let it wait about 10 ms).
+// tests down). Otherwise it yields once per Period, which bounds how long
+// a goroutine waits for a processor that a poller holds when every other
+// one is busy as well (the runtime's preemption alone would let it wait
+// about 10 ms).
 package spin
 
 import (

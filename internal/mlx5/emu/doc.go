@@ -177,10 +177,10 @@
 // without sleeping for 100 µs after the last work (2 ms on a NIC with a QP
 // whose rings are in device memory: a GPU kernel's doorbell cannot wake
 // it), yielding the processor as internal/spin paces its pollers (every
-// 16 idle rounds on a machine where the process's pollers could take more
-// than half of the processors, every millisecond otherwise), then sleeps from 5 µs
-// doubling to 1 ms (50 µs with such a QP) while idle, and a frame or a host
-// doorbell wakes it.
+// 16 idle rounds on a machine where the process's pollers could take half
+// of the processors or more, every millisecond otherwise), then sleeps
+// from 5 µs doubling to 1 ms (50 µs with such a QP) while idle, and a
+// frame or a host doorbell wakes it.
 //
 // # Diagnostics
 //
