@@ -34,7 +34,7 @@
 //
 // # The copier
 //
-// A batch of at most 64 copies moving at most 16 KiB (GDAKI_EMU_COPIER_MAX
+// A batch of at most 64 copies moving at most 60 KiB (GDAKI_EMU_COPIER_MAX
 // bytes) runs instead on the copier, a one-block kernel of the adapter's
 // own that polls a control block in pinned host memory and copies with the
 // GPU's own loads and stores (copier.go has the protocol and the
