@@ -98,9 +98,9 @@ const postToHost = 1 << 56
 var (
 	copierArena = 64 << 10 // staging bytes of one batch
 	// copierMax is the bytes a batch may move and still go to the copier:
-	// 60 KiB, most of the arena. With 16 KiB, put_bw's burst of 512
-	// messages of 64 B sent its read-ahead of the payloads (24 to 28 KiB)
-	// and its CQ flushes (up to 48 KiB of CQEs) to the copy engines, at 46
+	// 60 KiB, most of the arena. With 16 KiB, put_bw's bursts of 512
+	// messages sent their read-ahead of the payloads (24 to 32 KiB) and
+	// their CQ flushes (up to 48 KiB of CQEs) to the copy engines, at 31
 	// to 104 us a batch on an H100, where the copier's block takes a
 	// fraction of that. put_bw 64 B between two processes, alternating
 	// with 16 KiB: 0.97 M msgs/s median against 0.85 in one call (8
