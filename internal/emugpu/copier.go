@@ -101,8 +101,8 @@ var (
 	// 60 KiB, most of the arena. With 16 KiB, put_bw's bursts of 512
 	// messages sent their read-ahead of the payloads (24 to 32 KiB) and
 	// their CQ flushes (up to 48 KiB of CQEs) to the copy engines, at 31
-	// to 104 us a batch on an H100, where the copier's block takes a
-	// fraction of that. put_bw 64 B between two processes, alternating
+	// to 104 us a batch on an H100 (the copier's time for such a batch was
+	// not measured alone; the launches' rates were). put_bw 64 B between two processes, alternating
 	// with 16 KiB: 0.97 M msgs/s median against 0.85 in one call (8
 	// rounds, 4 runs at 1 M or more against none), 0.76 against 0.76 in
 	// another (6 rounds); 0.83 against 0.78 over the 14. write_lat,

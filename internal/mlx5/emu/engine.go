@@ -9,10 +9,11 @@ import (
 
 // Engine pacing: keep polling (yielding the processor as package spin
 // says) for spinFor after the last work, then sleep, doubling from
-// minSleep up to maxSleep. A NIC with a QP whose rings are in device memory polls for
-// gpuSpinFor and sleeps at most gpuMaxSleep: a GPU kernel's doorbell (a
-// store to the UAR page) cannot wake a sleeping engine, and kernels post
-// in bursts separated by host work (a launch, a wait).
+// minSleep up to maxSleep. A NIC with a QP whose rings are in device
+// memory polls for gpuSpinFor and sleeps at most gpuMaxSleep: a GPU
+// kernel's doorbell (a store to the UAR page) cannot wake a sleeping
+// engine, and kernels post in bursts separated by host work (a launch, a
+// wait).
 const (
 	spinFor     = 100 * time.Microsecond
 	minSleep    = 5 * time.Microsecond
