@@ -253,7 +253,11 @@
 // the connection already holds the next request between the same two QPs
 // (wire.Frame.More) it holds the ACK back for the next one to cover, for at
 // most 16 requests, and sends a held ACK as soon as a request comes alone
-// and before any other response of the QP. The transmitter is paced by the link like a NIC's: the port never
+// and before any other response of the QP. Under such a burst, the
+// payloads of plain WRITE packets into device memory wait as well, copied
+// aside, and land together, one batch of copies for up to 17 packets
+// instead of one each: before any response of the QP leaves, before
+// anything else of the QP happens, and when the burst ends (land.go). The transmitter is paced by the link like a NIC's: the port never
 // waits (package wire), and a frame it cannot queue because the connection
 // to the peer is congested is sent again in a later round from where the
 // message stopped, so a peer that stops reading holds back only the QPs

@@ -795,7 +795,7 @@ func BenchmarkByRef(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				byRefOn.Store(on)
 				defer byRefOn.Store(true)
-				benchModelStream(b, cost, 16, 1<<20, dev)
+				benchModelStream(b, cost, 16, 1<<20, dev, false)
 			})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 // The examples' patterns on the CPU cost model (model_test.go): rings,
@@ -19,7 +20,9 @@ import (
 // put64B: put_bw's round at 64 bytes: 512 WRITEs from adjacent 64-byte
 // slices of device memory to host memory, each posted with its own DBR
 // update and doorbell (512 threads), then every completion awaited.
-// write1MiB: 16 WRITEs of 1 MiB from adjacent device memory to host memory,
+// put64Bdev: the same into device memory of the peer, over a shared-memory
+// link (the wire between two processes), as a kernel's puts to a peer
+// GPU's buffer are. write1MiB: 16 WRITEs of 1 MiB from adjacent device memory to host memory,
 // posted together, then awaited; write1MiBdev: the same into device memory
 // of the peer, as put_bw and write_bw at 1 MiB do. pingpong:
 // write_lat: a WRITE of n bytes into the peer's device memory, whose
@@ -28,9 +31,10 @@ import (
 func BenchmarkModel(b *testing.B) {
 	cost := defaultCopyCost()
 	b.Logf("copy cost model: %v", cost)
-	b.Run("put64B", func(b *testing.B) { benchModelStream(b, cost, 512, 64, false) })
-	b.Run("write1MiB", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20, false) })
-	b.Run("write1MiBdev", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20, true) })
+	b.Run("put64B", func(b *testing.B) { benchModelStream(b, cost, 512, 64, false, false) })
+	b.Run("put64Bdev", func(b *testing.B) { benchModelStream(b, cost, 512, 64, true, true) })
+	b.Run("write1MiB", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20, false, false) })
+	b.Run("write1MiBdev", func(b *testing.B) { benchModelStream(b, cost, 16, 1<<20, true, false) })
 	b.Run("pingpong8B", func(b *testing.B) { benchModelPingPong(b, cost, 8) })
 	b.Run("pingpong64B", func(b *testing.B) { benchModelPingPong(b, cost, 64) })
 }
@@ -45,14 +49,16 @@ func reportCopies(b *testing.B, cost *copyCost, msgs int) {
 }
 
 // benchModelStream posts n WRITEs of size bytes per round, all at once,
-// and waits for their completions.
-func benchModelStream(b *testing.B, cost *copyCost, n, size int, devDst bool) {
+// and waits for their completions; devDst puts the destination in device
+// memory, shm links the NICs by a shared-memory ring.
+func benchModelStream(b *testing.B, cost *copyCost, n, size int, devDst, shm bool) {
 	g := useGPU(b, newModelGPU(cost))
 	var dst *fakeGPU
 	if devDst {
 		dst = g
 	}
-	na, nb := twoNICs(b)
+	na := newNIC(b, Config{Name: "emuMa", Wire: wire.Config{ForceShm: shm}})
+	nb := newNIC(b, Config{Name: "emuMb", Wire: wire.Config{ForceShm: shm}})
 	logSQ := uint8(6)
 	for 1<<logSQ < n {
 		logSQ++

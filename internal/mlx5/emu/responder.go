@@ -50,6 +50,9 @@ type responder struct {
 	// (Frame.More); guarded by rmu like the rest.
 	held  wire.Frame
 	holds int // requests whose ACK is held (0: none)
+
+	// WRITE packets whose landing waits for the burst (land.go).
+	land landing
 }
 
 // maxHeldAcks bounds how many requests one ACK may cover: a long burst
@@ -90,28 +93,38 @@ func (q *qp) ack(req *wire.Frame, psn uint32) {
 		return
 	}
 	r.holds = 0 // this ACK covers the held one
+	if !q.landPending() {
+		return // a packet before failed: its NAK went instead
+	}
 	noteSince("ack", q.qpn, int64(psn), 0, time.Time{})
 	q.nic.port.Reply(a)
 }
 
-// send sends a response other than a plain ACK, after the held ACK (if
-// any); rmu held.
+// send sends a response other than a plain ACK, after the deferred
+// packets landed and the held ACK (if any) left; rmu held.
 func (q *qp) send(f *wire.Frame) {
-	q.flushHeld()
-	q.nic.port.Reply(f)
+	if q.flushHeld() {
+		q.nic.port.Reply(f)
+	}
 }
 
-// flushHeld sends the held ACK, if any; rmu held.
-func (q *qp) flushHeld() {
+// flushHeld lands the deferred packets and sends the held ACK, if any; rmu
+// held. It reports false when a deferred packet failed (and was NAKed in
+// place of the ACK).
+func (q *qp) flushHeld() bool {
+	if !q.landPending() {
+		return false
+	}
 	r := &q.resp
 	if r.holds == 0 {
-		return
+		return true
 	}
 	r.holds = 0
 	if !q.dead {
 		noteSince("ack-held", q.qpn, int64(r.held.PSN), 0, time.Time{})
 		q.nic.port.Reply(&r.held)
 	}
+	return true
 }
 
 // nak answers a request with a NAK; class C errors (access, invalid
@@ -152,7 +165,9 @@ func (n *NIC) respond(f *wire.Frame) {
 	defer n.flushCQs() // after rmu is released: the receive CQEs of this request
 	defer q.rmu.Unlock()
 	if !f.More {
-		defer q.flushHeld() // the burst ends here (or this request came alone)
+		// The burst ends here (or this request came alone): its deferred
+		// packets land, its held ACK leaves.
+		defer q.flushHeld()
 	}
 	st := q.state.Load()
 	if q.dead || (st != stRTR && st != stRTS) || f.SrcQPN != q.remoteQPN || f.SrcGID != wire.GID(q.rgid) {
@@ -160,6 +175,9 @@ func (n *NIC) respond(f *wire.Frame) {
 		return // dropped, as a NIC drops packets for no matching connection
 	}
 	r := &q.resp
+	if r.land.pending() && !plainWrite(f.Opcode) && !q.landPending() {
+		return // the deferred packets land before anything else happens
+	}
 	if d := (f.PSN - r.epsn) & mask24; d != 0 {
 		if q.uc {
 			r.wActive, r.sActive = false, false
@@ -212,6 +230,15 @@ func (q *qp) duplicate(f *wire.Frame) {
 	}
 }
 
+// plainWrite reports whether op is a WRITE packet without an immediate.
+func plainWrite(op wire.Opcode) bool {
+	switch op {
+	case wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast, wire.OpWriteOnly:
+		return true
+	}
+	return false
+}
+
 func (q *qp) onWrite(f *wire.Frame) {
 	r := &q.resp
 	op := f.Opcode
@@ -251,18 +278,17 @@ func (q *qp) onWrite(f *wire.Frame) {
 			return
 		}
 	}
-	if p > 0 {
-		if err := landWrite(r.wMem, r.wOff, f); err != nil {
-			q.nak(f, accessNak(err))
-			return
-		}
+	if p > 0 && !q.placeWrite(f, r.wMem, r.wOff, r.msn, last, imm) {
+		return
 	}
 	r.wOff += p
 	r.wLeft -= p
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
 	if last {
-		traceLanded(f.SrcGID, f.SrcQPN)
+		if p == 0 {
+			traceLanded(f.SrcGID, f.SrcQPN) // one with data is stamped as it lands
+		}
 		r.wActive = false
 		r.msn++
 		if imm {
