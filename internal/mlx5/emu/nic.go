@@ -57,6 +57,11 @@ type NIC struct {
 
 	flushMu sync.Mutex
 	toFlush []*cq // CQs in device memory with CQEs waiting for their batch
+	// flushing is whether toFlush holds a CQ (written under flushMu): the
+	// engine and the wire's readers call flushCQs after every step and
+	// every request, and while nothing waits they only read it, where a
+	// lock would move its cache line between their processors each time.
+	flushing atomic.Bool
 
 	inboxMu  sync.Mutex
 	inbox    []response
@@ -235,13 +240,20 @@ func (n *NIC) cqByNum(cqn uint32) *cq { return (*n.cqMap.Load())[cqn] }
 func (n *NIC) queueFlush(c *cq) {
 	n.flushMu.Lock()
 	n.toFlush = append(n.toFlush, c)
+	n.flushing.Store(true)
 	n.flushMu.Unlock()
 }
 
 // flushCQs writes the pending CQEs of every queued CQ, each CQ's with one
 // batch of copies. The engine calls it after every step of a round, the
-// responder after every request it executes.
+// responder after every request it executes. A caller that queued a CQ
+// sees its own store of flushing; one that sees false while another
+// queues returns as it would have found the list empty under the lock (the
+// other's own call flushes it).
 func (n *NIC) flushCQs() {
+	if !n.flushing.Load() {
+		return
+	}
 	n.flushMu.Lock()
 	if len(n.toFlush) == 0 {
 		n.flushMu.Unlock()
@@ -249,6 +261,7 @@ func (n *NIC) flushCQs() {
 	}
 	l := n.toFlush
 	n.toFlush = nil
+	n.flushing.Store(false)
 	n.flushMu.Unlock()
 	for i, c := range l {
 		c.flush()
