@@ -111,7 +111,9 @@ func (p *prefetch) take(idx uint16, w *wqe) bool {
 		w.raddr, w.rkey, w.length = d.raddr, d.rkey, d.length
 		w.isInl, w.inline, w.masked, w.size = false, nil, false, 0
 		w.nsge = int(d.nsge)
-		copy(w.sges[:], d.sges[:d.nsge])
+		// All of d.sges, a fixed size: a copy of nsge of them is a call
+		// of memmove. Those past nsge are not read.
+		*(*[dwqeSGEs]sge)(w.sges[:]) = d.sges
 		return true
 	}
 	return false

@@ -194,7 +194,9 @@ func FuzzPlainWQE(f *testing.F) {
 	// The plain shapes and their near misses, one after the other.
 	ring := make([]byte, 16*wqebb)
 	h := mlx5.WQEHead{Flags: mlx5.MakeCtrlFlags(mlx5.FenceStrongOrdering, mlx5.CompletionAlways, true)}
-	l := func(n uint32) mlx5.DataSeg { return mlx5.DataSeg{ByteCount: n, LKey: 0x1234, Addr: 0x10000 + uint64(n)} }
+	l := func(n uint32) mlx5.DataSeg {
+		return mlx5.DataSeg{ByteCount: n, LKey: 0x1234, Addr: 0x10000 + uint64(n)}
+	}
 	r := mlx5.RAddrSeg{Addr: 0x20000, RKey: 0x5678}
 	inval := mlx5.NewSendImm(h, 0xabcd, l(8))
 	inval.Ctrl.Opcode = mlx5.WQEOpSendInval
@@ -281,3 +283,51 @@ func FuzzPlainWQE(f *testing.F) {
 
 // q16 is the slot of index i in a 16-WQEBB ring.
 func q16(i uint16) int { return int(i) & 15 }
+
+// The requester's lookup of an MR by key, which saves the map lookup while
+// the NIC's map is the one of its last lookup, finds what the NIC's own
+// lookup finds after every change: a registration, a deregistration, the
+// key's index registered again (a new key), and an invalidation (which
+// changes no map).
+func TestRequesterLookupMR(t *testing.T) {
+	a, b := twoNICs(t)
+	x, _ := pair(t, a, b, qpOpts{}, qpOpts{})
+	var r requester
+	mem := hostMem(t, 4096)
+	acc := mlx5.AccessLocalWrite
+	check := func(step string, keys ...uint32) {
+		t.Helper()
+		for _, k := range keys {
+			for range 2 { // the second lookup of a key is the saved one
+				if got, want := r.lookupMR(a, k), a.lookupMR(k); got != want {
+					t.Fatalf("%s: key 0x%x: the requester finds %p, the NIC %p", step, k, got, want)
+				}
+			}
+		}
+	}
+	m1, err := x.dev.RegMR(x.pd, addrOf(mem), 4096, 0x1000, acc)
+	must(t, err)
+	k1 := m1.LKey()
+	check("registered", k1, x.mr.LKey(), k1)
+	m2, err := x.dev.RegMR(x.pd, addrOf(mem), 4096, 0x2000, acc)
+	must(t, err)
+	defer m2.Dereg()
+	check("another registered", k1, m2.LKey())
+	check("again", k1)
+	must(t, m1.Dereg())
+	check("deregistered", k1)
+	setNext(a, &a.ids.mkey, k1>>8, 1)
+	m3, err := x.dev.RegMR(x.pd, addrOf(mem), 4096, 0x3000, acc)
+	must(t, err)
+	defer m3.Dereg()
+	if m3.LKey()>>8 != k1>>8 || m3.LKey() == k1 {
+		t.Fatalf("test setup: key 0x%x after 0x%x", m3.LKey(), k1)
+	}
+	check("index registered again", k1, m3.LKey(), k1)
+	r.lookupMR(a, m2.LKey())
+	m2.(*mr).invalid.Store(true)
+	check("invalidated", m2.LKey())
+	if r.lookupMR(a, m2.LKey()) != nil {
+		t.Fatal("an invalidated key was found")
+	}
+}
