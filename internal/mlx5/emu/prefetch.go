@@ -74,16 +74,21 @@ func (p *prefetch) keep(w *wqe) {
 	if w.isInl || w.nsge > dwqeSGEs || (!payloadOp(w.opcode) && w.opcode != uint8(mlx5.WQEOpNop)) {
 		return
 	}
-	// Filled in place: a dwqe built aside and appended is copied twice.
-	if len(p.dec) == cap(p.dec) {
-		p.dec = append(p.dec, dwqe{})
-	} else {
-		p.dec = p.dec[:len(p.dec)+1]
-	}
-	d := &p.dec[len(p.dec)-1]
+	d := p.spare()
+	p.dec = p.dec[:len(p.dec)+1]
 	d.idx, d.bbs, d.opcode, d.opmod, d.fm, d.ce, d.se, d.nsge = w.idx, uint16(w.bbs), w.opcode, w.opmod, w.fm, w.ce, w.se, uint8(w.nsge)
 	d.imm, d.rkey, d.raddr, d.length = w.imm, w.rkey, w.raddr, w.length
 	copy(d.sges[:], w.sges[:w.nsge])
+}
+
+// spare returns the place after the last record of dec, where the next
+// one is filled in place (a dwqe built aside and appended is copied twice);
+// the caller counts it (extends dec) once it is filled.
+func (p *prefetch) spare() *dwqe {
+	if len(p.dec) == cap(p.dec) {
+		p.dec = append(p.dec, dwqe{})[:len(p.dec)]
+	}
+	return &p.dec[:len(p.dec)+1][len(p.dec)]
 }
 
 // take fills w with the WQE at idx when the walk decoded it: transmit asks
@@ -106,7 +111,9 @@ func (p *prefetch) take(idx uint16, w *wqe) bool {
 		w.raddr, w.rkey, w.length = d.raddr, d.rkey, d.length
 		w.isInl, w.inline, w.masked, w.size = false, nil, false, 0
 		w.nsge = int(d.nsge)
-		copy(w.sges[:], d.sges[:d.nsge])
+		// All of d.sges, a fixed size: a copy of nsge of them is a call
+		// of memmove. Those past nsge are not read.
+		*(*[dwqeSGEs]sge)(w.sges[:]) = d.sges
 		return true
 	}
 	return false
@@ -309,24 +316,42 @@ func (q *qp) prefetchFrom(idx uint16) {
 	var lo, hi uint64 // the device range the records of cs cover
 	end := idx        // after the last WQE with a record
 	for i := idx; i != r.pi; {
-		w := &p.w
-		if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
+		var sg []sge // the WQE's data segments
+		var length uint64
+		var next uint16
+		if d := p.spare(); q.plainWQE(i, d) {
+			if dist(i, r.pi) < int(d.bbs) {
+				break
+			}
+			p.dec = p.dec[:len(p.dec)+1]
+			next = i + d.bbs
+			if !payloadOp(d.opcode) || d.length == 0 {
+				i = next
+				continue
+			}
+			sg, length = d.sges[:d.nsge], d.length
+		} else {
+			w := &p.w
+			if q.readWQE(i, &p.wbuf, w) != 0 || dist(i, r.pi) < w.bbs {
+				break
+			}
+			p.keep(w)
+			next = i + uint16(w.bbs)
+			if !payloadOp(w.opcode) || w.isInl || w.length == 0 {
+				i = next
+				continue
+			}
+			sg, length = w.sges[:w.nsge], w.length
+		}
+		tg := p.tg[:len(sg)]
+		if length > uint64(prefetchMax-p.used) || !q.resolveInto(sg, tg) {
 			break
 		}
-		p.keep(w)
-		next := i + uint16(w.bbs)
-		if !payloadOp(w.opcode) || w.isInl || w.length == 0 {
-			i = next
-			continue
-		}
-		if w.length > uint64(prefetchMax-p.used) || !q.resolveInto(w, p.tg[:w.nsge]) {
-			break
-		}
-		if w.length >= inPlaceMin && q.sendsLargeDirect(wire.GID(q.rgid)) {
+		if length >= inPlaceMin && q.sendsLargeDirect(wire.GID(q.rgid)) {
 			break // by reference or into the wire's ring as it is sent (sendInPlace)
 		}
 		ok := true
-		for _, t := range p.tg[:w.nsge] {
+		for _, t := range tg {
 			if t.mem == gs {
 				continue // checked already (a pointer compare; GPUMemory is an interface)
 			}
@@ -342,26 +367,29 @@ func (q *qp) prefetchFrom(idx uint16) {
 		if p.buf == nil && !p.alloc() {
 			break
 		}
-		rec := pfRec{idx: i, off: p.used, len: w.length, one: true}
-		var n uint64
-		for _, t := range p.tg[:w.nsge] {
+		// The payload's first piece, and whether it is one range of it.
+		var mem *span
+		var src, n uint64
+		one1 := true
+		for _, t := range tg {
 			if t.len == 0 {
 				continue
 			}
-			if rec.mem == nil {
-				rec.mem, rec.src = t.mem, t.off
-			} else if t.mem != rec.mem || t.off != rec.src+n {
-				rec.one = false
+			if mem == nil {
+				mem, src = t.mem, t.off
+			} else if t.mem != mem || t.off != src+n {
+				one1 = false
 			}
 			n += t.len
 		}
-		if one && rec.one && (cs == nil || rec.mem == cs) {
+		off := p.used
+		if one && one1 && (cs == nil || mem == cs) {
 			if cs == nil {
-				cs, lo, hi = rec.mem, rec.src, rec.src+rec.len
+				cs, lo, hi = mem, src, src+length
 			}
-			lo, hi = min(lo, rec.src), max(hi, rec.src+rec.len)
-			p.used += int(rec.len)
-			p.recs = append(p.recs, rec)
+			lo, hi = min(lo, src), max(hi, src+length)
+			p.used += int(length)
+			p.add(i, off, length, mem, src, one1)
 			i, end = next, next
 			continue
 		}
@@ -369,13 +397,13 @@ func (q *qp) prefetchFrom(idx uint16) {
 			lastSpan = p.lay()
 			one = false
 		}
-		for _, t := range p.tg[:w.nsge] {
+		for _, t := range tg {
 			if t.len == 0 {
 				continue
 			}
 			lastSpan = p.piece(t.mem, t.off, int(t.len), lastSpan)
 		}
-		p.recs = append(p.recs, rec)
+		p.add(i, off, length, mem, src, one1)
 		i, end = next, next
 	}
 	if one && len(p.recs) > 0 && !p.cover(cs, lo, hi) {
@@ -396,6 +424,19 @@ func (q *qp) prefetchFrom(idx uint16) {
 		p.g.ops = p.g.ops[:0]
 	}
 	q.setWatchGuess(&p.g)
+}
+
+// add appends the record of a payload to recs, filled in place (a record
+// built aside and appended is stored in narrow pieces and reloaded in wide
+// ones, which stalls store forwarding on amd64).
+func (p *prefetch) add(idx uint16, off int, n uint64, mem *span, src uint64, one bool) {
+	if len(p.recs) == cap(p.recs) {
+		p.recs = append(p.recs, pfRec{})
+	} else {
+		p.recs = p.recs[:len(p.recs)+1]
+	}
+	r := &p.recs[len(p.recs)-1]
+	r.idx, r.off, r.len, r.mem, r.src, r.one = idx, off, n, mem, src, one
 }
 
 // piece adds the copy of n bytes at off of span s to the read-ahead batch,
@@ -491,14 +532,16 @@ func (p *prefetch) release() {
 	p.clear()
 }
 
-// resolveInto is resolve into tg (the prefetch's targets). The walk looks
+// resolveInto is resolve of the data segments sg into tg (the prefetch's
+// targets). The walk looks
 // up a key once (the posts of a burst name one or two): a region
 // deregistered during the walk is still caught, by execute's own resolve
 // when its WQE is sent.
-func (q *qp) resolveInto(w *wqe, tg []target) bool {
+func (q *qp) resolveInto(sg []sge, tg []target) bool {
 	p := &q.req.pf
-	for i := 0; i < w.nsge; i++ {
-		s := w.sges[i]
+	tg = tg[:len(sg)]
+	for i := range sg {
+		s := &sg[i]
 		m := p.mr
 		if m == nil || s.lkey != p.mkey {
 			if m = q.nic.lookupMR(s.lkey); m == nil {

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"testing"
@@ -161,4 +162,172 @@ func walkReference(x *endpoint, wqes [][]walkPiece) []string {
 		s = append(s, fmt.Sprintf("%v %#x+%d", false, x.va(o.off), o.n))
 	}
 	return s
+}
+
+// FuzzPlainWQE: the walk's direct decoder (plainWQE) agrees with readWQE
+// on any bytes of a device SQ ring's mirror. Whatever it accepts, readWQE
+// decodes with syndrome 0 to the record keep makes of it; and every WQE
+// that keep records and the mirror holds whole, it accepts (the fast path
+// does not quietly stop serving put_bw's WQEs). Input: data[0] picks the
+// ring (2, 4 or 16 WQEBBs; bits 0-1), UC (bit 2) and whether the ctrl
+// segments keep their own wqe_index and qpn (bit 3; otherwise they are
+// fixed up, walking by each WQE's ds, from the first slot); data[1] is how
+// many WQEBBs the mirror holds past the first index; data[2:4] the first
+// index (big endian); the rest the ring.
+func FuzzPlainWQE(f *testing.F) {
+	na := newManualNIC(f, Config{Name: "emuPa"})
+	nb := newManualNIC(f, Config{Name: "emuPb"})
+	g := useGPU(f, newFakeGPU())
+	var xs []*endpoint
+	for _, l := range []uint8{1, 2, 4} {
+		x, _ := pair(f, na, nb, qpOpts{gpu: g, logSQ: l, logCQ: 6, dataLen: 4096}, qpOpts{dataLen: 4096})
+		xs = append(xs, x)
+	}
+	for _, s := range fuzzSeeds() {
+		n := s[0]
+		for _, base := range []uint16{0, 0xfffe} {
+			for _, cfg := range []byte{2, 2 | 4, 1} {
+				f.Add(append([]byte{cfg, n, byte(base >> 8), byte(base)}, s[1:]...))
+			}
+		}
+	}
+	// The plain shapes and their near misses, one after the other.
+	ring := make([]byte, 16*wqebb)
+	h := mlx5.WQEHead{Flags: mlx5.MakeCtrlFlags(mlx5.FenceStrongOrdering, mlx5.CompletionAlways, true)}
+	l := func(n uint32) mlx5.DataSeg {
+		return mlx5.DataSeg{ByteCount: n, LKey: 0x1234, Addr: 0x10000 + uint64(n)}
+	}
+	r := mlx5.RAddrSeg{Addr: 0x20000, RKey: 0x5678}
+	inval := mlx5.NewSendImm(h, 0xabcd, l(8))
+	inval.Ctrl.Opcode = mlx5.WQEOpSendInval
+	pi := uint16(0)
+	for _, w := range []mlx5.WQE{
+		mlx5.NewRDMAWrite(h, r, l(64)),
+		mlx5.NewRDMAWriteImm(h, 0x01020304, r, l(1), l(2)),
+		mlx5.NewRDMAWrite(h, r, l(1), l(2), l(3)),
+		mlx5.NewRDMAWrite(h, r),
+		mlx5.NewSend(h),
+		mlx5.NewSendImm(h, 9, l(5), l(6)),
+		inval,
+		mlx5.NewNOP(h),
+		mlx5.NewRDMAWriteInline(h, r, []byte("abc")),
+		mlx5.NewRDMAWrite(h, r, l(7)), // byte_count patched to 0 below
+	} {
+		w.Ctrl.WQEIndex = pi
+		n, err := w.Encode(ring)
+		must(f, err)
+		pi += uint16(n)
+	}
+	binary.BigEndian.PutUint32(ring[q16(pi-1)*wqebb+2*dsSize:], 0)
+	for _, cfg := range []byte{2, 2 | 4, 2 | 8} {
+		f.Add(append([]byte{cfg, 16, 0, 0}, ring...))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		x := xs[min(int(data[0]&3), 2)]
+		q := x.qpObj()
+		size := 1 << q.sqLog
+		base := uint16(data[2])<<8 | uint16(data[3])
+		ring := make([]byte, size*wqebb)
+		copy(ring, data[4:])
+		if data[0]&8 == 0 {
+			for i := 0; i < size; {
+				c := ring[q.slot(base+uint16(i))*wqebb:]
+				binary.BigEndian.PutUint32(c[0:], uint32(c[0])<<24|uint32(base+uint16(i))<<8|uint32(c[3]))
+				binary.BigEndian.PutUint32(c[4:], q.qpn<<8|uint32(c[7]&0x3f))
+				i += max((int(c[7]&0x3f)+3)/4, 1)
+			}
+		}
+		// The device ring holds the mirror's bytes and the producer index
+		// is the mirror's end: readWQE reads nothing that would change the
+		// mirror, and what it reads from the device is the same bytes.
+		x.lock()
+		copy(x.sq, ring)
+		x.unlock()
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		r := &q.req
+		uc := q.uc
+		defer func() { q.uc = uc }()
+		q.uc = data[0]&4 != 0
+		copy(r.mirror, ring)
+		held := int(data[1]) % (size + 2)
+		r.mirEnd, r.pi = base+uint16(held), base+uint16(held)
+		for j := 0; j < size; j++ {
+			idx := base + uint16(j)
+			var d dwqe
+			plain := q.plainWQE(idx, &d)
+			var w wqe
+			var buf [localBBs * wqebb]byte
+			syn := q.readWQE(idx, &buf, &w)
+			var p prefetch
+			if syn == 0 {
+				p.keep(&w)
+			}
+			kept := len(p.dec) == 1
+			switch {
+			case plain && syn != 0:
+				t.Fatalf("WQE %d: plainWQE accepts what readWQE fails with %v", idx, syn)
+			case plain && !kept:
+				t.Fatalf("WQE %d: plainWQE accepts what keep does not record (opcode %#x, inline %v, %d SGEs)", idx, w.opcode, w.isInl, w.nsge)
+			case plain && p.dec[0] != d:
+				t.Fatalf("WQE %d: plainWQE decodes\n%+v\nreadWQE and keep\n%+v", idx, d, p.dec[0])
+			case !plain && kept && j+w.bbs <= held && held <= size:
+				t.Fatalf("WQE %d: plainWQE refuses a WQE keep records, held whole in the mirror: %+v", idx, p.dec[0])
+			}
+		}
+	})
+}
+
+// q16 is the slot of index i in a 16-WQEBB ring.
+func q16(i uint16) int { return int(i) & 15 }
+
+// The requester's lookup of an MR by key, which saves the map lookup while
+// the NIC's map is the one of its last lookup, finds what the NIC's own
+// lookup finds after every change: a registration, a deregistration, the
+// key's index registered again (a new key), and an invalidation (which
+// changes no map).
+func TestRequesterLookupMR(t *testing.T) {
+	a, b := twoNICs(t)
+	x, _ := pair(t, a, b, qpOpts{}, qpOpts{})
+	var r requester
+	mem := hostMem(t, 4096)
+	acc := mlx5.AccessLocalWrite
+	check := func(step string, keys ...uint32) {
+		t.Helper()
+		for _, k := range keys {
+			for range 2 { // the second lookup of a key is the saved one
+				if got, want := r.lookupMR(a, k), a.lookupMR(k); got != want {
+					t.Fatalf("%s: key 0x%x: the requester finds %p, the NIC %p", step, k, got, want)
+				}
+			}
+		}
+	}
+	m1, err := x.dev.RegMR(x.pd, addrOf(mem), 4096, 0x1000, acc)
+	must(t, err)
+	k1 := m1.LKey()
+	check("registered", k1, x.mr.LKey(), k1)
+	m2, err := x.dev.RegMR(x.pd, addrOf(mem), 4096, 0x2000, acc)
+	must(t, err)
+	defer m2.Dereg()
+	check("another registered", k1, m2.LKey())
+	check("again", k1)
+	must(t, m1.Dereg())
+	check("deregistered", k1)
+	setNext(a, &a.ids.mkey, k1>>8, 1)
+	m3, err := x.dev.RegMR(x.pd, addrOf(mem), 4096, 0x3000, acc)
+	must(t, err)
+	defer m3.Dereg()
+	if m3.LKey()>>8 != k1>>8 || m3.LKey() == k1 {
+		t.Fatalf("test setup: key 0x%x after 0x%x", m3.LKey(), k1)
+	}
+	check("index registered again", k1, m3.LKey(), k1)
+	r.lookupMR(a, m2.LKey())
+	m2.(*mr).invalid.Store(true)
+	check("invalidated", m2.LKey())
+	if r.lookupMR(a, m2.LKey()) != nil {
+		t.Fatal("an invalidated key was found")
+	}
 }

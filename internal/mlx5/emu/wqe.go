@@ -223,3 +223,74 @@ func (q *qp) decodeWQE(ring []byte, idx uint16, w *wqe) mlx5.Syndrome {
 	}
 	return 0
 }
+
+// plainWQE decodes the WQE at idx into d straight from the mirror, without
+// the PRM parser, when the mirror holds all its WQEBBs and it has a shape
+// the read-ahead's walk keeps (see dwqe): a NOP, or a WRITE, WRITE_IMM,
+// SEND, SEND_IMM or SEND_INVAL with at most dwqeSGEs pointer segments. It
+// reports false, d's contents then undefined, for every other WQE, valid or
+// not: readWQE decodes those as before, so that a bad WQE keeps its
+// syndrome. What it accepts readWQE decodes with syndrome 0 to the same
+// fields as keep records (FuzzPlainWQE compares the two). On put_bw's
+// burst this is most of the walk's cost per WQE saved.
+func (q *qp) plainWQE(idx uint16, d *dwqe) bool {
+	r := &q.req
+	held := dist(idx, r.mirEnd)
+	if q.wq.mem.gpu == nil || held == 0 || held > 1<<q.sqLog {
+		return false
+	}
+	ring := r.mirror
+	mask := len(ring) - 1
+	start := int(idx) * wqebb & mask
+	c := ring[start : start+dsSize]
+	q0 := binary.BigEndian.Uint64(c)
+	ds := int(q0 & mlx5.MaxDS)
+	bbs := mlx5.WQEBBs(uint8(ds))
+	// The parser's and decodeWQE's checks; bbs <= held also keeps the WQE
+	// inside the ring, which is held WQEBBs or more.
+	if uint16(q0>>40) != idx || uint32(q0>>8)&mask24 != q.qpn || ds == 0 || bbs > held || ds*dsSize > capMaxWQESzSQ {
+		return false
+	}
+	op := mlx5.WQEOpcode(q0 >> 32)
+	k := 0 // the segments before the data segments, ctrl included
+	switch op {
+	case mlx5.WQEOpNop:
+	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm:
+		k = 2
+	case mlx5.WQEOpSend, mlx5.WQEOpSendImm:
+		k = 1
+	case mlx5.WQEOpSendInval:
+		if q.uc {
+			return false // LOCAL_QP_OP_ERR on a UC QP
+		}
+		k = 1
+	default:
+		return false
+	}
+	d.raddr, d.rkey, d.length = 0, 0, 0
+	n := 0
+	if k > 0 {
+		n = ds - k
+		if n < 0 || n > dwqeSGEs {
+			return false
+		}
+		if k == 2 {
+			s := ring[(start+dsSize)&mask:][:dsSize]
+			d.raddr, d.rkey = binary.BigEndian.Uint64(s), binary.BigEndian.Uint32(s[8:])
+		}
+		for j := 0; j < n; j++ {
+			s := ring[(start+(k+j)*dsSize)&mask:][:dsSize]
+			bc := binary.BigEndian.Uint32(s)
+			if bc == 0 || bc&mlx5.InlineFlag != 0 {
+				return false // LOCAL_LENGTH_ERR, or inline data (not kept)
+			}
+			d.sges[j] = sge{lkey: binary.BigEndian.Uint32(s[4:]), addr: binary.BigEndian.Uint64(s[8:]), len: uint64(bc)}
+			d.length += uint64(bc)
+		}
+	}
+	f := mlx5.CtrlFlags(c[11])
+	d.idx, d.bbs, d.opcode, d.opmod = idx, uint16(bbs), uint8(op), uint8(q0>>56)
+	d.fm, d.ce, d.se, d.nsge = uint8(f.Fence()), uint8(f.Completion()), f.Solicited(), uint8(n)
+	d.imm = [4]byte(c[12:16])
+	return true
+}
