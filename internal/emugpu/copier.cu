@@ -116,18 +116,10 @@ static __device__ __forceinline__ uint4 gdaki_load16(const volatile uint4 *p)
     return v;
 }
 
-// GDAKI_COPY_DEPTH is how many 16-byte loads a thread has in flight in a
-// copy: it issues them all, then stores them. A thread stalls at the first
-// store until its load returns (about a microsecond over PCIe, half that
-// from device memory), so a copy of one load and one store at a time takes
-// a load's latency per round: one warp pushing 512 WQEs (2048 rounds of 32
-// lanes) waited about 33 us on an H100 host, the latency 64 times over.
-#define GDAKI_COPY_DEPTH 8
-
 // gdaki_copier_range moves len bytes with the threads first, first+step,
 // ... (a block: threadIdx.x, blockDim.x; a warp: its lane, 32), 16 bytes
-// at a time when both ends and the length allow it, GDAKI_COPY_DEPTH loads
-// in flight. Loads are volatile (gdaki_load16).
+// at a time when both ends and the length allow it. Loads are volatile
+// (gdaki_load16).
 static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src, unsigned long long dst,
                                                           unsigned long long len, unsigned int first,
                                                           unsigned int step)
@@ -136,17 +128,7 @@ static __device__ __forceinline__ void gdaki_copier_range(unsigned long long src
     if (((src | dst | len) & 15) == 0) {
         const volatile uint4 *s = (const volatile uint4 *)src;
         uint4 *d = (uint4 *)dst;
-        const unsigned long long n = len / 16;
-        for (; i + (GDAKI_COPY_DEPTH - 1) * (unsigned long long)step < n; i += GDAKI_COPY_DEPTH * step) {
-            uint4 v[GDAKI_COPY_DEPTH];
-#pragma unroll
-            for (unsigned int u = 0; u < GDAKI_COPY_DEPTH; u++)
-                v[u] = gdaki_load16(&s[i + u * step]);
-#pragma unroll
-            for (unsigned int u = 0; u < GDAKI_COPY_DEPTH; u++)
-                d[i + u * step] = v[u];
-        }
-        for (; i < n; i += step)
+        for (unsigned long long n = len / 16; i < n; i += step)
             d[i] = gdaki_load16(&s[i]);
     } else if (((src | dst | len) & 3) == 0) {
         const volatile unsigned int *s = (const volatile unsigned int *)src;
@@ -207,21 +189,9 @@ static __device__ void gdaki_watch_push(const struct gdaki_watch *w, unsigned in
     }
     const volatile uint4 *ring = (const volatile uint4 *)w->ring;
     uint4 *mirror = (uint4 *)w->mirror;
-    // GDAKI_COPY_DEPTH loads in flight per lane (see gdaki_copier_range).
-    for (unsigned int i = lane; i < 4 * n; i += 32 * GDAKI_COPY_DEPTH) {
-        uint4 v[GDAKI_COPY_DEPTH];
-#pragma unroll
-        for (unsigned int u = 0; u < GDAKI_COPY_DEPTH; u++) {
-            const unsigned int j = i + 32 * u;
-            if (j < 4 * n)
-                v[u] = gdaki_load16(&ring[((from + j / 4) & (size - 1)) * 4 + (j & 3)]);
-        }
-#pragma unroll
-        for (unsigned int u = 0; u < GDAKI_COPY_DEPTH; u++) {
-            const unsigned int j = i + 32 * u;
-            if (j < 4 * n)
-                mirror[((from + j / 4) & (size - 1)) * 4 + (j & 3)] = v[u];
-        }
+    for (unsigned int i = lane; i < 4 * n; i += 32) {
+        const unsigned int k = ((from + i / 4) & (size - 1)) * 4 + (i & 3);
+        mirror[k] = gdaki_load16(&ring[k]);
     }
     unsigned long long at = w->guess + (unsigned long long)(seq & 1) * GDAKI_WATCH_GUESS_MAX;
     for (unsigned int g = 0; g < w->nguess && g < GDAKI_WATCH_GUESS_OPS; g++) {
