@@ -93,14 +93,6 @@ type SQWatch interface {
 // the DBR is read with a batch.
 const watchWait = 50 * time.Microsecond
 
-// watchLagMax: a doorbell that announces this many WQEs or more beyond the
-// watch's newest push does not wait for it, the DBR is read with a batch at
-// once. The watch pushes from one warp: put_bw's 512 WQEs (32 KiB) came
-// about 30 us after the last doorbell on an H100, where one batch of the
-// copier reads them in about 9 us; a doorbell of a few WQEs is pushed in a
-// few microseconds.
-const watchLagMax = 64
-
 // watchState is the QP's watch state, guarded by mu.
 type watchState struct {
 	w       SQWatch
@@ -189,11 +181,7 @@ func (q *qp) readPushed(now time.Time) bool {
 	if !live || dist(r.ci, pi) > size || have > room || have < want {
 		// Not pushed yet (or a counter software should not have
 		// written, which the batch then reads the same way).
-		lag := want // the WQEs announced and not pushed
-		if have <= room {
-			lag = want - have
-		}
-		if live && lag < watchLagMax && now.Sub(q.waitFrom(now)) < watchWait {
+		if live && now.Sub(q.waitFrom(now)) < watchWait {
 			q.dbrKick.Store(true) // not pushed yet: look again
 			return true
 		}
