@@ -152,9 +152,9 @@ func (q *qp) landPending() bool {
 			continue
 		}
 		r := &q.resp
-		r.holds = 0 // the NAK acknowledges the packets before it
-		r.msn = e.msn
-		l.clear() // nothing left to land when the NAK leaves
+		r.holds = 0                  // the NAK acknowledges the packets before it
+		r.msn, r.epsn = e.msn, e.psn // as when the packet failed at once
+		l.clear()                    // nothing left to land when the NAK leaves
 		q.nak(&wire.Frame{SrcQPN: q.remoteQPN, SrcGID: wire.GID(q.rgid), PSN: e.psn, Route: e.route}, accessNak(err))
 		return false
 	}

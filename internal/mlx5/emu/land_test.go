@@ -284,3 +284,130 @@ func TestLandDeferredOverShm(t *testing.T) {
 	t.Logf("%d batches of deferred packets for %d puts", landBatches.Load()-b0, n)
 	run(20)
 }
+
+// FuzzLanding runs one sequence of requests through two responders whose
+// data is in fake device memory: one is handed each request with the More
+// the input gives it (deferred landing), the other with More always clear
+// (every packet lands at once). WRITE packets of every kind, READs, PSNs
+// around the expected one, keys and addresses around the valid ones, and a
+// copy that fails at an offset the input picks. The deferring responder
+// must hold nothing once a request comes without More, and once its last
+// packets land (as the next request would make them) both must hold the
+// same bytes, the same expected PSN and MSN, and the same QP state.
+func FuzzLanding(f *testing.F) {
+	g := useGPU(f, newFakeGPU())
+	type rig struct {
+		a, b *NIC
+		x, y *endpoint
+		q    *qp
+	}
+	mk := func(n string) *rig {
+		a := newManualNIC(f, Config{Name: "emuL" + n + "a"})
+		b := newManualNIC(f, Config{Name: "emuL" + n + "b"})
+		x, y := pair(f, a, b, qpOpts{mtu: mlx5.MTU256}, qpOpts{gpu: g, mtu: mlx5.MTU256, dataLen: 4096})
+		return &rig{a: a, b: b, x: x, y: y, q: y.qpObj()}
+	}
+	rigs := [2]*rig{mk("d"), mk("n")}
+	// Seeds (2 bytes: the failing offset and whether copies fail there;
+	// then 6 a request: opcode and More, length, offset, PSN, byte and
+	// key): a burst of WRITE ONLYs, a message in three packets, a READ in
+	// a burst, a failing copy in a burst.
+	f.Add([]byte{0x00, 0x01, 0x08, 30, 0, 0, 0, 2, 0x08, 30, 0, 0x80, 0, 4, 0x00, 30, 1, 0, 0, 6})
+	f.Add([]byte{0x00, 0x01, 0x09, 0, 0, 0, 0, 0x82, 0x0a, 0, 0, 0, 0, 0x82, 0x03, 128, 0, 0, 0, 0x82})
+	f.Add([]byte{0x00, 0x01, 0x08, 30, 0, 0, 0, 2, 0x05, 0, 0, 0, 0, 0})
+	f.Add([]byte{0x00, 0x80, 0x08, 2, 0, 0, 0, 2, 0x08, 2, 0, 0x40, 0, 4, 0x08, 2, 0, 0x80, 0, 6, 0x00, 2, 0, 0xc0, 0, 8})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		failAt, failOn := int(data[0])<<4|int(data[1]>>4), data[1]&0x0f == 0
+		data = data[2:]
+		for _, r := range rigs {
+			defer fuzzStart(t, r.x, r.y)()
+			r.y.lock()
+			clear(r.y.data)
+			r.y.unlock()
+		}
+		if failOn {
+			fail := func(o *DeviceCopy) error {
+				if o.Kind != CopyToDevice {
+					return nil
+				}
+				for _, r := range rigs {
+					lo := r.y.addr(r.y.data)
+					at := o.Dst.Base() + uintptr(o.DstOff)
+					if at <= lo+uintptr(failAt) && lo+uintptr(failAt) < at+uintptr(len(o.Host)) {
+						return errRetired
+					}
+				}
+				return nil
+			}
+			g.fail.Store(&fail)
+			defer g.fail.Store(nil)
+		}
+		ops := []wire.Opcode{wire.OpWriteOnly, wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast,
+			wire.OpWriteOnlyImm, wire.OpReadRequest, wire.OpWriteOnly, wire.OpWriteOnly}
+		for k := 0; len(data) >= 6 && k < 32; k++ {
+			b := data[:6]
+			data = data[6:]
+			op := ops[b[0]&7]
+			more := b[0]&8 != 0
+			n := (2*int(b[1]) + int(b[4]&1)) % 300
+			if op == wire.OpWriteFirst || op == wire.OpWriteMiddle {
+				n = 256 * (1 + int(b[1]&1))
+			}
+			off := (int(b[2])<<4 | int(b[3]>>4)) % 4200
+			for i, r := range rigs {
+				r.q.rmu.Lock()
+				psn := r.q.resp.epsn
+				r.q.rmu.Unlock()
+				ra := r.y.raddr(off)
+				if b[5]&1 != 0 {
+					ra.RKey ^= 0x100
+				}
+				fr := wire.Frame{Opcode: op, AckReq: true, DstQPN: r.y.qpn, SrcQPN: r.x.qpn,
+					PSN:    (psn + uint32(int32(int8(b[4]))>>5)) & mask24,
+					SrcGID: wire.GID(r.a.GID()), DstGID: wire.GID(r.b.GID()), More: more && i == 0}
+				if op.HasRETH() {
+					fr.RETH = wire.RETH{VA: ra.Addr, RKey: ra.RKey, DMALength: uint32(n + 256*int(b[5]>>6))}
+				}
+				if op.HasPayload() {
+					fr.Payload = bytes.Repeat([]byte{b[5] | 1}, n)
+				}
+				r.b.respond(&fr)
+			}
+			if q := rigs[0].q; !more {
+				q.rmu.Lock()
+				pend := q.resp.land.pending()
+				q.rmu.Unlock()
+				if pend {
+					t.Fatalf("request %d came without More and packets still wait", k)
+				}
+			}
+		}
+		q := rigs[0].q
+		q.rmu.Lock()
+		q.landPending() // what the next request would do
+		q.rmu.Unlock()
+		var got [2][]byte
+		var st [2][3]uint32
+		for i, r := range rigs {
+			r.y.lock()
+			got[i] = bytes.Clone(r.y.data[:4096])
+			r.y.unlock()
+			r.q.rmu.Lock()
+			st[i] = [3]uint32{r.q.resp.epsn, r.q.resp.msn, r.q.state.Load()}
+			r.q.rmu.Unlock()
+		}
+		if !bytes.Equal(got[0], got[1]) {
+			i := 0
+			for got[0][i] == got[1][i] {
+				i++
+			}
+			t.Fatalf("the data differ from byte %d: %#x deferred, %#x at once", i, got[0][i], got[1][i])
+		}
+		if st[0] != st[1] {
+			t.Fatalf("responder state (epsn, msn, state): %v deferred, %v at once", st[0], st[1])
+		}
+	})
+}
