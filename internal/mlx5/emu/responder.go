@@ -157,8 +157,9 @@ func accessNak(err error) wire.NakCode {
 }
 
 // respond executes a request packet at its destination QP. (No defers:
-// with the returns of respondLocked they would not be open-coded, and the
-// deferral's bookkeeping cost about a tenth of a small request.)
+// with the returns of respondLocked they would not be open-coded, and
+// their bookkeeping was about 15% of a small request's CPU in a profile of
+// BenchmarkRespondWrite64.)
 func (n *NIC) respond(f *wire.Frame) {
 	q := n.qpByNum(f.DstQPN)
 	if q == nil {
