@@ -42,6 +42,11 @@ type NIC struct {
 	rmps   map[uint32]*rmp
 	ids    nicIDs
 
+	// Read on every request and every engine round, written rarely: kept
+	// off the cache lines the engine writes every round (the pads), so
+	// that a wire reader's request does not miss them each time the
+	// engine has taken a lock (a miss crosses cores, or sockets).
+	_ [64]byte
 	// Snapshots the data path reads without n.mu (republished under n.mu
 	// on every change), so no engine or responder path ever waits for the
 	// command lock.
@@ -50,18 +55,21 @@ type NIC struct {
 	mrMap  atomic.Pointer[map[uint32]*mr]
 	cqMap  atomic.Pointer[map[uint32]*cq]
 	uarMap atomic.Pointer[[]*uar]
-
-	uarPollMu sync.Mutex // held by the engine while it reads UAR pages
-
 	devQPs atomic.Int32 // QPs whose SQ ring or DBR is in device memory (engine pacing)
-
-	flushMu sync.Mutex
-	toFlush []*cq // CQs in device memory with CQEs waiting for their batch
 	// flushing is whether toFlush holds a CQ (written under flushMu): the
 	// engine and the wire's readers call flushCQs after every step and
 	// every request, and while nothing waits they only read it, where a
 	// lock would move its cache line between their processors each time.
 	flushing atomic.Bool
+	// queued is whether inbox holds a response (written under inboxMu):
+	// the engine looks at it every round, and takes inboxMu only then.
+	queued atomic.Bool
+	_      [64]byte
+
+	uarPollMu sync.Mutex // held by the engine while it reads UAR pages
+
+	flushMu sync.Mutex
+	toFlush []*cq // CQs in device memory with CQEs waiting for their batch
 
 	inboxMu  sync.Mutex
 	inbox    []response

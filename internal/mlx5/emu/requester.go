@@ -153,7 +153,9 @@ func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 					r.pi = pi
 				}
 			}
-		} else if q.dbrKick.Swap(false) && !q.readPushed(now) {
+		} else if q.dbrKick.Load() && q.dbrKick.Swap(false) && !q.readPushed(now) {
+			// (Load first: a Swap writes the line of state, which the
+			// responder reads on every request, even when nothing changes.)
 			q.readDBR()
 		}
 	} else if q.kick.Load() {

@@ -38,6 +38,7 @@ func (n *NIC) queueResponse(f *wire.Frame) {
 		rsp.payload = append([]byte(nil), f.Payload...)
 	}
 	n.inbox = append(n.inbox, rsp)
+	n.queued.Store(true)
 	n.inboxMu.Unlock()
 	n.kick()
 }
@@ -46,9 +47,13 @@ func (n *NIC) queueResponse(f *wire.Frame) {
 // to a QP in RTS, from the QP's remote QPN at its remote GID; anything else
 // is dropped and counted, as a NIC drops packets of no connection.
 func (n *NIC) drainInbox(now time.Time, spare []response) ([]response, bool) {
+	if !n.queued.Load() {
+		return spare, false // nothing queued: no lock, no store (see queued)
+	}
 	n.inboxMu.Lock()
 	batch := n.inbox
 	n.inbox = spare[:0]
+	n.queued.Store(false)
 	n.inboxMu.Unlock()
 	for i := range batch {
 		rsp := &batch[i]

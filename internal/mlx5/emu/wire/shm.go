@@ -228,8 +228,15 @@ type link struct {
 	seg     *segment
 	release func() // the MapHook's, run before the segment is unmapped
 	out, in *ring
-	tail    uint64 // out's producer position; the conn's mu
-	head    uint64 // in's consumer position; the reader goroutine
+
+	// The producer's fields and the consumer's are on cache lines of their
+	// own (the pads): a sender (the engine) writes its own per frame while
+	// this process's reader of the link spins on its own, and on one line
+	// each store would take the line from the other core and each look
+	// bring it back.
+	_ [64]byte
+
+	tail uint64 // out's producer position; the conn's mu
 
 	// The other side's position as last read (and checked): the producer
 	// reads the consumer's head again only when the ring looks full by the
@@ -239,8 +246,14 @@ type link struct {
 	// otherwise; a stale position only underestimates what the other side
 	// has done.
 	seenHead uint64 // the conn's mu
-	seenTail uint64 // the reader goroutine
 	held     int    // records written after the published tail (Frame.Hold); the conn's mu
+
+	_ [64]byte
+
+	head     uint64 // in's consumer position; the reader goroutine
+	seenTail uint64 // the reader goroutine
+
+	_ [64]byte
 }
 
 // shmHoldMax bounds the records a link writes without publishing them
