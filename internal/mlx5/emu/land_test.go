@@ -71,6 +71,25 @@ func (r *landRig) data(off, n int) []byte {
 	return bytes.Clone(r.y.data[off : off+n])
 }
 
+// failWrites makes every copy of g into device memory that covers one of
+// the addresses fail with err, until the returned function runs.
+func failWrites(g *fakeGPU, err error, addrs ...uintptr) (restore func()) {
+	fail := func(o *DeviceCopy) error {
+		if o.Kind != CopyToDevice {
+			return nil
+		}
+		at := o.Dst.Base() + uintptr(o.DstOff)
+		for _, a := range addrs {
+			if at <= a && a < at+uintptr(len(o.Host)) {
+				return err
+			}
+		}
+		return nil
+	}
+	g.fail.Store(&fail)
+	return func() { g.fail.Store(nil) }
+}
+
 // TestLandDeferredInBurst: the WRITE packets of a burst into device memory
 // land together, in one batch, when the burst ends, every maxHeldAcks+1
 // packets (before each ACK) and before a request of another kind; packets
@@ -190,15 +209,7 @@ func TestLandDeferredFailure(t *testing.T) {
 	}{{"retired", errRetired}, {"copy", fmt.Errorf("a failing copy")}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newLandRig(t)
-			bad := r.y.addr(r.y.data) + 5
-			fail := func(o *DeviceCopy) error {
-				if o.Kind == CopyToDevice && o.Dst.Base()+uintptr(o.DstOff) <= bad && bad < o.Dst.Base()+uintptr(o.DstOff)+uintptr(len(o.Host)) {
-					return tc.err
-				}
-				return nil
-			}
-			r.g.fail.Store(&fail)
-			defer r.g.fail.Store(nil)
+			defer failWrites(r.g, tc.err, r.y.addr(r.y.data)+5)()
 			r.q.rmu.Lock()
 			msn0 := r.q.resp.msn
 			r.q.rmu.Unlock()
@@ -238,15 +249,7 @@ func TestLandDeferredOverShm(t *testing.T) {
 		nb := newNIC(t, Config{Name: "emuLb", Wire: wire.Config{ForceShm: true}})
 		x, y := pair(t, na, nb, qpOpts{logSQ: 7, logCQ: 7, dataLen: n * size}, qpOpts{gpu: g, dataLen: n * size})
 		if failAt >= 0 {
-			bad := y.addr(y.data) + uintptr(failAt*size)
-			fail := func(o *DeviceCopy) error {
-				if o.Kind == CopyToDevice && o.Dst.Base()+uintptr(o.DstOff) <= bad && bad < o.Dst.Base()+uintptr(o.DstOff)+uintptr(len(o.Host)) {
-					return errRetired
-				}
-				return nil
-			}
-			g.fail.Store(&fail)
-			defer g.fail.Store(nil)
+			defer failWrites(g, errRetired, y.addr(y.data)+uintptr(failAt*size))()
 		}
 		fill(x.data, 9)
 		for j := 0; j < n; j++ {
@@ -329,21 +332,7 @@ func FuzzLanding(f *testing.F) {
 			r.y.unlock()
 		}
 		if failOn {
-			fail := func(o *DeviceCopy) error {
-				if o.Kind != CopyToDevice {
-					return nil
-				}
-				for _, r := range rigs {
-					lo := r.y.addr(r.y.data)
-					at := o.Dst.Base() + uintptr(o.DstOff)
-					if at <= lo+uintptr(failAt) && lo+uintptr(failAt) < at+uintptr(len(o.Host)) {
-						return errRetired
-					}
-				}
-				return nil
-			}
-			g.fail.Store(&fail)
-			defer g.fail.Store(nil)
+			defer failWrites(g, errRetired, rigs[0].y.addr(rigs[0].y.data)+uintptr(failAt), rigs[1].y.addr(rigs[1].y.data)+uintptr(failAt))()
 		}
 		ops := []wire.Opcode{wire.OpWriteOnly, wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast,
 			wire.OpWriteOnlyImm, wire.OpReadRequest, wire.OpWriteOnly, wire.OpWriteOnly}

@@ -43,8 +43,6 @@ type prefetch struct {
 	g     guess
 	dec   []dwqe // the WQEs the walk decoded, in posting order
 	dpos  int    // the one transmit is expected to ask for next
-	mr    *mr    // during a walk, the region of key mkey (resolveInto)
-	mkey  uint32
 }
 
 // dwqe is a WQE the read-ahead's walk decoded, kept so that transmit does
@@ -307,7 +305,6 @@ func (q *qp) prefetchFrom(idx uint16) {
 		return
 	}
 	p.clear()
-	defer func() { p.mr = nil }()
 	b := &p.b
 	var g GPUMemory
 	var gs, lastSpan *span // the last span checked to be g's, the span of the last copy in b
@@ -533,21 +530,16 @@ func (p *prefetch) release() {
 }
 
 // resolveInto is resolve of the data segments sg into tg (the prefetch's
-// targets). The walk looks
-// up a key once (the posts of a burst name one or two): a region
-// deregistered during the walk is still caught, by execute's own resolve
-// when its WQE is sent.
+// targets), through the requester's lookupMR (the posts of a burst name one
+// or two keys): a region deregistered after the walk is still caught, by
+// execute's own resolve when its WQE is sent.
 func (q *qp) resolveInto(sg []sge, tg []target) bool {
-	p := &q.req.pf
 	tg = tg[:len(sg)]
 	for i := range sg {
 		s := &sg[i]
-		m := p.mr
-		if m == nil || s.lkey != p.mkey {
-			if m = q.nic.lookupMR(s.lkey); m == nil {
-				return false
-			}
-			p.mr, p.mkey = m, s.lkey
+		m := q.req.lookupMR(q.nic, s.lkey)
+		if m == nil {
+			return false
 		}
 		off, ok := m.check(q.pd, s.addr, s.len, 0)
 		if !ok {
