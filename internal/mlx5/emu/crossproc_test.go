@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -107,9 +108,9 @@ type child struct {
 	info peerInfo
 }
 
-func startPeer(tb testing.TB) *child {
+func startPeer(tb testing.TB, env ...string) *child {
 	tb.Helper()
-	c := &child{Proc: peerproc.Start(tb, "EMU", "TestPeerProcess", envPeer+"=1")}
+	c := &child{Proc: peerproc.Start(tb, "EMU", "TestPeerProcess", append([]string{envPeer + "=1"}, env...)...)}
 	var err error
 	c.info, err = parsePeer(c.Expect(tb, "HELLO"))
 	must(tb, err)
@@ -120,9 +121,10 @@ func connectChild(tb testing.TB) (*endpoint, *child) {
 	return connectChildWith(tb, qpOpts{mtu: mlx5.MTU4096, dataLen: 1 << 20, logSQ: 9, logCQ: 9, ackTO: 16})
 }
 
-// connectChildWith is connectChild with the local endpoint's options.
-func connectChildWith(tb testing.TB, o qpOpts) (*endpoint, *child) {
-	c := startPeer(tb)
+// connectChildWith is connectChild with the local endpoint's options and
+// the child's extra environment ("K=V").
+func connectChildWith(tb testing.TB, o qpOpts, env ...string) (*endpoint, *child) {
+	c := startPeer(tb, env...)
 	nic := newNIC(tb, Config{Name: "emu-parent"})
 	e := newEndpoint(tb, nic, o)
 	c.Send("PEER %s", e.info())
@@ -192,4 +194,86 @@ func BenchmarkWrite8BCrossProcess(b *testing.B) {
 	start := time.Now()
 	writeRate(b, e, raddr, b.N, 64)
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+}
+
+// BenchmarkBurst64BCrossProcess is BenchmarkBurst64B between two processes,
+// as put_bw runs: the requester here, its ring and data in (fake) device
+// memory, the responder a peer process writing into a host-memory region,
+// over the shared-memory link that two processes of a host use. The burst's
+// WQEs are written with one lock of the fake GPU and its CQEs drained the
+// same way, so that the poster (a GPU kernel, in put_bw) costs little beside
+// the emulator. $GDAKI_EMU_PEER_CPUPROFILE, a file prefix, profiles the peer
+// (as GDAKI_EMU_CPUPROFILE profiles a process); -test.cpuprofile profiles
+// this side (with -test.benchtime Nx, one peer runs the timed bursts).
+func BenchmarkBurst64BCrossProcess(b *testing.B) {
+	const burst = 512
+	g := useGPU(b, newFakeGPU())
+	var env []string
+	if p := os.Getenv("GDAKI_EMU_PEER_CPUPROFILE"); p != "" {
+		env = append(env, EnvCPUProfile+"="+p)
+	}
+	x, c := connectChildWith(b, qpOpts{gpu: g, logSQ: 10, logCQ: 10, dataLen: burst * 64}, env...)
+	fill(x.data[:burst*64], 3)
+	run := func(n int) {
+		for done := 0; done < n; done += burst {
+			x.lock()
+			for j := 0; j < burst; j++ {
+				w := mlx5.NewRDMAWrite(signaled, mlx5.RAddrSeg{Addr: c.info.va + uint64(j*64), RKey: c.info.rkey}, x.sge(j*64, 64))
+				w.Ctrl.WQEIndex, w.Ctrl.QPN = x.pi, x.qpn
+				k, err := w.Encode(x.sq)
+				if err != nil {
+					x.unlock()
+					b.Fatal(err)
+				}
+				x.pi += uint16(k)
+			}
+			x.unlock()
+			x.ring(mlx5.CtrlSeg{})
+			if err := x.drain(burst, 10*time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	run(8 * burst) // warm up (the shared-memory link comes up)
+	b.ResetTimer()
+	start := time.Now()
+	run(b.N)
+	b.ReportMetric(float64((b.N+burst-1)/burst*burst)/time.Since(start).Seconds(), "msgs/s")
+	b.StopTimer()
+	c.Send("CHECK 0 %d 3", burst*64)
+	if r := c.Expect(b, "OK"); r == nil {
+		b.Fatal("the peer's buffer does not hold the burst's bytes")
+	}
+}
+
+// drain consumes n successful requester CQEs, taking every CQE there is
+// with one lock of the fake GPU (a kernel's threads polling their own).
+func (e *endpoint) drain(n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	log := uint(e.o.logCQ)
+	for spins := 0; n > 0; spins++ {
+		e.lock()
+		for n > 0 {
+			slot := e.cqRing[int(e.ci&(1<<log-1))*64:][:64]
+			if !mlx5.CQEOwned(slot[63], e.ci, log) {
+				break
+			}
+			c, err := mlx5.DecodeCQE(slot)
+			if err != nil || c.Opcode != mlx5.CQEReq {
+				e.unlock()
+				return fmt.Errorf("CQE %d: %v %v %v", e.ci, err, c.Opcode, c.Syndrome)
+			}
+			e.ci++
+			n--
+		}
+		binary.BigEndian.PutUint32(e.cqDBR[0:4], e.ci&0xffffff)
+		e.unlock()
+		if n > 0 {
+			runtime.Gosched()
+			if spins%1024 == 1023 && time.Now().After(deadline) {
+				return errTimeout
+			}
+		}
+	}
+	return nil
 }
