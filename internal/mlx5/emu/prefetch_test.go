@@ -331,3 +331,51 @@ func TestRequesterLookupMR(t *testing.T) {
 		t.Fatal("an invalidated key was found")
 	}
 }
+
+// The read-ahead walks a burst in growing pieces (walkLimit): walkFirst
+// WQEs while none is outstanding, then twice as many as are outstanding, so
+// that the first frames leave before the whole burst is planned. A burst
+// of 512 64-byte WRITEs behind one doorbell, sent in one transmit round,
+// is read with three payload copies, of 64, 128 and 320 WQEs, and every
+// WRITE lands.
+func TestWalkChunks(t *testing.T) {
+	const burst = 512
+	g, x, y := deviceSetup(t, qpOpts{logSQ: 10, logCQ: 10, dataLen: burst * 64}, qpOpts{dataLen: burst * 64})
+	x.lock()
+	fill(x.data[:burst*64], 9)
+	x.unlock()
+	l := watch(t, g, x)
+	l.mu.Lock()
+	l.record = true
+	l.mu.Unlock()
+	for j := 0; j < burst; j++ {
+		x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(j*64), x.sge(j*64, 64)))
+	}
+	x.ring(mlx5.CtrlSeg{})
+	for j := 0; j < burst; j++ {
+		if e := x.mustPoll(); e.Opcode != mlx5.CQEReq {
+			t.Fatalf("WQE %d: %v %v", j, e.Opcode, e.Syndrome)
+		}
+	}
+	l.mu.Lock()
+	var sizes []int
+	for _, o := range l.ops {
+		var w bool
+		var a uintptr
+		var n int
+		if _, err := fmt.Sscanf(o, "%v %v+%d", &w, &a, &n); err == nil && !w && l.in(4, a) {
+			sizes = append(sizes, n)
+		}
+	}
+	l.record = false
+	l.mu.Unlock()
+	if want := []int{walkFirst * 64, 2 * walkFirst * 64, (burst - 3*walkFirst) * 64}; !slices.Equal(sizes, want) {
+		t.Fatalf("payload copies of %v bytes, want %v", sizes, want)
+	}
+	x.lock()
+	ok := bytes.Equal(y.data[:burst*64], x.data[:burst*64])
+	x.unlock()
+	if !ok {
+		t.Fatal("the burst's bytes did not all land")
+	}
+}
