@@ -293,11 +293,6 @@ func payloadOp(op uint8) bool {
 // at prefetchMax bytes, at a WQE it cannot decode or whose data is not all
 // in device memory of one GPUMemory, and at a message that does not fit.
 //
-// The walk stops after walkLimit's count of WQEs, so that the first frames
-// of a burst leave before the whole burst is planned, when one copy serves
-// the payloads so far (below); otherwise it goes on, as the payloads of a
-// burst posted in a scattered order may make one dense range only together.
-//
 // While every payload so far is one range of one buffer (put_bw's burst),
 // the walk only records the payloads and adds no copies: at the end, one
 // copy of the range that covers them serves them all (see cover). The first
@@ -317,11 +312,7 @@ func (q *qp) prefetchFrom(idx uint16) {
 	var cs *span
 	var lo, hi uint64 // the device range the records of cs cover
 	end := idx        // after the last WQE with a record
-	limit := q.walkLimit(idx)
 	for i := idx; i != r.pi; {
-		if dist(idx, i) >= limit && one && hi-lo <= 2*uint64(p.used) {
-			break // what the walk has so far is one dense range: one copy serves it
-		}
 		var sg []sge // the WQE's data segments
 		var length uint64
 		var next uint16
@@ -430,22 +421,6 @@ func (q *qp) prefetchFrom(idx uint16) {
 		p.g.ops = p.g.ops[:0]
 	}
 	q.setWatchGuess(&p.g)
-}
-
-// walkFirst is the most WQEs the read-ahead walks when none before idx is
-// outstanding (see walkLimit).
-const walkFirst = 64
-
-// walkLimit bounds the WQEs one read-ahead walks from idx. The walk costs
-// CPU per WQE (about 40-60 us for 512 WQEs on an H100 host) and no frame
-// leaves before it and its batch of copies end: with nothing outstanding
-// the peer idles all that time. So the walk takes walkFirst WQEs when none
-// before idx is outstanding, and otherwise twice as many as are
-// outstanding: the frames already on the wire keep the peer busy while the
-// next walk and its batch run, and a burst of 512 costs 3 batches instead
-// of 1 (64, 128, then the rest).
-func (q *qp) walkLimit(idx uint16) int {
-	return max(walkFirst, 2*dist(q.req.ci, idx))
 }
 
 // add appends the record of a payload to recs, filled in place (a record
