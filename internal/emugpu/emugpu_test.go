@@ -440,6 +440,7 @@ func BenchmarkGPUBatch(b *testing.B) {
 	a := installed
 	r, _ := a.Claim(uintptr(p), 1<<20)
 	dbr, wqe, payload := make([]byte, 4), make([]byte, 64), []byte("8 bytes!")
+	ahead, cqes := make([]byte, 32<<10), make([]byte, 16<<10)
 	for _, bc := range []struct {
 		name string
 		ops  []emu.DeviceCopy
@@ -448,6 +449,9 @@ func BenchmarkGPUBatch(b *testing.B) {
 		{"read64", []emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: 4096, Host: wqe}}},
 		{"write8", []emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: 8192, Host: payload}}},
 		{"dtod8", []emu.DeviceCopy{{Kind: emu.CopyDeviceToDevice, Src: r, SrcOff: 8192, Dst: r, DstOff: 16384, Len: 8}}},
+		// put_bw's read-ahead of a 512-message burst; a CQ flush of 256 CQEs.
+		{"read32k", []emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: 64 << 10, Host: ahead}}},
+		{"write16k", []emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: 128 << 10, Host: cqes}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

@@ -2,12 +2,14 @@ package emugpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
@@ -193,4 +195,161 @@ func TestGPUWatch(t *testing.T) {
 	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, Host: []byte("ok!")}, {Kind: emu.CopyToHost, Src: r, Host: got}}))
 	assert.Equal(t, "ok!", string(got))
 	require.NoError(t, c.Synchronize())
+}
+
+// BenchmarkGPUWatchPush times the watch's push of a burst: software writes
+// the WQEs of a burst into a ring in device memory (once, before the
+// timer) and then, per iteration, moves the send counter by the burst
+// (one copier batch); the iteration ends when the watch's push of the new
+// counter is on the host. burst1 is the push of one WQE, so the difference
+// is what the ring's bytes cost (put_bw's burst is 512 64-byte WQEs, 32
+// KiB). us/push is the time from the counter's batch to the push seen.
+func BenchmarkGPUWatchPush(b *testing.B) {
+	if !copierEnabled || !watchEnabled {
+		b.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
+	}
+	if err := cuda.Init(); err != nil {
+		b.Skipf("no CUDA driver: %v", err)
+	}
+	d, err := cuda.DeviceGet(0)
+	require.NoError(b, err)
+	c, err := d.PrimaryContext()
+	require.NoError(b, err)
+	defer c.Release()
+	p, err := c.MemAlloc(1 << 20)
+	require.NoError(b, err)
+	defer c.MemFree(p)
+	un := Install(c)
+	defer un()
+	a := installed
+	r, _ := a.Claim(uintptr(p), 1<<20)
+	const (
+		dbrOff  = 4
+		ringOff = 4096
+		logSize = 10
+	)
+	ring := make([]byte, 64<<logSize)
+	for i := range ring {
+		ring[i] = byte(i * 7)
+	}
+	require.NoError(b, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: ringOff, Host: ring}}))
+	var be [4]byte
+	require.NoError(b, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: dbrOff, Host: be[:]}}))
+	w, err := a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: ringOff, LogSize: logSize})
+	require.NoError(b, err)
+	defer w.Close()
+	counter, nudges := uint16(0), 0
+	push := func(b *testing.B, n uint16) time.Duration {
+		counter += n
+		binary.BigEndian.PutUint32(be[:], uint32(counter))
+		start := time.Now()
+		if err := a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: dbrOff, Host: be[:]}}); err != nil {
+			b.Fatal(err)
+		}
+		deadline, nudge := start.Add(2*time.Second), start.Add(200*time.Microsecond)
+		for {
+			if got, live := w.Latest(); live && uint16(got) == counter {
+				return time.Since(start)
+			}
+			if now := time.Now(); now.After(deadline) {
+				got, live := w.Latest()
+				b.Fatalf("no push of %d within 2 s: latest %d, live %v", counter, got, live)
+			} else if now.After(nudge) {
+				// The copier instance ended its life after the counter's
+				// batch: a batch starts another, as the engine's read of
+				// the DBR would.
+				nudges++
+				nudge = now.Add(200 * time.Microsecond)
+				if err := a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToHost, Src: r, SrcOff: dbrOff, Host: make([]byte, 4)}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, n := range []uint16{1, 64, 512} {
+		b.Run(fmt.Sprintf("burst%d", n), func(b *testing.B) {
+			for i := 0; i < 20; i++ {
+				push(b, n) // the table reaches the GPU; a warm instance
+			}
+			var total time.Duration
+			nudges = 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				total += push(b, n)
+			}
+			b.ReportMetric(total.Seconds()*1e6/float64(b.N), "us/push")
+			b.ReportMetric(float64(nudges), "relaunches")
+		})
+	}
+}
+
+// A push of many WQEs (the eight-loads-in-flight path of the watch's copy,
+// and its tail) lands every slot's bytes, also across the ring's wrap.
+func TestGPUWatchLargePush(t *testing.T) {
+	if !copierEnabled || !watchEnabled {
+		t.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
+	}
+	_, a, r := gpuSetup(t)
+	const (
+		dbrOff  = 4
+		ringOff = 4096
+		logSize = 10
+		size    = 1 << logSize
+	)
+	put := func(off int, b []byte) {
+		t.Helper()
+		require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(off), Host: b}}))
+	}
+	slot := func(idx uint16) []byte {
+		b := make([]byte, 64)
+		for i := range b {
+			b[i] = byte(int(idx)*5 + i*3 + 1)
+		}
+		return b
+	}
+	counter := func(v uint16) {
+		var be [4]byte
+		binary.BigEndian.PutUint32(be[:], uint32(v))
+		put(dbrOff, be[:])
+	}
+	counter(0)
+	w, err := a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: ringOff, LogSize: logSize})
+	require.NoError(t, err)
+	defer w.Close()
+	mirror := make([]byte, 64*size)
+	from := uint16(0)
+	// 300 WQEs, 700 (to the ring's end but 24), 501 across the wrap, 37.
+	for _, n := range []uint16{300, 700, 501, 37} {
+		to := from + n
+		ring := make([]byte, 64*size)
+		for i := from; i != to; i++ {
+			copy(ring[64*(int(i)%size):], slot(i))
+		}
+		// The new WQEs' slots only (one batch per contiguous piece), then
+		// the counter.
+		for i := from; i != to; {
+			s := int(i) % size
+			k := min(int(to-i), size-s)
+			put(ringOff+64*s, ring[64*s:64*(s+k)])
+			i += uint16(k)
+		}
+		counter(to)
+		deadline := time.Now().Add(2 * time.Second)
+		for k := 0; ; k++ {
+			if got, live := w.Latest(); live && uint16(got) == to {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no push of %d within 2 s", to)
+			if k%200 == 199 {
+				put(512<<10, []byte{byte(k)}) // keep a copier instance running
+			}
+			time.Sleep(10 * time.Microsecond)
+		}
+		w.ReadRing(from, to, mirror)
+		for i := from; i != to; i++ {
+			s := int(i) % size
+			require.Equal(t, slot(i), mirror[64*s:64*(s+1)], "slot %d (WQE %d) after the push of %d", s, i, to)
+		}
+		from = to
+	}
 }
