@@ -331,3 +331,87 @@ func TestRequesterLookupMR(t *testing.T) {
 		t.Fatal("an invalidated key was found")
 	}
 }
+
+// A burst from the buffer the last burst's read-ahead covered is read with
+// that covering copy again, before any walk, and its bytes are those
+// software wrote before the doorbell; a WQE whose payload lies elsewhere
+// ends it, and the read-ahead walks from there. Every WRITE lands.
+func TestCoverAgain(t *testing.T) {
+	const burst = 512
+	g, x, y := deviceSetup(t, qpOpts{logSQ: 10, logCQ: 10, dataLen: 2 * burst * 64}, qpOpts{dataLen: 2 * burst * 64})
+	l := watch(t, g, x)
+	// run posts WQEs of 64 bytes from x.data at src[j] to y.data at j*64,
+	// rings once, awaits them, checks what landed and returns the sizes of
+	// the payload copies.
+	run := func(seed byte, src []int) []int {
+		t.Helper()
+		x.lock()
+		fill(x.data, seed)
+		x.unlock()
+		clear(y.data)
+		l.mu.Lock()
+		l.record, l.ops = true, nil
+		l.mu.Unlock()
+		for j, s := range src {
+			x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(j*64), x.sge(s, 64)))
+		}
+		x.ring(mlx5.CtrlSeg{})
+		for j := range src {
+			if e := x.mustPoll(); e.Opcode != mlx5.CQEReq {
+				t.Fatalf("WQE %d: %v %v", j, e.Opcode, e.Syndrome)
+			}
+		}
+		x.lock()
+		for j, s := range src {
+			if !bytes.Equal(y.data[j*64:j*64+64], x.data[s:s+64]) {
+				x.unlock()
+				t.Fatalf("seed %d, WQE %d: other bytes landed than its payload's", seed, j)
+			}
+		}
+		x.unlock()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.record = false
+		var sizes []int
+		for _, o := range l.ops {
+			var w bool
+			var a uintptr
+			var n int
+			if _, err := fmt.Sscanf(o, "%v %v+%d", &w, &a, &n); err == nil && !w && l.in(4, a) {
+				sizes = append(sizes, n)
+			}
+		}
+		return sizes
+	}
+	order := func(f func(j int) int) []int {
+		s := make([]int, burst)
+		for j := range s {
+			s[j] = f(j)
+		}
+		return s
+	}
+	scattered := order(func(j int) int { return (j * 37 % burst) * 64 })
+	h0 := specHits.Load()
+	if got := run(1, scattered); !slices.Equal(got, []int{burst * 64}) {
+		t.Fatalf("first burst: payload copies %v, want one of %d bytes", got, burst*64)
+	}
+	if specHits.Load() != h0 {
+		t.Fatal("the first burst was read with a cover it had not walked")
+	}
+	// The same buffer in another order, with new bytes: one copy, no walk.
+	w0 := walkDecoded.Load()
+	if got := run(2, order(func(j int) int { return (burst - 1 - j) * 64 })); !slices.Equal(got, []int{burst * 64}) {
+		t.Fatalf("second burst: payload copies %v, want one of %d bytes", got, burst*64)
+	}
+	if specHits.Load() != h0+1 || walkDecoded.Load() != w0 {
+		t.Fatalf("second burst: %d reads of the cover again, %d WQEs from a walk; want 1 and 0", specHits.Load()-h0, walkDecoded.Load()-w0)
+	}
+	// WQE 100 names a slice past the cover: the first 100 from the cover
+	// again, then a walk from WQE 100 (its own copies).
+	third := order(func(j int) int { return j * 64 })
+	third[100] = burst*64 + 640
+	got := run(3, third)
+	if specHits.Load() != h0+2 || len(got) < 2 || got[0] != burst*64 {
+		t.Fatalf("third burst: payload copies %v after %d reads of the cover again; want the cover, then the walk's", got, specHits.Load()-h0)
+	}
+}

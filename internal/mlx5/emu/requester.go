@@ -68,6 +68,7 @@ type requester struct {
 	rnrUntil     time.Time
 
 	buf     [localBBs * wqebb]byte
+	pd      dwqe // a WQE plainWQE decoded for transmit
 	w       wqe
 	f       wire.Frame
 	tg      [maxSGEPerWQE]target
@@ -496,7 +497,14 @@ func (q *qp) transmit(now time.Time) bool {
 		w := &r.w
 		var syn mlx5.Syndrome
 		if !r.pf.take(r.send, w) {
-			syn = q.readWQE(r.send, &r.buf, w)
+			// Not decoded by a walk (none ran: the cover read again, or a
+			// host ring): the plain shapes straight from the mirror, the
+			// rest with the PRM parser.
+			if q.plainWQE(r.send, &r.pd) {
+				r.pd.fill(r.send, w)
+			} else {
+				syn = q.readWQE(r.send, &r.buf, w)
+			}
 		}
 		q.traceStage(stageWQE, r.send)
 		if dist(r.send, r.pi) < w.bbs {
@@ -636,7 +644,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		if !w.isInl && !q.resolve(w, 0) {
 			return mlx5.SyndromeLocalProtErr, false
 		}
-		if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil {
+		if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil && !q.again(w) {
 			q.prefetchFrom(w.idx) // this payload and the next ones, in one batch
 		}
 		e.kind = kAcked
