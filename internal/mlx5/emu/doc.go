@@ -143,7 +143,9 @@
 // pieces adjacent in device memory as one copy, and payloads scattered over
 // at most twice their size as one copy of their range (prefetch.go; the
 // walk that plans it keeps the WQEs it parsed, which are not parsed again
-// when they are sent); and the CQEs
+// when they are sent; a later burst from the range of the last such copy,
+// put_bw's launches, has it copied again at once, without a walk); and
+// the CQEs
 // of one step of the engine, per CQ, in one batch. CQEs in device memory are
 // written twice in one batch: first with an op_own no poller takes for a
 // completion of their pass (opcode INVALID, the previous pass's owner bit),
