@@ -1,9 +1,11 @@
 package emu
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 // TestResponderKeyAfterDereg: the responder keeps its last R_Key lookup
@@ -55,4 +57,38 @@ func TestResponderKeyAfterDereg(t *testing.T) {
 		must(t, m2.Dereg())
 		reconnect(x, y)
 	}
+}
+
+// TestHeldAckInPlace: while a burst goes on, the held ACK (updated in
+// place once one is held) is always the frame replyIn builds for the
+// request just executed: its PSN and the responder's MSN, everything else
+// the QP's and the requester's.
+func TestHeldAckInPlace(t *testing.T) {
+	a, b := twoNICs(t)
+	x, y := pair(t, a, b, qpOpts{}, qpOpts{})
+	q := y.qpObj()
+	for i := 0; i < 2*maxHeldAcks; i++ {
+		q.rmu.Lock()
+		psn := q.resp.epsn
+		q.rmu.Unlock()
+		ra := y.raddr(i)
+		f := &wire.Frame{Opcode: wire.OpWriteOnly, AckReq: true, DstQPN: y.qpn, SrcQPN: x.qpn, PSN: psn,
+			SrcGID: wire.GID(a.GID()), DstGID: wire.GID(b.GID()),
+			RETH: wire.RETH{VA: ra.Addr, RKey: ra.RKey, DMALength: 1}, Payload: []byte{byte(i)}, More: true}
+		b.respond(f)
+		q.rmu.Lock()
+		var want wire.Frame
+		q.replyIn(&want, f, wire.OpAck, psn, wire.AckSyndrome(31))
+		got, holds := q.resp.held, q.resp.holds
+		q.rmu.Unlock()
+		if holds == 0 {
+			continue // this request's ACK left (every maxHeldAcks+1)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("request %d (%d held): held ACK\n%+v\nwant\n%+v", i, holds, got, want)
+		}
+	}
+	q.rmu.Lock()
+	q.flushHeld()
+	q.rmu.Unlock()
 }
