@@ -57,3 +57,16 @@ func BenchmarkShmRead64(b *testing.B) {
 		b.Fatalf("%d frames delivered, %d rejected: want whole bursts of %d", n, p.Stats().Rejected, burst)
 	}
 }
+
+// BenchmarkSendShm64Spin is BenchmarkSendShm64 with the reader polling
+// an empty ring for shmSpinFor before it sleeps, as it does on a host of
+// shmSpinCPUs processors or more (an H100 host): on a smaller one the
+// reader sleeps at once, and the benchmark times its futex wake-ups more
+// than the link (a faster reader empties the ring sooner and sleeps more
+// often). It needs two idle processors to mean anything.
+func BenchmarkSendShm64Spin(b *testing.B) {
+	old := shmSpin
+	shmSpin = shmSpinFor // before the ports' readers start; restored after they ended
+	b.Cleanup(func() { shmSpin = old })
+	BenchmarkSendShm64(b)
+}
