@@ -133,7 +133,7 @@ func BenchmarkSendShm64(b *testing.B) {
 	f.RETH.DMALength = 64
 	f.SrcGID, f.DstGID = a.GID(), d.GID()
 	pause := func() { runtime.Gosched() } // the ring is full: let the reader drain it
-	base := int64(0) // frames sent before the timing: each is delivered before it starts
+	base := int64(0)                      // frames sent before the timing: each is delivered before it starts
 	for a.Stats().SharedMemory == 0 {
 		sendQueued(b, a, &f, pause) // the link comes up in the background
 		base++
