@@ -155,6 +155,33 @@ func (n *NIC) lookupMR(key uint32) *mr {
 	return m
 }
 
+// mrCache is the last lookup of an MR by key, for a lookup that is made
+// again and again with the same key (the R_Key of a burst of WRITEs): the
+// NIC's map it was made in, the key and the entry found (or nil). The map
+// is never changed, only replaced (refreshMRs), so while the NIC's map is
+// the one of the last lookup and the key the same, the entry the map holds
+// for it is still the one found. The MR's own state (its key, invalidated)
+// is read on every lookup, as NIC.lookupMR reads it. Its owner guards it.
+type mrCache struct {
+	m   *map[uint32]*mr
+	key uint32
+	hit *mr
+}
+
+// lookup is n.lookupMR(key), the map lookup saved on a hit.
+func (c *mrCache) lookup(n *NIC, key uint32) *mr {
+	mp := n.mrMap.Load()
+	m := c.hit
+	if mp != c.m || key != c.key {
+		m = (*mp)[key>>8]
+		c.m, c.key, c.hit = mp, key, m
+	}
+	if m == nil || m.key != key || m.invalid.Load() {
+		return nil
+	}
+	return m
+}
+
 // check validates an access of [va, va+len) through the MR on PD p with
 // right need; it returns the byte offset inside the span.
 func (m *mr) check(p *pd, va uint64, length uint64, need mlx5.Access) (uint64, bool) {

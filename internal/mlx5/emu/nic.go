@@ -51,7 +51,7 @@ type NIC struct {
 	// on every change), so no engine or responder path ever waits for the
 	// command lock.
 	qpSnap atomic.Pointer[[]*qp]
-	qpMap  atomic.Pointer[map[uint32]*qp]
+	qpTab  atomic.Pointer[qpTable]
 	mrMap  atomic.Pointer[map[uint32]*mr]
 	cqMap  atomic.Pointer[map[uint32]*cq]
 	uarMap atomic.Pointer[[]*uar]
@@ -213,7 +213,7 @@ func (n *NIC) refreshQPs() {
 		m[k] = q
 	}
 	n.qpSnap.Store(&l)
-	n.qpMap.Store(&m)
+	n.qpTab.Store(newQPTable(m))
 }
 
 func (n *NIC) refreshMRs() {
@@ -240,7 +240,7 @@ func (n *NIC) refreshUARs() {
 	n.uarMap.Store(&l)
 }
 
-func (n *NIC) qpByNum(qpn uint32) *qp { return (*n.qpMap.Load())[qpn] }
+func (n *NIC) qpByNum(qpn uint32) *qp { return n.qpTab.Load().get(qpn) }
 func (n *NIC) cqByNum(cqn uint32) *cq { return (*n.cqMap.Load())[cqn] }
 
 // queueFlush puts a CQ with pending CQEs on the list flushCQs writes; the

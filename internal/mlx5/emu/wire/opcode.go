@@ -158,8 +158,21 @@ func (o Opcode) IsRequest() bool {
 	return o.Valid()
 }
 
-// extLen is the total length of the extension headers of opcode o.
-func (o Opcode) extLen() int {
+// extLen is the total length of the extension headers of opcode o (zero
+// for an unknown one).
+func (o Opcode) extLen() int { return int(extLens[o]) }
+
+// extLens holds extLen of every opcode value: a decoder asks for it once
+// per frame.
+var extLens = func() (t [256]uint8) {
+	for o := range t {
+		t[o] = uint8(Opcode(o).sumExtLen())
+	}
+	return t
+}()
+
+// sumExtLen adds up the lengths of the extension headers of o.
+func (o Opcode) sumExtLen() int {
 	h := opTable[o].h
 	n := 0
 	if h&hRETH != 0 {

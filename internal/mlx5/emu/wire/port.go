@@ -23,7 +23,7 @@ type Port struct {
 	handler  atomic.Pointer[func(*Frame)]
 	closed   atomic.Bool
 	active   atomic.Int64  // in-process deliveries running in the handler
-	activity atomic.Uint64 // counts accepted connections and their frames: orders them by recent use
+	activity atomic.Uint64 // counts accepted connections and their frames (a shared-memory link's by burst, conn.shmBurst): orders them by recent use
 
 	ctx    context.Context // cancelled by Close: ends dials in progress
 	cancel context.CancelFunc

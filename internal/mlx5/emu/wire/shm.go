@@ -252,6 +252,7 @@ type link struct {
 
 	head     uint64 // in's consumer position; the reader goroutine
 	seenTail uint64 // the reader goroutine
+	unshown  int    // records released since head was last stored (done); the reader goroutine
 
 	_ [64]byte
 }
@@ -392,7 +393,7 @@ func (l *link) next() ([]byte, error) {
 				return nil, errShmBroken
 			}
 			l.head += skip
-			atomic.StoreUint64(r.word64(offHead), l.head)
+			l.showHead()
 			continue
 		}
 		rec := uint64(shmRecHead) + (uint64(n)+7)&^7
@@ -428,9 +429,31 @@ func (l *link) more(n int, dst, src uint32) bool {
 	return sameQPs(r.data[o+shmRecHead:o+shmRecHead+sameQPsLen], dst, src)
 }
 
-// done releases the record next returned.
+// done releases the record of n bytes that next returned, and stores the
+// consumer position for the producer.
 func (l *link) done(n int) {
-	l.head += uint64(shmRecHead + (n+7)&^7)
+	l.consume(n)
+	l.showHead()
+}
+
+// consume is done for a reader that goes on to the next record: the
+// position is stored (showHead) at once after a large record, so that the
+// producer may write the next while this one's payload is being copied,
+// otherwise every shmHoldMax records. The producer reads it only when the
+// ring looks full by the position it has, and each store is a full
+// barrier; the reader stores it at the end of every burst as well, before
+// it waits.
+func (l *link) consume(n int) {
+	rec := shmRecHead + (n+7)&^7
+	l.head += uint64(rec)
+	if l.unshown++; rec > shmHoldBytes || l.unshown >= shmHoldMax {
+		l.showHead()
+	}
+}
+
+// showHead stores the consumer position for the producer.
+func (l *link) showHead() {
+	l.unshown = 0
 	atomic.StoreUint64(l.in.word64(offHead), l.head)
 }
 

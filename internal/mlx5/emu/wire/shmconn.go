@@ -165,8 +165,7 @@ func (c *conn) startShm(l *link) bool {
 // segment, once no sender can be writing into it.
 func (c *conn) shmLoop(l *link) {
 	p := c.p
-	var f Frame
-	var scratch [maxHead]byte
+	var rd shmReader
 	last := time.Now()
 	idle, fresh := 0, false
 	poller := spin.Poller{Every: 1}
@@ -201,25 +200,13 @@ func (c *conn) shmLoop(l *link) {
 		}
 		poller.Start() // a frame, or an error: this goroutine is busy
 		if err == nil {
-			err = decodeShared(&f, b, &scratch)
+			err = c.shmBurst(l, b, &rd)
 		}
 		if err != nil {
 			p.stats.decodeErrors.Add(1)
 			c.fail(err)
 			break
 		}
-		if c.admit(&f) {
-			if !c.dialed {
-				c.lastRead.Store(p.activity.Add(1))
-				f.Route = Route{c}
-			}
-			f.More = l.more(len(b), f.DstQPN, f.SrcQPN)
-			p.deliver(&f)
-		} else {
-			p.stats.rejected.Add(1)
-		}
-		f = Frame{}
-		l.done(len(b))
 		fresh = true
 	}
 	c.mu.Lock() // every sender checks c.err under mu before it writes
@@ -227,3 +214,57 @@ func (c *conn) shmLoop(l *link) {
 	c.mu.Unlock()
 	l.close()
 }
+
+// shmReader is what a link's reader keeps from one record to the next.
+type shmReader struct {
+	f       Frame
+	scratch [maxHead]byte
+}
+
+// shmBurst handles the record b that next returned and those after it,
+// until the ring is empty or the connection ends; it returns the error
+// that breaks the link (a record that does not decode, a broken rule of
+// the ring). The consumer position is stored for the producer before it
+// returns.
+//
+// An accepted connection's last use (lastRead, the order in which the
+// port evicts connections) is counted at the first frame of a burst and
+// every shmUseEvery frames after it, not at each: one atomic addition on
+// the port's counter and one store per frame otherwise.
+func (c *conn) shmBurst(l *link, b []byte, rd *shmReader) error {
+	p := c.p
+	f := &rd.f
+	defer l.showHead()
+	defer func() { *f = Frame{} }() // no hold on the ring's bytes or the connection
+	use := 0
+	for {
+		if err := decodeShared(f, b, &rd.scratch); err != nil {
+			return err
+		}
+		if c.admit(f) {
+			if !c.dialed {
+				if use == 0 {
+					c.lastRead.Store(p.activity.Add(1))
+				}
+				use = (use + 1) % shmUseEvery
+				f.Route = Route{c}
+			}
+			f.More = l.more(len(b), f.DstQPN, f.SrcQPN)
+			p.deliver(f)
+		} else {
+			p.stats.rejected.Add(1)
+		}
+		l.consume(len(b))
+		if c.dead.Load() {
+			return nil
+		}
+		var err error
+		if b, err = l.next(); err != nil || b == nil {
+			return err
+		}
+	}
+}
+
+// shmUseEvery is how many frames of a burst one count of the connection's
+// use (lastRead) stands for.
+const shmUseEvery = 64
