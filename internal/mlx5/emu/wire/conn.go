@@ -501,7 +501,7 @@ func (p *Port) inPlaceConn(dst GID) *conn {
 		return nil
 	}
 	if !p.cfg.ForceShm {
-		if d := lookup(dst); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
+		if d := p.lookupDst(dst); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm {
 			return nil // in-process delivery
 		}
 	}

@@ -33,8 +33,10 @@ type Port struct {
 	peers   map[netip.Addr]*peer
 	// lastPeer is the peer peerFor found last (read without mu).
 	lastPeer atomic.Pointer[peerHint]
-	conns    map[*conn]struct{} // every connection, both directions
-	wg       sync.WaitGroup     // accept loop, connection goroutines
+	// lastDst is the destination lookupDst looked up last.
+	lastDst atomic.Pointer[dstHint]
+	conns   map[*conn]struct{} // every connection, both directions
+	wg      sync.WaitGroup     // accept loop, connection goroutines
 
 	closeOnce sync.Once
 	stats     counters
@@ -194,7 +196,7 @@ func (p *Port) InProcess(dst GID) bool {
 	if p.closed.Load() || p.cfg.ForceTCP || p.cfg.ForceShm {
 		return false
 	}
-	d := lookup(dst)
+	d := p.lookupDst(dst)
 	return d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && !d.closed.Load()
 }
 
@@ -230,7 +232,7 @@ func (p *Port) send(f *Frame, wait bool) error {
 		return nil
 	}
 	if !p.cfg.ForceTCP && !p.cfg.ForceShm {
-		if d := lookup(f.DstGID); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && d.deliverLocal(f) {
+		if d := p.lookupDst(f.DstGID); d != nil && !d.cfg.ForceTCP && !d.cfg.ForceShm && d.deliverLocal(f) {
 			p.stats.sent.Add(1)
 			return nil
 		}

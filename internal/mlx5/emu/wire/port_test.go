@@ -557,3 +557,27 @@ func TestCloseWaitsForInProcessDelivery(t *testing.T) {
 	err = sendUntilError(t, a, &Frame{Opcode: OpSendOnly, DstGID: b.GID()}, schedSlack, schedSlack)
 	assert.True(t, errors.Is(err, ErrUnreachable), "%v", err)
 }
+
+// A port's destination hint answers as the registry does, also after a
+// port of the process opened or closed, and a repeated lookup of one
+// destination keeps the hint it has.
+func TestLookupDstHint(t *testing.T) {
+	a, err := Listen(Config{})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := Listen(Config{})
+	require.NoError(t, err)
+	require.Same(t, b, a.lookupDst(b.GID()))
+	h := a.lastDst.Load()
+	require.Same(t, b, a.lookupDst(b.GID()))
+	require.Same(t, h, a.lastDst.Load(), "a repeated lookup replaced the hint")
+	gb := b.GID()
+	require.NoError(t, b.Close())
+	require.Nil(t, a.lookupDst(gb), "a closed port is still found through the hint")
+	c, err := Listen(Config{})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Same(t, c, a.lookupDst(c.GID()))
+	require.Nil(t, a.lookupDst(gb))
+	require.Same(t, c, a.lookupDst(c.GID()))
+}

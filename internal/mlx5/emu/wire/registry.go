@@ -61,6 +61,32 @@ func registryMap() map[GID]*Port {
 
 func lookup(g GID) *Port { return registryMap()[g] }
 
+// dstHint is the answer of a port's last lookup of a destination: the
+// port of this process that owns gid (nil for none) in registry map m.
+type dstHint struct {
+	m   *map[GID]*Port
+	gid GID
+	p   *Port
+}
+
+// lookupDst is lookup through the port's hint: a port sends to one
+// destination or few, frame after frame, and the hint holds while the
+// registry's map is the one it was found in (a map is never written after
+// it is stored), so a frame costs a compare instead of hashing its GID.
+// Every port of the process that opens or closes stores a new map.
+func (p *Port) lookupDst(g GID) *Port {
+	m := registry.m.Load()
+	if h := p.lastDst.Load(); h != nil && h.m == m && h.gid == g {
+		return h.p
+	}
+	var d *Port
+	if m != nil {
+		d = (*m)[g]
+	}
+	p.lastDst.Store(&dstHint{m: m, gid: g, p: d})
+	return d
+}
+
 // trackStacks, when set (by tests), makes Listen record the stack that
 // opened each port, so that a leak check can name where a port still open
 // came from.
