@@ -615,14 +615,14 @@ func (p *prefetch) release() {
 }
 
 // resolveInto is resolve of the data segments sg into tg (the prefetch's
-// targets), through the requester's lookupMR (the posts of a burst name one
+// targets), through the requester's MR cache (the posts of a burst name one
 // or two keys): a region deregistered after the walk is still caught, by
 // execute's own resolve when its WQE is sent.
 func (q *qp) resolveInto(sg []sge, tg []target) bool {
 	tg = tg[:len(sg)]
 	for i := range sg {
 		s := &sg[i]
-		m := q.req.lookupMR(q.nic, s.lkey)
+		m := q.req.mrs.lookup(q.nic, s.lkey)
 		if m == nil {
 			return false
 		}

@@ -284,23 +284,23 @@ func FuzzPlainWQE(f *testing.F) {
 // q16 is the slot of index i in a 16-WQEBB ring.
 func q16(i uint16) int { return int(i) & 15 }
 
-// The requester's lookup of an MR by key, which saves the map lookup while
-// the NIC's map is the one of its last lookup, finds what the NIC's own
-// lookup finds after every change: a registration, a deregistration, the
-// key's index registered again (a new key), and an invalidation (which
-// changes no map).
-func TestRequesterLookupMR(t *testing.T) {
+// The MR cache of a requester's L_Keys and a responder's R_Keys, which
+// saves the map lookup while the NIC's map is the one of its last lookup,
+// finds what the NIC's own lookup finds after every change: a
+// registration, a deregistration, the key's index registered again (a new
+// key), and an invalidation (which changes no map).
+func TestMRCache(t *testing.T) {
 	a, b := twoNICs(t)
 	x, _ := pair(t, a, b, qpOpts{}, qpOpts{})
-	var r requester
+	var r mrCache
 	mem := hostMem(t, 4096)
 	acc := mlx5.AccessLocalWrite
 	check := func(step string, keys ...uint32) {
 		t.Helper()
 		for _, k := range keys {
 			for range 2 { // the second lookup of a key is the saved one
-				if got, want := r.lookupMR(a, k), a.lookupMR(k); got != want {
-					t.Fatalf("%s: key 0x%x: the requester finds %p, the NIC %p", step, k, got, want)
+				if got, want := r.lookup(a, k), a.lookupMR(k); got != want {
+					t.Fatalf("%s: key 0x%x: the cache finds %p, the NIC %p", step, k, got, want)
 				}
 			}
 		}
@@ -324,10 +324,10 @@ func TestRequesterLookupMR(t *testing.T) {
 		t.Fatalf("test setup: key 0x%x after 0x%x", m3.LKey(), k1)
 	}
 	check("index registered again", k1, m3.LKey(), k1)
-	r.lookupMR(a, m2.LKey())
+	r.lookup(a, m2.LKey())
 	m2.(*mr).invalid.Store(true)
 	check("invalidated", m2.LKey())
-	if r.lookupMR(a, m2.LKey()) != nil {
+	if r.lookup(a, m2.LKey()) != nil {
 		t.Fatal("an invalidated key was found")
 	}
 }

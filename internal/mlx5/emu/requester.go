@@ -85,12 +85,9 @@ type requester struct {
 	dbrBuf [4]byte
 	rb     batch
 	pf     prefetch
-	// The last lookup of an MR by key (lookupMR): the NIC's map it was
-	// made in, the key and the entry found (or nil).
-	mrMap *map[uint32]*mr
-	mrKey uint32
-	mrHit *mr
-	ref   refPayload // the payload of a frame sent by reference (inproc.go)
+	// The last lookup of an MR by L_Key (mr.go).
+	mrs mrCache
+	ref refPayload // the payload of a frame sent by reference (inproc.go)
 }
 
 func (r *requester) init(q *qp) {
@@ -587,7 +584,7 @@ func (q *qp) resolve(w *wqe, need mlx5.Access) bool {
 	r := &q.req
 	for i := 0; i < w.nsge; i++ {
 		s := w.sges[i]
-		m := r.lookupMR(q.nic, s.lkey)
+		m := r.mrs.lookup(q.nic, s.lkey)
 		if m == nil {
 			return false
 		}
@@ -598,23 +595,6 @@ func (q *qp) resolve(w *wqe, need mlx5.Access) bool {
 		r.tg[i] = target{mem: m.mem, off: off, len: s.len}
 	}
 	return true
-}
-
-// lookupMR is the NIC's lookupMR, the map lookup saved while the NIC's
-// map of MRs is the one of the last lookup and the key the same: the map
-// is never changed, only replaced (refreshMRs), so the entry it holds for
-// the key is still the one found. The MR's state is read every time.
-func (r *requester) lookupMR(n *NIC, key uint32) *mr {
-	mp := n.mrMap.Load()
-	m := r.mrHit
-	if mp != r.mrMap || key != r.mrKey {
-		m = (*mp)[key>>8]
-		r.mrMap, r.mrKey, r.mrHit = mp, key, m
-	}
-	if m == nil || m.key != key || m.invalid.Load() {
-		return nil
-	}
-	return m
 }
 
 // execute starts one valid WQE: local checks, then its packets. again
