@@ -147,7 +147,7 @@ func TestGPUAdapter(t *testing.T) {
 // gpuSetup installs GPU 0's primary context in the adapter and claims a
 // MiB of device memory in it; all of it goes at the end of the test. It
 // skips (through gpuskip) without a CUDA driver.
-func gpuSetup(t *testing.T) (*cuda.Context, *adapter, emu.DeviceRange) {
+func gpuSetup(t testing.TB) (*cuda.Context, *adapter, emu.DeviceRange) {
 	t.Helper()
 	if err := cuda.Init(); err != nil {
 		if errors.Is(err, cuda.ErrNoDriver) || errors.Is(err, cuda.ErrNoDevice) {
@@ -424,21 +424,7 @@ func TestGPUSideCopier(t *testing.T) {
 // BenchmarkGPUBatch times the emulator's typical batches on the copier and
 // on the copy engines (GDAKI_EMU_COPIER=0 for the second).
 func BenchmarkGPUBatch(b *testing.B) {
-	if err := cuda.Init(); err != nil {
-		b.Skipf("no CUDA driver: %v", err)
-	}
-	d, err := cuda.DeviceGet(0)
-	require.NoError(b, err)
-	c, err := d.PrimaryContext()
-	require.NoError(b, err)
-	defer c.Release()
-	p, err := c.MemAlloc(1 << 20)
-	require.NoError(b, err)
-	defer c.MemFree(p)
-	un := Install(c)
-	defer un()
-	a := installed
-	r, _ := a.Claim(uintptr(p), 1<<20)
+	_, a, r := gpuSetup(b)
 	dbr, wqe, payload := make([]byte, 4), make([]byte, 64), []byte("8 bytes!")
 	ahead, cqes := make([]byte, 32<<10), make([]byte, 16<<10)
 	for _, bc := range []struct {

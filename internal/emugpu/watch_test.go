@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu"
 )
 
@@ -208,21 +207,7 @@ func BenchmarkGPUWatchPush(b *testing.B) {
 	if !copierEnabled || !watchEnabled {
 		b.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
 	}
-	if err := cuda.Init(); err != nil {
-		b.Skipf("no CUDA driver: %v", err)
-	}
-	d, err := cuda.DeviceGet(0)
-	require.NoError(b, err)
-	c, err := d.PrimaryContext()
-	require.NoError(b, err)
-	defer c.Release()
-	p, err := c.MemAlloc(1 << 20)
-	require.NoError(b, err)
-	defer c.MemFree(p)
-	un := Install(c)
-	defer un()
-	a := installed
-	r, _ := a.Claim(uintptr(p), 1<<20)
+	_, a, r := gpuSetup(b)
 	const (
 		dbrOff  = 4
 		ringOff = 4096

@@ -145,9 +145,19 @@ func burst64(b *testing.B, shm bool) {
 // shape: 64-byte WRITE ONLY packets into host memory, handed over as a
 // shared-memory link does (More set but on every 64th), so that ACKs are
 // coalesced; the ACKs go to the requester NIC in process.
-func BenchmarkRespondWrite64(b *testing.B) {
+func BenchmarkRespondWrite64(b *testing.B) { respondWrite64(b, nil) }
+
+// BenchmarkRespondWrite64Device is BenchmarkRespondWrite64 into device
+// memory (a fake GPU): put_bw's shape on a GPU host, where the responder
+// defers the packets of a burst and lands them in batches (land.go), one
+// batch before each ACK.
+func BenchmarkRespondWrite64Device(b *testing.B) { respondWrite64(b, useGPU(b, newFakeGPU())) }
+
+// respondWrite64 runs BenchmarkRespondWrite64 into the responder's data in
+// host memory (g nil) or in g's memory.
+func respondWrite64(b *testing.B, g *fakeGPU) {
 	na, nb := twoNICs(b)
-	x, y := pair(b, na, nb, qpOpts{}, qpOpts{dataLen: 512 * 64})
+	x, y := pair(b, na, nb, qpOpts{}, qpOpts{gpu: g, dataLen: 512 * 64})
 	q := y.qpObj()
 	q.rmu.Lock()
 	psn := q.resp.epsn
@@ -164,7 +174,15 @@ func BenchmarkRespondWrite64(b *testing.B) {
 		nb.respond(&f)
 	}
 	b.StopTimer()
-	if y.data[64*((b.N-1)%512)] != 0x5a || q.state.Load() != stRTS {
-		b.Fatalf("the requests did not all land (state %d)", q.state.Load())
+	q.rmu.Lock()
+	q.flushHeld() // the last packets, when the last had More
+	q.rmu.Unlock()
+	if q.state.Load() != stRTS {
+		b.Fatalf("the QP left RTS (state %d)", q.state.Load())
+	}
+	y.lock()
+	defer y.unlock()
+	if y.data[64*((b.N-1)%512)] != 0x5a {
+		b.Fatal("the requests did not all land")
 	}
 }
