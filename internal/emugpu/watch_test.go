@@ -18,9 +18,7 @@ import (
 // whose ring was freed is dropped without touching it (the context lives
 // on); a context synchronization still returns; the ninth watch is refused.
 func TestGPUWatch(t *testing.T) {
-	if !copierEnabled || !watchEnabled {
-		t.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
-	}
+	skipNoWatch(t)
 	c, a, r := gpuSetup(t)
 
 	const (
@@ -30,10 +28,7 @@ func TestGPUWatch(t *testing.T) {
 		size    = 1 << logSize
 		payOff  = 64 << 10
 	)
-	put := func(off int, b []byte) {
-		t.Helper()
-		require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(off), Host: b}}))
-	}
+	put := func(off int, b []byte) { t.Helper(); devPut(t, a, r, off, b) }
 	wqe := func(idx uint16) []byte {
 		b := make([]byte, 64)
 		for i := range b {
@@ -52,25 +47,7 @@ func TestGPUWatch(t *testing.T) {
 		binary.BigEndian.PutUint32(be[:], uint32(to))
 		put(dbrOff, be[:])
 	}
-	// waitPushed waits for a push of counter want, keeping a copier
-	// instance running with a small batch now and then.
-	waitPushed := func(w emu.SQWatch, want uint16) {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Second)
-		for k := 0; ; k++ {
-			if got, live := w.Latest(); live && uint16(got) == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				got, live := w.Latest()
-				t.Fatalf("no push of %d within 2 s: latest %d, live %v", want, got, live)
-			}
-			if k%200 == 199 {
-				put(512<<10, []byte{byte(k)})
-			}
-			time.Sleep(10 * time.Microsecond)
-		}
-	}
+	waitPushed := func(w emu.SQWatch, want uint16) { t.Helper(); waitPush(t, a, r, w, want) }
 
 	post(0, 0) // counter 0, and a running instance
 	w, err := a.WatchSQ(emu.SQWatchSpec{DBR: r, DBROff: dbrOff, Ring: r, RingOff: ringOff, LogSize: logSize})
@@ -204,9 +181,7 @@ func TestGPUWatch(t *testing.T) {
 // is what the ring's bytes cost (put_bw's burst is 512 64-byte WQEs, 32
 // KiB). us/push is the time from the counter's batch to the push seen.
 func BenchmarkGPUWatchPush(b *testing.B) {
-	if !copierEnabled || !watchEnabled {
-		b.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
-	}
+	skipNoWatch(b)
 	_, a, r := gpuSetup(b)
 	const (
 		dbrOff  = 4
@@ -271,9 +246,7 @@ func BenchmarkGPUWatchPush(b *testing.B) {
 // A push of many WQEs (the eight-loads-in-flight path of the watch's copy,
 // and its tail) lands every slot's bytes, also across the ring's wrap.
 func TestGPUWatchLargePush(t *testing.T) {
-	if !copierEnabled || !watchEnabled {
-		t.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
-	}
+	skipNoWatch(t)
 	_, a, r := gpuSetup(t)
 	const (
 		dbrOff  = 4
@@ -281,10 +254,7 @@ func TestGPUWatchLargePush(t *testing.T) {
 		logSize = 10
 		size    = 1 << logSize
 	)
-	put := func(off int, b []byte) {
-		t.Helper()
-		require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(off), Host: b}}))
-	}
+	put := func(off int, b []byte) { t.Helper(); devPut(t, a, r, off, b) }
 	slot := func(idx uint16) []byte {
 		b := make([]byte, 64)
 		for i := range b {
@@ -319,22 +289,48 @@ func TestGPUWatchLargePush(t *testing.T) {
 			i += uint16(k)
 		}
 		counter(to)
-		deadline := time.Now().Add(2 * time.Second)
-		for k := 0; ; k++ {
-			if got, live := w.Latest(); live && uint16(got) == to {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "no push of %d within 2 s", to)
-			if k%200 == 199 {
-				put(512<<10, []byte{byte(k)}) // keep a copier instance running
-			}
-			time.Sleep(10 * time.Microsecond)
-		}
+		waitPush(t, a, r, w, to)
 		w.ReadRing(from, to, mirror)
 		for i := from; i != to; i++ {
 			s := int(i) % size
 			require.Equal(t, slot(i), mirror[64*s:64*(s+1)], "slot %d (WQE %d) after the push of %d", s, i, to)
 		}
 		from = to
+	}
+}
+
+// skipNoWatch skips a test of the watches when the copier or its watches
+// are off.
+func skipNoWatch(t testing.TB) {
+	t.Helper()
+	if !copierEnabled || !watchEnabled {
+		t.Skip("the copier or its watches are off (GDAKI_EMU_COPIER=0 or GDAKI_EMU_WATCH=0)")
+	}
+}
+
+// devPut writes b at off of r with one batch.
+func devPut(t testing.TB, a *adapter, r emu.DeviceRange, off int, b []byte) {
+	t.Helper()
+	require.NoError(t, a.Copy([]emu.DeviceCopy{{Kind: emu.CopyToDevice, Dst: r, DstOff: uint64(off), Host: b}}))
+}
+
+// waitPush waits up to 2 s for watch w's push of counter want, keeping a
+// copier instance running (and its watches with it) with a small batch into
+// r at 512 KiB now and then.
+func waitPush(t testing.TB, a *adapter, r emu.DeviceRange, w emu.SQWatch, want uint16) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for k := 0; ; k++ {
+		if got, live := w.Latest(); live && uint16(got) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			got, live := w.Latest()
+			t.Fatalf("no push of %d within 2 s: latest %d, live %v", want, got, live)
+		}
+		if k%200 == 199 {
+			devPut(t, a, r, 512<<10, []byte{byte(k)})
+		}
+		time.Sleep(10 * time.Microsecond)
 	}
 }
