@@ -59,8 +59,6 @@ func registryMap() map[GID]*Port {
 	return nil
 }
 
-func lookup(g GID) *Port { return registryMap()[g] }
-
 // dstHint is the answer of a port's last lookup of a destination: the
 // port of this process that owns gid (nil for none) in registry map m.
 type dstHint struct {
@@ -69,11 +67,12 @@ type dstHint struct {
 	p   *Port
 }
 
-// lookupDst is lookup through the port's hint: a port sends to one
-// destination or few, frame after frame, and the hint holds while the
-// registry's map is the one it was found in (a map is never written after
-// it is stored), so a frame costs a compare instead of hashing its GID.
-// Every port of the process that opens or closes stores a new map.
+// lookupDst returns the port of this process that owns g, or nil, through
+// the port's hint: a port sends to one destination or few, frame after
+// frame, and the hint holds while the registry's map is the one it was
+// found in (a map is never written after it is stored), so a frame costs a
+// compare instead of hashing its GID. Every port of the process that opens
+// or closes stores a new map.
 func (p *Port) lookupDst(g GID) *Port {
 	m := registry.m.Load()
 	if h := p.lastDst.Load(); h != nil && h.m == m && h.gid == g {
