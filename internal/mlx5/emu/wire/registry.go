@@ -13,7 +13,8 @@ import (
 // in-process fast path. Every frame sent looks its destination up, from the
 // engines of several NICs at once: the map is copied on every change
 // (ports open and close rarely) and read through an atomic pointer, so that
-// a lookup writes nothing shared.
+// a lookup writes nothing the ports share (lookupDst stores the sending
+// port's own hint, when the destination or the map changed).
 var registry struct {
 	sync.Mutex // serializes changes
 	m          atomic.Pointer[map[GID]*Port]
