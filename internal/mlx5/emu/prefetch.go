@@ -500,16 +500,9 @@ func (q *qp) prefetchFrom(idx uint16) {
 	q.setWatchGuess(&p.g)
 }
 
-// add appends the record of a payload to recs, filled in place (a record
-// built aside and appended is stored in narrow pieces and reloaded in wide
-// ones, which stalls store forwarding on amd64).
+// add appends the record of a payload to recs, filled in place (grow).
 func (p *prefetch) add(idx uint16, off int, n uint64, mem *span, src uint64, one bool) {
-	if len(p.recs) == cap(p.recs) {
-		p.recs = append(p.recs, pfRec{})
-	} else {
-		p.recs = p.recs[:len(p.recs)+1]
-	}
-	r := &p.recs[len(p.recs)-1]
+	r := grow(&p.recs)
 	r.idx, r.off, r.len, r.mem, r.src, r.one = idx, off, n, mem, src, one
 }
 
