@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -128,13 +127,7 @@ func FuzzStreamReader(f *testing.F) {
 // exactly their bytes, never move its position past the producer's, and
 // stop (errShmBroken) at the first broken rule.
 func FuzzShmRing(f *testing.F) {
-	seg, fd, err := createSegment(minShmRing)
-	if err != nil {
-		f.Skipf("no shared memory here: %v", err)
-	}
-	syscall.Close(fd)
-	f.Cleanup(seg.close)
-	w, r := newLink(seg, true), newLink(seg, false)
+	w, r := linkPair(f, minShmRing)
 	// Seeds: what a real producer writes, then the same with a wrap.
 	for _, op := range Opcodes {
 		fr := sampleFrame(op)
@@ -142,11 +135,11 @@ func FuzzShmRing(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	good := append([]byte(nil), seg.rings[0].data[:w.tail]...)
+	good := append([]byte(nil), w.out.data[:w.tail]...)
 	f.Add(append(binary.LittleEndian.AppendUint64(nil, w.tail), good...))
 	f.Add(append(binary.LittleEndian.AppendUint64(nil, 8), binary.LittleEndian.AppendUint32(nil, shmWrapMark)...))
 	f.Add(append(binary.LittleEndian.AppendUint64(nil, 64), 60, 0, 0, 0, 0, 0, 0, 0, 'G', 'D', 'W', 2))
-	ring := &seg.rings[0]
+	ring := w.out // the reader's in ring
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 8 {
 			return

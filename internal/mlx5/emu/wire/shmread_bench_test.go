@@ -2,7 +2,6 @@ package wire
 
 import (
 	"net/netip"
-	"syscall"
 	"testing"
 )
 
@@ -19,13 +18,7 @@ func BenchmarkShmRead64(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { p.Close() })
-	seg, fd, err := createSegment(DefaultShmRing)
-	if err != nil {
-		b.Skipf("no shared memory here: %v", err)
-	}
-	syscall.Close(fd)
-	b.Cleanup(seg.close)
-	w, r := newLink(seg, true), newLink(seg, false)
+	w, r := linkPair(b, DefaultShmRing)
 	peer := GIDFromIPv4(netip.MustParseAddr("127.0.0.2"))
 	c := newConn(p, false, peer)
 	f := write8()

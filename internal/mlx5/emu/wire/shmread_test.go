@@ -65,13 +65,7 @@ type shmRig struct {
 func newShmRig(t *testing.T) *shmRig {
 	x := &shmRig{from: GIDFromIPv4(netip.MustParseAddr("127.0.0.2"))}
 	x.p = listen(t, Config{Handler: func(*Frame) { x.n++ }})
-	seg, fd, err := createSegment(minShmRing)
-	if err != nil {
-		t.Skipf("no shared memory here: %v", err)
-	}
-	syscall.Close(fd)
-	t.Cleanup(seg.close)
-	x.w, x.r = newLink(seg, true), newLink(seg, false)
+	x.w, x.r = linkPair(t, minShmRing)
 	x.c = newConn(x.p, false, x.from)
 	return x
 }
@@ -151,4 +145,18 @@ func TestShmHeadShown(t *testing.T) {
 	x.burst(t, 3, 64)
 	require.Equal(t, x.r.head, shown(), "after a burst")
 	require.Equal(t, x.r.head, x.w.tail)
+}
+
+// linkPair returns both ends of a link over a new segment of ring size
+// size (writer, reader), unmapped at tb's end; it skips where no shared
+// memory can be made.
+func linkPair(tb testing.TB, size int) (w, r *link) {
+	tb.Helper()
+	seg, fd, err := createSegment(size)
+	if err != nil {
+		tb.Skipf("no shared memory here: %v", err)
+	}
+	syscall.Close(fd)
+	tb.Cleanup(seg.close)
+	return newLink(seg, true), newLink(seg, false)
 }
