@@ -320,7 +320,7 @@ func (q *qp) again(w *wqe) bool {
 		return false
 	}
 	p.g.valid = false
-	p.spec, p.specFrom, p.specEnd, p.used = true, w.idx, r.pi, int(n)
+	p.spec, p.specFrom, p.specEnd = true, w.idx, r.pi
 	specHits.Add(1)
 	return true
 }
