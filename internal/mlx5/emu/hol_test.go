@@ -32,17 +32,34 @@ func retryBudget(retry, timeout uint8) time.Duration {
 // advances it: the NIC's timers then expire after so much of the test's
 // time, however late a loaded machine runs the engine's rounds.
 type stepClock struct {
-	mu    sync.Mutex
-	t     time.Time
-	ended uint64 // engine rounds ended
+	mu      sync.Mutex
+	t       time.Time
+	running bool   // the wall clock's time until freeze
+	ended   uint64 // engine rounds ended
 }
 
 func newStepClock() *stepClock { return &stepClock{t: time.Now()} }
 
+// newRunningClock is a stepClock that runs with the wall clock until
+// freeze stops it.
+func newRunningClock() *stepClock { return &stepClock{running: true} }
+
 func (c *stepClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.running {
+		return time.Now()
+	}
 	return c.t
+}
+
+// freeze stops a running clock at the wall clock's time.
+func (c *stepClock) freeze() {
+	c.mu.Lock()
+	if c.running {
+		c.t, c.running = time.Now(), false
+	}
+	c.mu.Unlock()
 }
 
 func (c *stepClock) Ran(time.Time) {

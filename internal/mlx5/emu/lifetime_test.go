@@ -89,12 +89,23 @@ func TestDeregMRDuringTransfer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forBothPaths(t, func(t *testing.T, tcp bool) {
-				// The NICs' clock stands still: no ACK timeout ends the
-				// 128 MiB transfer, however slowly a loaded machine runs
-				// it; what ends it is the deregistration.
-				a, b := nicPairOn(t, tcp, newStepClock())
+				// A small WRITE each way first, on the wall clock, so that
+				// both directions of the link are up (a frame sent while
+				// a TCP connection is dialled may be dropped, and sent
+				// again after an ACK timeout). Then the NICs' clock stands
+				// still: no ACK timeout ends the 128 MiB transfer, however
+				// slowly a loaded machine runs it; the deregistration does.
+				clk := newRunningClock()
+				a, b := nicPairOn(t, tcp, clk)
 				o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen}
 				x, y := pair(t, a, b, o, o)
+				for _, e := range [][2]*endpoint{{x, y}, {y, x}} {
+					e[0].post(mlx5.NewRDMAWrite(signaled, e[1].raddr(bigLen-8), e[0].sge(0, 8)))
+					if c, err := e[0].poll(time.Minute); err != nil || c.Opcode != mlx5.CQEReq {
+						t.Fatalf("the WRITE before the transfer: %v %v %v", err, c.Opcode, c.Syndrome)
+					}
+				}
+				clk.freeze()
 				src, dst, wr := x, y, mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen))
 				if c.read {
 					src, dst, wr = y, x, mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, bigLen))
