@@ -383,7 +383,10 @@ func TestStalledPeerWriteDeadline(t *testing.T) {
 	// Send below, wt/2, leaves a loaded machine as much as the package's
 	// schedSlack.
 	const wt = 3 * time.Second
-	a := listen(t, Config{Port: port, WriteTimeout: wt})
+	// The dial is given as long as a write: on a loaded machine a loopback
+	// dial can take longer than the default 100 ms, and its failure would
+	// end the test before the queue fills.
+	a := listen(t, Config{Port: port, WriteTimeout: wt, DialTimeout: wt})
 	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(addr), Payload: make([]byte, 64<<10)}
 	var congested, unreachable error
 	deadline := time.Now().Add(wt + schedSlack)
