@@ -124,8 +124,13 @@ func connectChild(tb testing.TB) (*endpoint, *child) {
 // connectChildWith is connectChild with the local endpoint's options and
 // the child's extra environment ("K=V").
 func connectChildWith(tb testing.TB, o qpOpts, env ...string) (*endpoint, *child) {
+	return connectChildOn(tb, Config{Name: "emu-parent"}, o, env...)
+}
+
+// connectChildOn is connectChildWith with this side's NIC made from cfg.
+func connectChildOn(tb testing.TB, cfg Config, o qpOpts, env ...string) (*endpoint, *child) {
 	c := startPeer(tb, env...)
-	nic := newNIC(tb, Config{Name: "emu-parent"})
+	nic := newNIC(tb, cfg)
 	e := newEndpoint(tb, nic, o)
 	c.Send("PEER %s", e.info())
 	c.Expect(tb, "READY")

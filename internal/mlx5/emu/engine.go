@@ -51,7 +51,14 @@ func (n *NIC) engine() {
 		default:
 		}
 		now := time.Now()
-		work, next := n.round(now)
+		tnow := now // the timers' time
+		if c := n.cfg.clock; c != nil {
+			tnow = c.Now()
+		}
+		work, next := n.round(tnow)
+		if c := n.cfg.clock; c != nil {
+			c.Ran(tnow)
+		}
 		if work {
 			lastWork, sleep = now, minSleep
 			continue
@@ -77,7 +84,7 @@ func (n *NIC) engine() {
 		}
 		d := min(sleep, ceil)
 		if !next.IsZero() {
-			d = min(d, max(time.Until(next), 0))
+			d = min(d, max(next.Sub(n.now()), 0))
 		}
 		timer.Reset(d)
 		t0 := timelineStart()
@@ -167,7 +174,7 @@ func (n *NIC) doorbell(u *uar, v uint64) {
 			q.dbHint.Store(uint32(pi) | hintValid)
 		}
 	}
-	now := int64(time.Since(epoch))
+	now := int64(n.now().Sub(epoch))
 	for _, q := range *n.qpSnap.Load() {
 		if q.uar != u {
 			continue

@@ -102,7 +102,10 @@ func (o *qpOpts) defaults() {
 		o.retry = 3
 	}
 	if o.ackTO == 0 {
-		o.ackTO = 14 // ~67 ms
+		// ~1.07 s, (retry+1) of them before an error: a loaded machine
+		// that runs a peer late must not look like a dead peer. Tests of
+		// the timers set their own, or step the NIC's clock (hol_test.go).
+		o.ackTO = 18
 	}
 	if o.atomic == 0 {
 		o.atomic = mlx5.AtomicMode8B

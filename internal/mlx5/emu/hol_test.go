@@ -16,8 +16,8 @@ import (
 // requester exactly the configured transport retry budget, and nothing else
 // on the NIC waits for it.
 
-// holTO and holRetry give a budget of (3+1) x 4.096 us x 2^16 = 1.07 s
-// (10% of it leaves room for a loaded machine's scheduling).
+// holTO and holRetry give a budget of (3+1) x 4.096 us x 2^16 = 1.07 s of
+// the NIC's clock.
 const (
 	holTO    = 16
 	holRetry = 3
@@ -26,6 +26,73 @@ const (
 // retryBudget is (retry_cnt+1) x 4.096 us x 2^timeout.
 func retryBudget(retry, timeout uint8) time.Duration {
 	return time.Duration(retry+1) * time.Duration(4096<<timeout) * time.Nanosecond
+}
+
+// stepClock is a NIC clock (Config.clock) that moves only when the test
+// advances it: the NIC's timers then expire after so much of the test's
+// time, however late a loaded machine runs the engine's rounds.
+type stepClock struct {
+	mu      sync.Mutex
+	t       time.Time
+	running bool   // the wall clock's time until freeze
+	ended   uint64 // engine rounds ended
+}
+
+func newStepClock() *stepClock { return &stepClock{t: time.Now()} }
+
+// newRunningClock is a stepClock that runs with the wall clock until
+// freeze stops it.
+func newRunningClock() *stepClock { return &stepClock{running: true} }
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running {
+		return time.Now()
+	}
+	return c.t
+}
+
+// freeze stops a running clock at the wall clock's time.
+func (c *stepClock) freeze() {
+	c.mu.Lock()
+	if c.running {
+		c.t, c.running = time.Now(), false
+	}
+	c.mu.Unlock()
+}
+
+func (c *stepClock) Ran(time.Time) {
+	c.mu.Lock()
+	c.ended++
+	c.mu.Unlock()
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *stepClock) rounds() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended
+}
+
+// settle returns once the engine has run a whole round that began after
+// the call, so at the clock's current time and after everything the test
+// did before (a post, an advance): the second round that ends from here.
+func (c *stepClock) settle(t testing.TB) {
+	t.Helper()
+	want := c.rounds() + 2
+	deadline := time.Now().Add(time.Minute)
+	for c.rounds() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the engine ran no round in a minute")
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 }
 
 // blackHole listens on addr, on a TCP port reserved for the test
@@ -61,129 +128,107 @@ func blackHole(t *testing.T, addr netip.Addr) uint16 {
 	return port
 }
 
-// healthy keeps one 8-byte WRITE at a time going on x until stop closes,
-// and reports how many completed and the longest one took.
-func healthy(t *testing.T, x *endpoint, raddr mlx5.RAddrSeg, stop <-chan struct{}) (n int, worst time.Duration) {
-	for {
-		select {
-		case <-stop:
-			return n, worst
-		default:
-		}
-		start := time.Now()
+// healthy runs n 8-byte WRITEs on x, one at a time, each to complete
+// successfully.
+func healthy(t *testing.T, what string, x *endpoint, raddr mlx5.RAddrSeg, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
 		x.post(mlx5.NewRDMAWrite(signaled, raddr, x.sge(0, 8)))
-		c, err := x.poll(10 * time.Second)
+		c, err := x.poll(30 * time.Second)
 		if err != nil || c.Opcode != mlx5.CQEReq {
-			t.Errorf("healthy QP: %v %v", err, c.Syndrome)
-			return n, worst
+			t.Fatalf("%s: healthy QP's WRITE %d: %v %v %v", what, i, err, c.Opcode, c.Syndrome)
 		}
-		if d := time.Since(start); d > worst {
-			worst = d
-		}
-		n++
 	}
 }
 
+// holSteps is the test clock's step: an ACK timeout is holSteps steps.
+const holSteps = 32
+
 // timeToError posts a signaled WRITE of n bytes (and two small WRITEs after
-// it) and returns how long the first took to complete with an error CQE,
-// which must be TRANSPORT_RETRY_EXC.
-func timeToError(t *testing.T, x *endpoint, raddr mlx5.RAddrSeg, n int) time.Duration {
+// it) on x, whose NIC runs on clk, and advances clk one step at a time,
+// each step taken by an engine round, until the first WRITE completes with
+// an error CQE, which must be TRANSPORT_RETRY_EXC; the two after it must
+// be flushed. It returns the clock's time from the post to that CQE.
+// during, if not nil, runs with the clock stopped at the post and again
+// halfway through the budget.
+func timeToError(t *testing.T, clk *stepClock, x *endpoint, raddr mlx5.RAddrSeg, n int, during func()) time.Duration {
 	t.Helper()
-	start := time.Now()
+	step := time.Duration(4096<<x.o.ackTO) * time.Nanosecond / holSteps
 	idx := x.post(mlx5.NewRDMAWrite(signaled, raddr, x.sge(0, uint32(n))))
 	x.post(mlx5.NewRDMAWrite(signaled, raddr, x.sge(0, 8)))
 	x.post(mlx5.NewRDMAWrite(signaled, raddr, x.sge(0, 8)))
-	c, err := x.poll(30 * time.Second)
-	el := time.Since(start)
-	must(t, err)
-	if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeTransportRetryExcErr || c.WQECounter != idx {
-		t.Fatalf("got %v %v counter %d; want TRANSPORT_RETRY_EXC_ERR counter %d", c.Opcode, c.Syndrome, c.WQECounter, idx)
-	}
-	for i := 0; i < 2; i++ {
-		if c := x.mustPoll(); c.Syndrome != mlx5.SyndromeWRFlushErr {
-			t.Fatalf("after the error: %v %v", c.Opcode, c.Syndrome)
+	clk.settle(t) // the WQE has started: its ACK timer runs from here
+	tries := int(x.o.retry) + 1
+	for k := 0; k <= 2*tries*holSteps; k++ {
+		if k > 0 {
+			clk.advance(step)
+			clk.settle(t)
+		}
+		if c, ok := x.tryPoll(); ok {
+			if c.Opcode != mlx5.CQEReqErr || c.Syndrome != mlx5.SyndromeTransportRetryExcErr || c.WQECounter != idx {
+				t.Fatalf("got %v %v counter %d; want TRANSPORT_RETRY_EXC_ERR counter %d", c.Opcode, c.Syndrome, c.WQECounter, idx)
+			}
+			for i := 0; i < 2; i++ {
+				if c := x.mustPoll(); c.Syndrome != mlx5.SyndromeWRFlushErr {
+					t.Fatalf("after the error: %v %v", c.Opcode, c.Syndrome)
+				}
+			}
+			return time.Duration(k) * step
+		}
+		if during != nil && (k == 0 || k == tries*holSteps/2) {
+			during()
 		}
 	}
-	return el
+	t.Fatalf("no error CQE after twice the retry budget of the NIC's clock")
+	return 0
 }
 
-// checkBudget fails unless el is within [budget, budget + 10%].
-func checkBudget(t *testing.T, what string, el time.Duration) {
+// checkBudget fails unless el, on the NIC's clock, is within x's retry
+// budget and one step of the clock per ACK timeout more: a timeout may
+// restart one step late, in the round after the one that saw it expire.
+func checkBudget(t *testing.T, what string, x *endpoint, el time.Duration) {
 	t.Helper()
-	b := retryBudget(holRetry, holTO)
-	t.Logf("%s: TRANSPORT_RETRY_EXC after %v; budget (%d+1) x 4.096 us x 2^%d = %v, +10%% = %v",
-		what, el.Round(100*time.Microsecond), holRetry, holTO, b, b+b/10)
+	b := retryBudget(x.o.retry, x.o.ackTO)
+	slack := b / holSteps
+	t.Logf("%s: TRANSPORT_RETRY_EXC after %v of the NIC's clock; budget (%d+1) x 4.096 us x 2^%d = %v",
+		what, el, x.o.retry, x.o.ackTO, b)
 	if el < b {
 		t.Errorf("%s: error after %v, before the budget %v: retries not honoured", what, el, b)
 	}
-	if el > b+b/10 {
-		t.Errorf("%s: error after %v, beyond the budget %v + 10%%", what, el, b)
+	if el > b+slack {
+		t.Errorf("%s: error after %v, beyond the budget %v + %v", what, el, b, slack)
 	}
 }
 
 // TestHeadOfLineBlackHole: a QP whose peer accepts TCP connections and never
 // reads gets TRANSPORT_RETRY_EXC within its budget, with a small message and
 // with 64 MiB queued, while a QP to a healthy peer on the same NIC keeps
-// completing WRITEs without stalling.
+// completing WRITEs: with the NIC's clock stopped before the stuck QP's
+// budget, the healthy QP's WRITEs complete all the same, so none of them
+// waits for the stuck QP.
 func TestHeadOfLineBlackHole(t *testing.T) {
 	// The black hole's address is fixed; its TCP port, and with it the
 	// NICs', is this run's own, so another run beside this one has its own
 	// black hole.
 	hole := netip.MustParseAddr("127.250.251.1")
 	port := blackHole(t, hole)
-	a := newNIC(t, Config{Name: "emuHa", Wire: wire.Config{Port: port, ForceTCP: true}})
+	clk := newStepClock()
+	a := newNIC(t, Config{Name: "emuHa", Wire: wire.Config{Port: port, ForceTCP: true}, clock: clk})
 	b := newNIC(t, Config{Name: "emuHb", Wire: wire.Config{Port: port, ForceTCP: true}})
 	hx, hy := pair(t, a, b, qpOpts{}, qpOpts{})
 	x := newEndpoint(t, a, qpOpts{ackTO: holTO, retry: holRetry, mtu: mlx5.MTU4096, dataLen: 64 << 20})
 	x.connectRemote(peerInfo{gid: mlx5.GID(wire.GIDFromIPv4(hole)), qpn: 0x1234}, 1, 1)
 	raddr := mlx5.RAddrSeg{Addr: 0x10000, RKey: 0x5500}
 
-	// The healthy QP's pace alone, with this goroutine polling an idle CQ
-	// meanwhile as it will poll x's below.
-	base := time.Now()
-	stop := make(chan struct{})
-	res := make(chan [2]int64)
-	go func() {
-		n, w := healthy(t, hx, hy.raddr(0), stop)
-		res <- [2]int64{int64(n), int64(w)}
-	}()
-	if _, err := x.poll(retryBudget(holRetry, holTO)); err != errTimeout {
-		t.Fatalf("a CQE on an idle QP: %v", err)
+	during := func(what string) func() {
+		return func() { healthy(t, what, hx, hy.raddr(0), 50) }
 	}
-	close(stop)
-	r0 := <-res
-	rate0 := float64(r0[0]) / time.Since(base).Seconds()
-	t.Logf("healthy QP alone: %.0f WRITEs/s, the slowest %v", rate0, time.Duration(r0[1]))
-
-	base = time.Now()
-	stop = make(chan struct{})
-	go func() {
-		n, w := healthy(t, hx, hy.raddr(0), stop)
-		res <- [2]int64{int64(n), int64(w)}
-	}()
-	checkBudget(t, "black hole, 8 bytes", timeToError(t, x, raddr, 8))
+	checkBudget(t, "black hole, 8 bytes", x, timeToError(t, clk, x, raddr, 8, during("8 bytes")))
 	must(t, x.modify(mlx5.NewModifyQPIn(mlx5.Op2RST, x.qpn)))
 	x.pi = 0 // 2RST resets the SQ counters (software resets its PI and DBR); the CQ goes on
 	clear(x.qpDBR)
 	x.connectRemote(peerInfo{gid: mlx5.GID(wire.GIDFromIPv4(hole)), qpn: 0x1234}, 1, 1)
-	checkBudget(t, "black hole, 64 MiB queued", timeToError(t, x, raddr, 64<<20))
-	close(stop)
-	r := <-res
-	rate := float64(r[0]) / time.Since(base).Seconds()
-	worst := time.Duration(r[1])
-	t.Logf("healthy QP on the same NIC meanwhile: %.0f WRITEs/s, the slowest %v", rate, worst)
-	// Not held up: no WRITE waits anywhere near the second a stalled peer
-	// used to cost, and the rate stays of the order of its rate alone. The
-	// two rates are taken at different moments, so on a loaded machine they
-	// differ for reasons of their own: with go test running packages in
-	// parallel on two cores, CI saw 0.24 of the rate alone and a slowest
-	// WRITE of 81 ms. A head-of-line stall costs the healthy QP the whole
-	// retry budget (about 1.07 s) per black-hole error, which both bounds
-	// catch: it cuts the rate below a tenth and makes the slowest WRITE
-	// wait over 500 ms.
-	if rate < rate0/10 || worst > 500*time.Millisecond {
-		t.Errorf("the healthy QP was held up: %.0f WRITEs/s (alone %.0f), the slowest took %v", rate, rate0, worst)
-	}
+	checkBudget(t, "black hole, 64 MiB queued", x, timeToError(t, clk, x, raddr, 64<<20, during("64 MiB queued")))
 	if st := a.port.Stats(); st.Congested == 0 {
 		t.Errorf("no frame was ever dropped for congestion: %+v", st)
 	}
@@ -194,11 +239,12 @@ func TestHeadOfLineDeadPeer(t *testing.T) {
 	// Nothing listens on the reserved port but this test's NIC, so the
 	// peer's address on it is dead whatever else runs on the machine.
 	dead := netip.MustParseAddr("127.250.251.2")
-	a := newNIC(t, Config{Name: "emuHc", Wire: wire.Config{Port: wiretest.ReservePort(t)}})
+	clk := newStepClock()
+	a := newNIC(t, Config{Name: "emuHc", Wire: wire.Config{Port: wiretest.ReservePort(t)}, clock: clk})
 	x := newEndpoint(t, a, qpOpts{ackTO: holTO, retry: holRetry, mtu: mlx5.MTU4096, dataLen: 64 << 20})
 	x.connectRemote(peerInfo{gid: mlx5.GID(wire.GIDFromIPv4(dead)), qpn: 0x1234}, 1, 1)
 	raddr := mlx5.RAddrSeg{Addr: 0x10000, RKey: 0x5500}
-	checkBudget(t, "dead peer, 64 MiB queued", timeToError(t, x, raddr, 64<<20))
+	checkBudget(t, "dead peer, 64 MiB queued", x, timeToError(t, clk, x, raddr, 64<<20, nil))
 }
 
 // TestHeadOfLineStoppedPeer: the peer is a process stopped with SIGSTOP
@@ -207,7 +253,8 @@ func TestHeadOfLineStoppedPeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a second process")
 	}
-	e, c := connectChildWith(t, qpOpts{mtu: mlx5.MTU4096, dataLen: 64 << 20, logSQ: 9, logCQ: 9, ackTO: holTO, retry: holRetry})
+	clk := newStepClock()
+	e, c := connectChildOn(t, Config{Name: "emu-parent", clock: clk}, qpOpts{mtu: mlx5.MTU4096, dataLen: 64 << 20, logSQ: 9, logCQ: 9, ackTO: holTO, retry: holRetry})
 	raddr := mlx5.RAddrSeg{Addr: c.info.va, RKey: c.info.rkey}
 	// A healthy exchange first: the connection exists and works.
 	e.post(mlx5.NewRDMAWrite(signaled, raddr, e.sge(0, 4096)))
@@ -219,5 +266,5 @@ func TestHeadOfLineStoppedPeer(t *testing.T) {
 	// REMOTE_ACCESS_ERR, as 64 MiB exceeds the child's buffer). The
 	// child's cleanup resumes it before telling it to quit.
 	c.Stop(t)
-	checkBudget(t, "stopped peer, 64 MiB queued", timeToError(t, e, raddr, 64<<20))
+	checkBudget(t, "stopped peer, 64 MiB queued", e, timeToError(t, clk, e, raddr, 64<<20, nil))
 }

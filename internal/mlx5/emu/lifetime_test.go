@@ -19,11 +19,15 @@ import (
 
 const bigLen = 128 << 20
 
-// waitNonZero spins until b[i] != 0: the first bytes of a transfer landed.
-func waitNonZero(t *testing.T, b []byte, i int) {
+// waitNonZero spins until b[i] != 0: the first bytes of a transfer that x
+// requested landed. A completion of x before that fails the test with it.
+func waitNonZero(t *testing.T, x *endpoint, b []byte, i int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for b[i] == 0 {
+		if c, ok := x.tryPoll(); ok {
+			t.Fatalf("the transfer ended before its first bytes landed: %v %v counter %d", c.Opcode, c.Syndrome, c.WQECounter)
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the transfer never started")
 		}
@@ -42,10 +46,16 @@ func unmap(t *testing.T, b []byte) {
 
 // nicPair returns two NICs, in-process or over TCP.
 func nicPair(t *testing.T, tcp bool) (*NIC, *NIC) {
+	return nicPairOn(t, tcp, nil)
+}
+
+// nicPairOn is nicPair with the NICs' timers on clk (nil: the wall clock).
+func nicPairOn(t *testing.T, tcp bool, clk clock) (*NIC, *NIC) {
 	if !tcp {
-		return twoNICs(t)
+		return newNIC(t, Config{Name: "emuA", clock: clk}), newNIC(t, Config{Name: "emuB", clock: clk})
 	}
-	return newNIC(t, Config{Name: "emuTa", Wire: wire.Config{ForceTCP: true}}), newNIC(t, Config{Name: "emuTb", Wire: wire.Config{ForceTCP: true}})
+	return newNIC(t, Config{Name: "emuTa", Wire: wire.Config{ForceTCP: true}, clock: clk}),
+		newNIC(t, Config{Name: "emuTb", Wire: wire.Config{ForceTCP: true}, clock: clk})
 }
 
 func forBothPaths(t *testing.T, f func(t *testing.T, tcp bool)) {
@@ -79,9 +89,23 @@ func TestDeregMRDuringTransfer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forBothPaths(t, func(t *testing.T, tcp bool) {
-				a, b := nicPair(t, tcp)
-				o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen, ackTO: 14, retry: 7}
+				// A small WRITE each way first, on the wall clock, so that
+				// both directions of the link are up (a frame sent while
+				// a TCP connection is dialled may be dropped, and sent
+				// again after an ACK timeout). Then the NICs' clock stands
+				// still: no ACK timeout ends the 128 MiB transfer, however
+				// slowly a loaded machine runs it; the deregistration does.
+				clk := newRunningClock()
+				a, b := nicPairOn(t, tcp, clk)
+				o := qpOpts{mtu: mlx5.MTU4096, dataLen: bigLen}
 				x, y := pair(t, a, b, o, o)
+				for _, e := range [][2]*endpoint{{x, y}, {y, x}} {
+					e[0].post(mlx5.NewRDMAWrite(signaled, e[1].raddr(bigLen-8), e[0].sge(0, 8)))
+					if c, err := e[0].poll(time.Minute); err != nil || c.Opcode != mlx5.CQEReq {
+						t.Fatalf("the WRITE before the transfer: %v %v %v", err, c.Opcode, c.Syndrome)
+					}
+				}
+				clk.freeze()
 				src, dst, wr := x, y, mlx5.NewRDMAWrite(signaled, y.raddr(0), x.sge(0, bigLen))
 				if c.read {
 					src, dst, wr = y, x, mlx5.NewRDMARead(signaled, y.raddr(0), x.sge(0, bigLen))
@@ -89,7 +113,7 @@ func TestDeregMRDuringTransfer(t *testing.T) {
 				fill(src.data, 1)
 				src.data[0] = 0xff
 				idx := x.post(wr)
-				waitNonZero(t, dst.data, 0)
+				waitNonZero(t, x, dst.data, 0)
 				gone := x
 				if c.responder {
 					gone = y

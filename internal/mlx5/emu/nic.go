@@ -18,6 +18,9 @@ type Config struct {
 	// Wire configures the NIC's port on the emulated wire (address, TCP
 	// port, ForceTCP); the handler is the NIC's own.
 	Wire wire.Config
+	// clock is the time of the NIC's timers; nil is the wall clock
+	// (clock.go). Tests set it.
+	clock clock
 }
 
 // NIC is one emulated ConnectX: its firmware object tables, its port on the

@@ -538,7 +538,7 @@ func (q *qp) transmit(now time.Time) bool {
 			// (retry_cnt+1) ACK timeouts from the post.
 			r.lastProgress = now
 			if !q.nic.manual {
-				r.lastProgress = time.Now()
+				r.lastProgress = q.nic.now()
 			}
 		}
 		// Cleared in place, then filled (as frame does).

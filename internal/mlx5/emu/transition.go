@@ -176,7 +176,7 @@ func (q *qp) apply(from, to uint32) {
 		q.req.npsn = mlx5.Get32(b, qf.NextSendPSN)
 		q.req.hpsn = q.req.npsn
 		q.req.lastAcked = (q.req.npsn - 1) & mask24
-		q.req.lastProgress = time.Now()
+		q.req.lastProgress = q.nic.now()
 	}
 }
 

@@ -379,15 +379,21 @@ func TestStalledPeerWriteDeadline(t *testing.T) {
 		default:
 		}
 	}()
-	const wt = 500 * time.Millisecond
-	a := listen(t, Config{Port: port, WriteTimeout: wt})
+	// A Send that waited for the write would take wt: the bound on each
+	// Send below, wt/2, leaves a loaded machine as much as the package's
+	// schedSlack.
+	const wt = 3 * time.Second
+	// The dial is given as long as a write: on a loaded machine a loopback
+	// dial can take longer than the default 100 ms, and its failure would
+	// end the test before the queue fills.
+	a := listen(t, Config{Port: port, WriteTimeout: wt, DialTimeout: wt})
 	f := Frame{Opcode: OpSendOnly, DstGID: GIDFromIPv4(addr), Payload: make([]byte, 64<<10)}
 	var congested, unreachable error
 	deadline := time.Now().Add(wt + schedSlack)
 	for unreachable == nil && time.Now().Before(deadline) {
 		start := time.Now()
 		err := a.Send(&f)
-		require.Less(t, time.Since(start), wt/4, "Send waited for the write")
+		require.Less(t, time.Since(start), wt/2, "Send waited for the write")
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrCongested):
