@@ -75,7 +75,7 @@ const (
 	SynLimitCQ         uint32 = 0x0e000051 // all 2^log_max_cq CQs in use
 	SynLimitQP         uint32 = 0x0e000052 // all 2^log_max_qp QPs in use
 	SynLimitRMP        uint32 = 0x0e000053 // every 24-bit RMP number in use
-	SynLimit           uint32 = 0x0e000050 // object table full (no longer reported: the three above name the table)
+	SynLimit           uint32 = 0x0e000050 // object table full (log_max_qp / log_max_cq / ...)
 )
 
 type synInfo struct {
