@@ -139,9 +139,9 @@ func (e *Env) openQP(prog common.Program, cfg common.Config, opt QPOptions, log 
 		return fmt.Errorf("open the device object of %s: %w", e.Dev.Name(), err)
 	}
 	e.QP, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{
-		GPU: e.GPU, NetDev: e.NetDev, PD: e.PD, SQWQEs: common.SQWQEs, RingMem: e.Mem,
+		GPU: e.GPU, NetDev: e.NetDev, PD: e.PD, SQWQEs: common.SQWQEs,
 		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
-		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed,
+		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed, RingMem: e.Mem,
 		OrderingSemantic: verbs.OrderingIBTA,
 	})
 	if err != nil {
