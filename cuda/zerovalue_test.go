@@ -259,6 +259,15 @@ func TestZeroValueChild(t *testing.T) {
 	require.False(t, loadAttempted(), "no method loaded the driver")
 }
 
+// TestZeroValuesInProcess runs the same tables in this process, where other
+// tests may have loaded and initialised the driver (on a GPU host they
+// have): the refusals must not depend on it.
+func TestZeroValuesInProcess(t *testing.T) {
+	for _, tc := range append(zeroCases(), closedCases()...) {
+		callAll(t, tc)
+	}
+}
+
 // TestLaunchArgumentErrors checks that an argument LaunchKernel refuses is
 // named by kernel, position and Go type, before any driver call.
 func TestLaunchArgumentErrors(t *testing.T) {
