@@ -14,6 +14,29 @@ import (
 // type of a typed copy, that cannot be marshalled exactly.
 var ErrBadArgument = errors.New("cuda: bad kernel argument")
 
+// ArgumentError is a kernel argument LaunchKernel cannot marshal exactly:
+// the kernel, the argument's position (from 0), its Go type and why.
+// errors.Is matches ErrBadArgument.
+type ArgumentError struct {
+	Kernel string
+	Index  int
+	GoType string
+	Reason string
+}
+
+// Error formats "cuda: cuLaunchKernel: kernel <name>: argument <i> (Go
+// type <T>): <reason>".
+func (e *ArgumentError) Error() string {
+	s := "cuda: cuLaunchKernel: "
+	if e.Kernel != "" {
+		s += "kernel " + e.Kernel + ": "
+	}
+	return s + fmt.Sprintf("argument %d (Go type %s): %s", e.Index, e.GoType, e.Reason)
+}
+
+// Unwrap returns ErrBadArgument.
+func (e *ArgumentError) Unwrap() error { return ErrBadArgument }
+
 // marshalArgs packs kernel arguments into one buffer, each at its alignment,
 // and returns the buffer and each argument's offset. See LaunchKernel for
 // the accepted types.
@@ -23,7 +46,7 @@ func marshalArgs(args []any) ([]byte, []int, error) {
 	for i, a := range args {
 		b, align, err := marshalArg(a)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w %d (%T): %v", ErrBadArgument, i, a, err)
+			return nil, nil, &ArgumentError{Index: i, GoType: fmt.Sprintf("%T", a), Reason: err.Error()}
 		}
 		for len(buf)%align != 0 {
 			buf = append(buf, 0)

@@ -64,7 +64,7 @@ func (l Live) Total() int {
 // (cuDevicePrimaryCtxRetain). Each call returns a new Context holding one
 // reference; Release drops it.
 func (d Device) PrimaryContext() (*Context, error) {
-	if err := d.ready("cuDevicePrimaryCtxRetain"); err != nil {
+	if err := d.ready("PrimaryContext"); err != nil {
 		return nil, err
 	}
 	h, r := cudasys.PrimaryCtxRetain(d.handle)
@@ -156,6 +156,9 @@ func (c *Context) Release() error {
 	if c == nil {
 		return nil
 	}
+	if c.devAllocs == nil {
+		return zeroValue("Context", "Release", "")
+	}
 	c.life.Lock()
 	defer c.life.Unlock()
 	if c.released {
@@ -173,6 +176,35 @@ func (c *Context) Release() error {
 	}
 	c.released = true
 	removeLiveContext(c)
+	return nil
+}
+
+// usable checks, before any driver call, that c can serve its method named
+// method: not nil (ErrReleased), not a zero value (ErrZeroValue: newContext
+// makes the maps every Context has), not released (ErrReleased).
+func (c *Context) usable(method string) error {
+	return c.usableAs("Context", method, "")
+}
+
+// usableAs is usable for a call of typ.method that uses c as what ("" when
+// c is the receiver).
+func (c *Context) usableAs(typ, method, what string) error {
+	ctx := what
+	if ctx == "" {
+		ctx = "nil *Context"
+	}
+	switch {
+	case c == nil:
+		return released(typ, method, ctx)
+	case c.devAllocs == nil:
+		return zeroValue(typ, method, what)
+	}
+	c.life.RLock()
+	rel := c.released
+	c.life.RUnlock()
+	if rel {
+		return released(typ, method, what)
+	}
 	return nil
 }
 
@@ -206,8 +238,11 @@ func (c *Context) enter(op string) error {
 // code of its own, or several calls that must share a thread). The methods
 // of Context do not need it. Do may nest and may call Context methods.
 func (c *Context) Do(fn func() error) (err error) {
-	if c == nil {
-		return fmt.Errorf("cuda: Do: nil context: %w", ErrReleased)
+	if err := c.usable("Do"); err != nil {
+		return err
+	}
+	if fn == nil {
+		return &InputError{Op: "Context.Do", Input: "fn", Offset: -1, Reason: "nil function"}
 	}
 	c.life.RLock()
 	if c.released {
@@ -235,11 +270,17 @@ func (c *Context) Do(fn func() error) (err error) {
 // (cuCtxSynchronize). It has no timeout: use Stream.Wait or Event.Wait where
 // the GPU work may never finish.
 func (c *Context) Synchronize() error {
+	if err := c.usable("Synchronize"); err != nil {
+		return err
+	}
 	return c.call("cuCtxSynchronize", cudasys.CtxSynchronize)
 }
 
 // MemGetInfo returns the free and total device memory (cuMemGetInfo_v2).
 func (c *Context) MemGetInfo() (free, total uint64, err error) {
+	if err := c.usable("MemGetInfo"); err != nil {
+		return 0, 0, err
+	}
 	err = c.call("cuMemGetInfo_v2", func(h cudasys.Ctx) (r int32) {
 		free, total, r = cudasys.MemGetInfo(h)
 		return r

@@ -76,7 +76,8 @@ func Alloc[T any](c *Context, n int) (*Buffer[T], error) {
 	return &Buffer[T]{ctx: c, p: p, n: n}, nil
 }
 
-// Ptr returns the device address of element 0 (0 for a nil Buffer).
+// Ptr returns the device address of element 0 (0 for a nil or zero
+// Buffer).
 func (b *Buffer[T]) Ptr() DevPtr {
 	if b == nil {
 		return 0
@@ -98,19 +99,32 @@ func (b *Buffer[T]) Size() uintptr { return uintptr(b.Len()) * reflect.TypeFor[T
 // At returns the device address of element i, which must be in [0, Len]
 // (Len is the address just past the end).
 func (b *Buffer[T]) At(i int) (DevPtr, error) {
-	if err := b.bounds("Buffer.At", i, 0); err != nil {
+	if err := b.bounds("At", "Buffer.At", i, 0); err != nil {
 		return 0, err
 	}
 	return b.p + DevPtr(uintptr(i)*reflect.TypeFor[T]().Size()), nil
 }
 
-// bounds checks that elements [off, off+n) lie in a live buffer.
-func (b *Buffer[T]) bounds(op string, off, n int) error {
-	if b == nil {
-		return fmt.Errorf("cuda: %s: nil buffer: %w", op, ErrReleased)
+// usable checks, before any driver call, that b can serve Buffer.method:
+// not nil, not a zero value (no context), not freed, and its context not
+// released.
+func (b *Buffer[T]) usable(method string) error {
+	switch {
+	case b == nil:
+		return released("Buffer", method, "nil *Buffer")
+	case b.ctx == nil:
+		return zeroValue("Buffer", method, "")
+	case b.freed.Load():
+		return released("Buffer", method, fmt.Sprintf("buffer of %d elements at %#x", b.n, uintptr(b.p)))
 	}
-	if b.freed.Load() {
-		return fmt.Errorf("cuda: %s: buffer of %d elements at %#x: %w", op, b.n, uintptr(b.p), ErrReleased)
+	return b.ctx.usableAs("Buffer", method, "context")
+}
+
+// bounds checks that b can serve Buffer.method and that elements [off,
+// off+n) lie in it; op names the driver call for a range error.
+func (b *Buffer[T]) bounds(method, op string, off, n int) error {
+	if err := b.usable(method); err != nil {
+		return err
 	}
 	if off < 0 || n < 0 || n > b.n || off > b.n-n {
 		return &Error{Op: op, Result: ErrorInvalidValue, Detail: fmt.Sprintf("elements [%d, %d) of a buffer of %d", off, off+n, b.n)}
@@ -121,7 +135,7 @@ func (b *Buffer[T]) bounds(op string, off, n int) error {
 // Write copies src into the buffer starting at element off
 // (cuMemcpyHtoD_v2); it must fit.
 func (b *Buffer[T]) Write(off int, src []T) error {
-	if err := b.bounds("cuMemcpyHtoD_v2", off, len(src)); err != nil {
+	if err := b.bounds("Write", "cuMemcpyHtoD_v2", off, len(src)); err != nil {
 		return err
 	}
 	p, _ := b.At(off)
@@ -131,7 +145,7 @@ func (b *Buffer[T]) Write(off int, src []T) error {
 // Read fills dst from the buffer starting at element off (cuMemcpyDtoH_v2);
 // it must fit.
 func (b *Buffer[T]) Read(off int, dst []T) error {
-	if err := b.bounds("cuMemcpyDtoH_v2", off, len(dst)); err != nil {
+	if err := b.bounds("Read", "cuMemcpyDtoH_v2", off, len(dst)); err != nil {
 		return err
 	}
 	p, _ := b.At(off)
@@ -140,7 +154,7 @@ func (b *Buffer[T]) Read(off int, dst []T) error {
 
 // Elements returns a new slice with all the buffer's elements.
 func (b *Buffer[T]) Elements() ([]T, error) {
-	if err := b.bounds("cuMemcpyDtoH_v2", 0, 0); err != nil {
+	if err := b.bounds("Elements", "cuMemcpyDtoH_v2", 0, 0); err != nil {
 		return nil, err
 	}
 	out := make([]T, b.n)
@@ -152,7 +166,7 @@ func (b *Buffer[T]) Elements() ([]T, error) {
 
 // Zero sets every byte of the buffer to 0 (cuMemsetD8_v2).
 func (b *Buffer[T]) Zero() error {
-	if err := b.bounds("cuMemsetD8_v2", 0, 0); err != nil {
+	if err := b.bounds("Zero", "cuMemsetD8_v2", 0, 0); err != nil {
 		return err
 	}
 	return b.ctx.MemsetD8(b.p, 0, b.Size())
@@ -163,6 +177,12 @@ func (b *Buffer[T]) Zero() error {
 func (b *Buffer[T]) Free() error {
 	if b == nil || b.freed.Load() {
 		return nil
+	}
+	if b.ctx == nil {
+		return zeroValue("Buffer", "Free", "")
+	}
+	if err := b.ctx.usableAs("Buffer", "Free", "context"); err != nil {
+		return err
 	}
 	if err := b.ctx.MemFree(b.p); err != nil {
 		return err

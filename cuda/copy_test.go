@@ -24,7 +24,7 @@ func TestTypedCopyChecks(t *testing.T) {
 	require.ErrorIs(t, CopyFromDevice(nil, []string{"x"}, 0x1000), ErrBadArgument)
 	require.ErrorIs(t, CopyToDevice(nil, 0x1000, []*uint32{nil}), ErrBadArgument)
 	require.ErrorIs(t, CopyToDevice(nil, 0x1000, []point{{}}), ErrReleased, "a nil context")
-	require.NoError(t, CopyToDevice(nil, 0x1000, []point{}), "nothing to copy")
+	require.ErrorIs(t, CopyToDevice(nil, 0x1000, []point{}), ErrReleased, "a nil context, even with nothing to copy")
 
 	_, err = Alloc[int](nil, 4)
 	require.ErrorIs(t, err, ErrBadArgument)
@@ -43,7 +43,8 @@ func TestTypedCopyChecks(t *testing.T) {
 	require.ErrorIs(t, nb.Zero(), ErrReleased)
 	require.NoError(t, nb.Free())
 
-	buf := &Buffer[point]{p: 0x10000, n: 4}
+	ctx := unregisteredContext()
+	buf := &Buffer[point]{ctx: ctx, p: 0x10000, n: 4}
 	require.Equal(t, uintptr(64), buf.Size())
 	p, err := buf.At(4)
 	require.NoError(t, err)
@@ -58,7 +59,9 @@ func TestTypedCopyChecks(t *testing.T) {
 		require.Contains(t, err.Error(), "of a buffer of 4")
 		require.ErrorIs(t, buf.Read(tc.off, make([]point, tc.n)), ErrorInvalidValue, "read [%d,+%d)", tc.off, tc.n)
 	}
-	require.ErrorIs(t, buf.Write(3, make([]point, 1)), ErrReleased, "in bounds, then the nil context")
+	ctx.released = true
+	require.ErrorIs(t, buf.Write(3, make([]point, 1)), ErrReleased, "in bounds, then the released context")
+	ctx.released = false
 	buf.freed.Store(true)
 	require.ErrorIs(t, buf.Write(0, make([]point, 1)), ErrReleased, "a freed buffer")
 	require.NoError(t, buf.Free(), "a second Free does nothing")

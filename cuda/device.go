@@ -9,7 +9,7 @@ import (
 
 // Device is a CUDA device (CUdevice) as returned by DeviceGet or
 // DeviceByPCIBusID. The zero value is not a device; its methods fail with
-// the loader's error or CUDA_ERROR_INVALID_DEVICE.
+// ErrZeroValue before loading the driver.
 type Device struct {
 	handle  cudasys.Device
 	ordinal int
@@ -109,19 +109,18 @@ func DeviceByPCIBusID(busID string) (Device, error) {
 // Ordinal returns the device's ordinal (-1 when unknown).
 func (d Device) Ordinal() int { return d.ordinal }
 
-func (d Device) ready(op string) error {
-	if err := load(); err != nil {
-		return err
-	}
+// ready checks d for Device.method before any driver call (a zero value
+// fails with ErrZeroValue), then loads the driver.
+func (d Device) ready(method string) error {
 	if !d.valid {
-		return &Error{Op: op, Result: ErrorInvalidDevice}
+		return zeroValue("Device", method, "")
 	}
-	return nil
+	return load()
 }
 
 // Name returns the device's product name (cuDeviceGetName).
 func (d Device) Name() (string, error) {
-	if err := d.ready("cuDeviceGetName"); err != nil {
+	if err := d.ready("Name"); err != nil {
 		return "", err
 	}
 	name, r := cudasys.DeviceName(d.handle)
@@ -133,7 +132,7 @@ func (d Device) Name() (string, error) {
 
 // TotalMem returns the device memory size in bytes (cuDeviceTotalMem_v2).
 func (d Device) TotalMem() (uint64, error) {
-	if err := d.ready("cuDeviceTotalMem_v2"); err != nil {
+	if err := d.ready("TotalMem"); err != nil {
 		return 0, err
 	}
 	n, r := cudasys.DeviceTotalMem(d.handle)
@@ -145,7 +144,7 @@ func (d Device) TotalMem() (uint64, error) {
 
 // Attribute returns one device attribute (cuDeviceGetAttribute).
 func (d Device) Attribute(attr DeviceAttribute) (int, error) {
-	if err := d.ready("cuDeviceGetAttribute"); err != nil {
+	if err := d.ready("Attribute"); err != nil {
 		return 0, err
 	}
 	v, r := cudasys.DeviceAttribute(d.handle, int32(attr))
@@ -155,7 +154,10 @@ func (d Device) Attribute(attr DeviceAttribute) (int, error) {
 	return v, nil
 }
 
-func (d Device) flag(attr DeviceAttribute) (bool, error) {
+func (d Device) flag(method string, attr DeviceAttribute) (bool, error) {
+	if err := d.ready(method); err != nil {
+		return false, err
+	}
 	v, err := d.Attribute(attr)
 	return v != 0, err
 }
@@ -163,6 +165,9 @@ func (d Device) flag(attr DeviceAttribute) (bool, error) {
 // ComputeCapability returns the major and minor compute capability (9, 0 on
 // Hopper).
 func (d Device) ComputeCapability() (major, minor int, err error) {
+	if err := d.ready("ComputeCapability"); err != nil {
+		return 0, 0, err
+	}
 	if major, err = d.Attribute(AttrComputeCapabilityMajor); err != nil {
 		return 0, 0, err
 	}
@@ -174,22 +179,33 @@ func (d Device) ComputeCapability() (major, minor int, err error) {
 
 // DMABufSupported reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: the device
 // can export device memory as a dmabuf fd (MemGetHandleForAddressRange).
-func (d Device) DMABufSupported() (bool, error) { return d.flag(AttrDMABufSupported) }
+func (d Device) DMABufSupported() (bool, error) {
+	return d.flag("DMABufSupported", AttrDMABufSupported)
+}
 
 // GPUDirectRDMASupported reports CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED.
-func (d Device) GPUDirectRDMASupported() (bool, error) { return d.flag(AttrGPUDirectRDMASupported) }
+func (d Device) GPUDirectRDMASupported() (bool, error) {
+	return d.flag("GPUDirectRDMASupported", AttrGPUDirectRDMASupported)
+}
 
 // CanMapHostMemory reports CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY.
-func (d Device) CanMapHostMemory() (bool, error) { return d.flag(AttrCanMapHostMemory) }
+func (d Device) CanMapHostMemory() (bool, error) {
+	return d.flag("CanMapHostMemory", AttrCanMapHostMemory)
+}
 
 // UnifiedAddressing reports CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: host and
 // device share one virtual address space, so a mapped host pointer and its
 // device pointer are numerically equal.
-func (d Device) UnifiedAddressing() (bool, error) { return d.flag(AttrUnifiedAddressing) }
+func (d Device) UnifiedAddressing() (bool, error) {
+	return d.flag("UnifiedAddressing", AttrUnifiedAddressing)
+}
 
 // PCIAddress returns the device's PCIe address from the domain, bus and
 // device attributes (CUDA reports function 0).
 func (d Device) PCIAddress() (PCIAddress, error) {
+	if err := d.ready("PCIAddress"); err != nil {
+		return PCIAddress{}, err
+	}
 	dom, err := d.Attribute(AttrPCIDomainID)
 	if err != nil {
 		return PCIAddress{}, err
@@ -208,7 +224,7 @@ func (d Device) PCIAddress() (PCIAddress, error) {
 // PCIBusID returns the driver's bus id string (cuDeviceGetPCIBusId),
 // normalised to the canonical lower-case form "0000:8a:00.0".
 func (d Device) PCIBusID() (string, error) {
-	if err := d.ready("cuDeviceGetPCIBusId"); err != nil {
+	if err := d.ready("PCIBusID"); err != nil {
 		return "", err
 	}
 	s, r := cudasys.DevicePCIBusID(d.handle)

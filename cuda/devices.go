@@ -55,6 +55,9 @@ func Devices() ([]DeviceInfo, error) {
 
 // Info gathers the device's DeviceInfo.
 func (d Device) Info() (DeviceInfo, error) {
+	if err := d.ready("Info"); err != nil {
+		return DeviceInfo{}, err
+	}
 	info := DeviceInfo{Ordinal: d.ordinal}
 	var err error
 	if info.BusID, err = d.PCIBusID(); err != nil {
@@ -80,6 +83,9 @@ func (d Device) Info() (DeviceInfo, error) {
 // which is also where an RDMA device's node comes from, so a GPU and a NIC
 // are compared on the same footing. An unreadable or missing file gives -1.
 func (d Device) NUMANode() (int, error) {
+	if err := d.ready("NUMANode"); err != nil {
+		return -1, err
+	}
 	bus, err := d.PCIBusID()
 	if err != nil {
 		return -1, err

@@ -68,6 +68,17 @@
 // so nothing is freed behind its owner's back. Nothing is freed by a
 // finalizer.
 //
+// Only this package makes usable objects. Every method of a zero value (a
+// declared Context, Stream, Event, Module, Function, Buffer or Device)
+// fails with ErrZeroValue, and every method of a released, destroyed,
+// unloaded or freed object (or of one whose Context was released) fails
+// with ErrReleased, except the idempotent frees above; both come as a
+// *UsageError naming the type and the method ("cuda: Context.MemAlloc:
+// zero value, ..."), before any driver call, whether or not the driver is
+// loaded. The C shims behind this package never call an entry point the
+// driver library did not resolve: such a call fails with
+// ErrDriverNotLoaded (which matches ErrNoDriver).
+//
 // LiveObjects lists every Context not released and everything live in one;
 // LeakReport formats that list for a TestMain. With RecordStacks(true) (or
 // GPUNETIO_CUDA_STACKS=1 in the environment) each entry carries the stack
@@ -131,9 +142,15 @@
 // Error.Detail. A failed NVRTC call returns *NVRTCError with the entry point,
 // the nvrtcResult and, for a compile error, the compiler's full log, which
 // the error text includes; errors.Is matches its NVRTCResult
-// (errors.Is(err, cuda.NVRTCErrorCompilation)) and ErrNoNVRTC. Arguments
-// that cannot be marshalled match ErrBadArgument, objects used after
-// release ErrReleased. The blocking Synchronize methods wait without a
+// (errors.Is(err, cuda.NVRTCErrorCompilation)) and ErrNoNVRTC. Kernel
+// arguments that cannot be marshalled match ErrBadArgument (an
+// *ArgumentError naming the kernel, the argument's position and its Go
+// type), objects used after release ErrReleased, zero values ErrZeroValue.
+// A string that would not cross into C whole (a NUL byte in Compile's
+// source, program name, header names or texts, defines, flags, name
+// expressions or architecture, or in a kernel or variable name) is refused
+// before any C call with an *InputError naming the input and the byte
+// offset; it matches ErrInvalidInput. The blocking Synchronize methods wait without a
 // deadline; Stream.Wait and Event.Wait take a timeout and fail with
 // ErrTimeout, which is what host code waiting on kernels that poll a NIC
 // should use.

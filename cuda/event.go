@@ -29,6 +29,9 @@ type Event struct {
 
 // NewEvent creates an event (cuEventCreate).
 func (c *Context) NewEvent(flags EventFlags) (*Event, error) {
+	if err := c.usable("NewEvent"); err != nil {
+		return nil, err
+	}
 	var h cudasys.Event
 	err := c.call("cuEventCreate", func(ch cudasys.Ctx) (r int32) {
 		h, r = cudasys.EventCreate(ch, uint32(flags))
@@ -42,6 +45,36 @@ func (c *Context) NewEvent(flags EventFlags) (*Event, error) {
 	c.events[e] = struct{}{}
 	c.mu.Unlock()
 	return e, nil
+}
+
+// usable checks, before any driver call, that e can serve Event.method (as
+// what, "" for the receiver): not nil, not a zero value, not destroyed, and
+// its context not released.
+func (e *Event) usable(method, what string) error {
+	return e.usableAs("Event", method, what)
+}
+
+func (e *Event) usableAs(typ, method, what string) error {
+	switch {
+	case e == nil:
+		if what == "" {
+			what = "nil *Event"
+		}
+		return released(typ, method, what)
+	case e.ctx == nil:
+		return zeroValue(typ, method, what)
+	}
+	e.mu.RLock()
+	dead := e.dead
+	e.mu.RUnlock()
+	if dead {
+		return released(typ, method, what)
+	}
+	ctx := "context"
+	if what != "" {
+		ctx = what + "'s context"
+	}
+	return e.ctx.usableAs(typ, method, ctx)
 }
 
 func (e *Event) with(op string, f func(cudasys.Event) error) error {
@@ -59,6 +92,12 @@ func (e *Event) with(op string, f func(cudasys.Event) error) error {
 // Record captures the work queued so far on s (nil: the legacy default
 // stream) (cuEventRecord).
 func (e *Event) Record(s *Stream) error {
+	if err := e.usable("Record", ""); err != nil {
+		return err
+	}
+	if err := s.asArg("Event", "Record"); err != nil {
+		return err
+	}
 	return e.with("cuEventRecord", func(h cudasys.Event) error {
 		return s.with("cuEventRecord", func(sh cudasys.Stream) error {
 			return e.ctx.call("cuEventRecord", func(ch cudasys.Ctx) int32 { return cudasys.EventRecord(ch, h, sh) })
@@ -69,6 +108,9 @@ func (e *Event) Record(s *Stream) error {
 // Synchronize blocks until the recorded work has finished
 // (cuEventSynchronize). It has no timeout; see Wait.
 func (e *Event) Synchronize() error {
+	if err := e.usable("Synchronize", ""); err != nil {
+		return err
+	}
 	return e.with("cuEventSynchronize", func(h cudasys.Event) error {
 		return e.ctx.call("cuEventSynchronize", func(ch cudasys.Ctx) int32 { return cudasys.EventSynchronize(ch, h) })
 	})
@@ -76,6 +118,9 @@ func (e *Event) Synchronize() error {
 
 // Query reports whether the recorded work has finished (cuEventQuery).
 func (e *Event) Query() (bool, error) {
+	if err := e.usable("Query", ""); err != nil {
+		return false, err
+	}
 	err := e.with("cuEventQuery", func(h cudasys.Event) error {
 		return e.ctx.call("cuEventQuery", func(ch cudasys.Ctx) int32 { return cudasys.EventQuery(ch, h) })
 	})
@@ -85,6 +130,9 @@ func (e *Event) Query() (bool, error) {
 // Wait polls Query until the recorded work has finished or timeout passes
 // (then the error matches ErrTimeout).
 func (e *Event) Wait(timeout time.Duration) error {
+	if err := e.usable("Wait", ""); err != nil {
+		return err
+	}
 	return pollUntil("event", timeout, e.Query)
 }
 
@@ -92,6 +140,12 @@ func (e *Event) Wait(timeout time.Duration) error {
 // (cuEventElapsedTime; about 0.5 µs resolution). Neither may have been
 // created with EventDisableTiming.
 func ElapsedTime(start, end *Event) (time.Duration, error) {
+	if err := start.usableAs("", "ElapsedTime", "start event"); err != nil {
+		return 0, err
+	}
+	if err := end.usableAs("", "ElapsedTime", "end event"); err != nil {
+		return 0, err
+	}
 	var ms float32
 	err := start.with("cuEventElapsedTime", func(sh cudasys.Event) error {
 		return end.with("cuEventElapsedTime", func(eh cudasys.Event) error {
@@ -112,10 +166,17 @@ func (e *Event) Destroy() error {
 	if e == nil {
 		return nil
 	}
+	if e.ctx == nil {
+		return zeroValue("Event", "Destroy", "")
+	}
 	e.mu.Lock()
 	if e.dead {
 		e.mu.Unlock()
 		return nil
+	}
+	if err := e.ctx.usableAs("Event", "Destroy", "context"); err != nil {
+		e.mu.Unlock()
+		return err
 	}
 	e.dead = true
 	h := e.h

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gdaki/gpunetio/internal/cudasys"
@@ -51,21 +52,40 @@ func (d Dim3) norm() Dim3 {
 // larger than their fields': declare such a kernel parameter as a plain C
 // struct, or pass its bytes. The types and count must match the kernel's
 // parameter list; the driver does not check them. Errors about an argument
-// match ErrBadArgument and name its position and type.
+// match ErrBadArgument and are an *ArgumentError naming the kernel, the
+// argument's position and its Go type. A nil, zero-value or unloaded
+// Function, a zero-value or destroyed Stream and an unusable Context are
+// refused first (ErrZeroValue, ErrReleased).
 func (c *Context) LaunchKernel(f *Function, grid, block Dim3, sharedMem uint32, s *Stream, args ...any) error {
 	const op = "cuLaunchKernel"
-	if f == nil {
-		return fmt.Errorf("cuda: %s: nil function: %w", op, ErrReleased)
+	if err := c.usable("LaunchKernel"); err != nil {
+		return err
+	}
+	switch {
+	case f == nil:
+		return released("Context", "LaunchKernel", "nil *Function")
+	case f.mod == nil:
+		return zeroValue("Context", "LaunchKernel", "function argument")
+	}
+	if err := f.mod.usable("Context", "LaunchKernel", "module of kernel "+f.name); err != nil {
+		return err
+	}
+	if err := s.asArg("Context", "LaunchKernel"); err != nil {
+		return err
 	}
 	grid, block = grid.norm(), block.norm()
 	if grid.X == 0 || block.X == 0 {
-		return &Error{Op: op, Result: ErrorInvalidValue, Detail: fmt.Sprintf("%s: grid %v block %v", f.name, grid, block)}
+		return &Error{Op: op, Result: ErrorInvalidValue, Detail: fmt.Sprintf("kernel %s: grid %v block %v", f.name, grid, block)}
 	}
 	buf, offs, err := marshalArgs(args)
 	if err != nil {
-		return fmt.Errorf("cuda: %s %s: %w", op, f.name, err)
+		var ae *ArgumentError
+		if errors.As(err, &ae) {
+			ae.Kernel = f.name
+		}
+		return err
 	}
-	if f.mod != nil && c != nil && f.mod.ctx.h != c.h {
+	if f.mod.ctx.h != c.h {
 		return &Error{Op: op, Result: ErrorInvalidContext, Detail: fmt.Sprintf("kernel %s belongs to a module of device %d, not of device %d", f.name, f.mod.ctx.dev.ordinal, c.dev.ordinal)}
 	}
 	err = f.mod.with(op, func(cudasys.Module) error {

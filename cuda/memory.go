@@ -34,6 +34,9 @@ const (
 // MemAlloc allocates device memory (cuMemAlloc_v2). The contents are not
 // initialised.
 func (c *Context) MemAlloc(size uintptr) (DevPtr, error) {
+	if err := c.usable("MemAlloc"); err != nil {
+		return 0, err
+	}
 	var p uint64
 	err := c.call("cuMemAlloc_v2", func(h cudasys.Ctx) (r int32) {
 		p, r = cudasys.MemAlloc(h, size)
@@ -55,6 +58,9 @@ func (c *Context) MemFree(p DevPtr) error {
 	if c == nil {
 		return nil
 	}
+	if err := c.usable("MemFree"); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	a, ok := c.devAllocs[p]
 	delete(c.devAllocs, p)
@@ -75,6 +81,9 @@ func (c *Context) MemFree(p DevPtr) error {
 // HostAllocDeviceMap the GPU can address it: HostGetDevicePointer returns
 // the device address. The memory is not Go heap memory.
 func (c *Context) MemAllocHost(size uintptr, flags HostAllocFlags) (unsafe.Pointer, error) {
+	if err := c.usable("MemAllocHost"); err != nil {
+		return nil, err
+	}
 	var p unsafe.Pointer
 	err := c.call("cuMemHostAlloc", func(h cudasys.Ctx) (r int32) {
 		p, r = cudasys.MemHostAlloc(h, size, uint32(flags))
@@ -94,6 +103,9 @@ func (c *Context) MemAllocHost(size uintptr, flags HostAllocFlags) (unsafe.Point
 func (c *Context) MemFreeHost(p unsafe.Pointer) error {
 	if c == nil {
 		return nil
+	}
+	if err := c.usable("MemFreeHost"); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	a, ok := c.hostAllocs[p]
@@ -116,6 +128,9 @@ func (c *Context) MemFreeHost(p unsafe.Pointer) error {
 // HostAllocDeviceMap, or registered with HostRegisterDeviceMap. p may point
 // inside the range.
 func (c *Context) HostGetDevicePointer(p unsafe.Pointer) (DevPtr, error) {
+	if err := c.usable("HostGetDevicePointer"); err != nil {
+		return 0, err
+	}
 	var d uint64
 	err := c.call("cuMemHostGetDevicePointer_v2", func(h cudasys.Ctx) (r int32) {
 		d, r = cudasys.HostGetDevicePointer(h, p)
@@ -131,6 +146,9 @@ func (c *Context) HostGetDevicePointer(p unsafe.Pointer) (DevPtr, error) {
 // CUDA rejects IOMEMORY on ordinary RAM. A range already registered fails
 // with CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.
 func (c *Context) MemHostRegister(p unsafe.Pointer, size uintptr, flags HostRegisterFlags) error {
+	if err := c.usable("MemHostRegister"); err != nil {
+		return err
+	}
 	err := c.call("cuMemHostRegister_v2", func(h cudasys.Ctx) int32 {
 		return cudasys.MemHostRegister(h, p, size, uint32(flags))
 	})
@@ -149,6 +167,9 @@ func (c *Context) MemHostRegister(p unsafe.Pointer, size uintptr, flags HostRegi
 func (c *Context) MemHostUnregister(p unsafe.Pointer) error {
 	if c == nil {
 		return nil
+	}
+	if err := c.usable("MemHostUnregister"); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	a, ok := c.registered[p]
@@ -170,6 +191,9 @@ func (c *Context) MemHostUnregister(p unsafe.Pointer) error {
 // (cuMemcpyHtoD_v2). src may be any Go memory: the bytes travel through the
 // Context's pinned staging buffers, in pieces of 256 KiB.
 func (c *Context) MemcpyHtoD(dst DevPtr, src []byte) error {
+	if err := c.usable("MemcpyHtoD"); err != nil {
+		return err
+	}
 	if len(src) == 0 {
 		return nil
 	}
@@ -189,6 +213,9 @@ func (c *Context) MemcpyHtoD(dst DevPtr, src []byte) error {
 // (cuMemcpyDtoH_v2). dst may be any Go memory: the bytes travel through the
 // Context's pinned staging buffers, in pieces of 256 KiB.
 func (c *Context) MemcpyDtoH(dst []byte, src DevPtr) error {
+	if err := c.usable("MemcpyDtoH"); err != nil {
+		return err
+	}
 	if len(dst) == 0 {
 		return nil
 	}
@@ -206,6 +233,9 @@ func (c *Context) MemcpyDtoH(dst []byte, src DevPtr) error {
 
 // MemcpyDtoD copies n bytes between device ranges (cuMemcpyDtoD_v2).
 func (c *Context) MemcpyDtoD(dst, src DevPtr, n uintptr) error {
+	if err := c.usable("MemcpyDtoD"); err != nil {
+		return err
+	}
 	return c.call("cuMemcpyDtoD_v2", func(h cudasys.Ctx) int32 {
 		return cudasys.MemcpyDtoD(h, uint64(dst), uint64(src), n)
 	})
@@ -216,6 +246,12 @@ func (c *Context) MemcpyDtoD(dst, src DevPtr, n uintptr) error {
 // valid until the copy finishes, so it must not be Go memory: use
 // MemAllocHost or other pinned C memory.
 func (c *Context) MemcpyHtoDAsync(dst DevPtr, src unsafe.Pointer, n uintptr, s *Stream) error {
+	if err := c.usable("MemcpyHtoDAsync"); err != nil {
+		return err
+	}
+	if err := s.asArg("Context", "MemcpyHtoDAsync"); err != nil {
+		return err
+	}
 	const op = "cuMemcpyHtoDAsync_v2"
 	return s.with(op, func(sh cudasys.Stream) error {
 		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemcpyHtoDAsync(h, uint64(dst), src, n, sh) })
@@ -225,6 +261,12 @@ func (c *Context) MemcpyHtoDAsync(dst DevPtr, src unsafe.Pointer, n uintptr, s *
 // MemcpyDtoHAsync queues a copy of n bytes from src to host memory dst on s
 // (cuMemcpyDtoHAsync_v2). dst must not be Go memory (see MemcpyHtoDAsync).
 func (c *Context) MemcpyDtoHAsync(dst unsafe.Pointer, src DevPtr, n uintptr, s *Stream) error {
+	if err := c.usable("MemcpyDtoHAsync"); err != nil {
+		return err
+	}
+	if err := s.asArg("Context", "MemcpyDtoHAsync"); err != nil {
+		return err
+	}
 	const op = "cuMemcpyDtoHAsync_v2"
 	return s.with(op, func(sh cudasys.Stream) error {
 		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemcpyDtoHAsync(h, dst, uint64(src), n, sh) })
@@ -233,6 +275,12 @@ func (c *Context) MemcpyDtoHAsync(dst unsafe.Pointer, src DevPtr, n uintptr, s *
 
 // MemcpyDtoDAsync queues a device-to-device copy on s (cuMemcpyDtoDAsync_v2).
 func (c *Context) MemcpyDtoDAsync(dst, src DevPtr, n uintptr, s *Stream) error {
+	if err := c.usable("MemcpyDtoDAsync"); err != nil {
+		return err
+	}
+	if err := s.asArg("Context", "MemcpyDtoDAsync"); err != nil {
+		return err
+	}
 	const op = "cuMemcpyDtoDAsync_v2"
 	return s.with(op, func(sh cudasys.Stream) error {
 		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemcpyDtoDAsync(h, uint64(dst), uint64(src), n, sh) })
@@ -241,16 +289,28 @@ func (c *Context) MemcpyDtoDAsync(dst, src DevPtr, n uintptr, s *Stream) error {
 
 // MemsetD8 sets n bytes at dst to v (cuMemsetD8_v2).
 func (c *Context) MemsetD8(dst DevPtr, v uint8, n uintptr) error {
+	if err := c.usable("MemsetD8"); err != nil {
+		return err
+	}
 	return c.call("cuMemsetD8_v2", func(h cudasys.Ctx) int32 { return cudasys.MemsetD8(h, uint64(dst), v, n) })
 }
 
 // MemsetD32 sets n 32-bit words at dst (4-byte aligned) to v (cuMemsetD32_v2).
 func (c *Context) MemsetD32(dst DevPtr, v uint32, n uintptr) error {
+	if err := c.usable("MemsetD32"); err != nil {
+		return err
+	}
 	return c.call("cuMemsetD32_v2", func(h cudasys.Ctx) int32 { return cudasys.MemsetD32(h, uint64(dst), v, n) })
 }
 
 // MemsetD8Async queues MemsetD8 on s (cuMemsetD8Async).
 func (c *Context) MemsetD8Async(dst DevPtr, v uint8, n uintptr, s *Stream) error {
+	if err := c.usable("MemsetD8Async"); err != nil {
+		return err
+	}
+	if err := s.asArg("Context", "MemsetD8Async"); err != nil {
+		return err
+	}
 	const op = "cuMemsetD8Async"
 	return s.with(op, func(sh cudasys.Stream) error {
 		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemsetD8Async(h, uint64(dst), v, n, sh) })
@@ -259,6 +319,12 @@ func (c *Context) MemsetD8Async(dst DevPtr, v uint8, n uintptr, s *Stream) error
 
 // MemsetD32Async queues MemsetD32 on s (cuMemsetD32Async).
 func (c *Context) MemsetD32Async(dst DevPtr, v uint32, n uintptr, s *Stream) error {
+	if err := c.usable("MemsetD32Async"); err != nil {
+		return err
+	}
+	if err := s.asArg("Context", "MemsetD32Async"); err != nil {
+		return err
+	}
 	const op = "cuMemsetD32Async"
 	return s.with(op, func(sh cudasys.Stream) error {
 		return c.call(op, func(h cudasys.Ctx) int32 { return cudasys.MemsetD32Async(h, uint64(dst), v, n, sh) })

@@ -45,6 +45,9 @@ func (f *Function) Name() string {
 // copied (with a terminating NUL, which PTX needs), so image may be Go
 // memory.
 func (c *Context) ModuleLoadData(image []byte) (*Module, error) {
+	if err := c.usable("ModuleLoadData"); err != nil {
+		return nil, err
+	}
 	const op = "cuModuleLoadDataEx"
 	if len(image) == 0 {
 		return nil, &Error{Op: op, Result: ErrorInvalidImage, Detail: "empty image"}
@@ -73,6 +76,9 @@ func (c *Context) ModuleLoadData(image []byte) (*Module, error) {
 // ModuleLoadFile reads a fatbin, cubin or PTX file and loads it with
 // ModuleLoadData.
 func (c *Context) ModuleLoadFile(path string) (*Module, error) {
+	if err := c.usable("ModuleLoadFile"); err != nil {
+		return nil, err
+	}
 	img, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: load module: %w", err)
@@ -82,6 +88,32 @@ func (c *Context) ModuleLoadFile(path string) (*Module, error) {
 		return nil, fmt.Errorf("module %s: %w", path, err)
 	}
 	return m, nil
+}
+
+// usable checks, before any driver call, that m can serve typ.method (m
+// as what, "" for the receiver): not nil, not a zero value, not unloaded,
+// and its context not released.
+func (m *Module) usable(typ, method, what string) error {
+	switch {
+	case m == nil:
+		if what == "" {
+			what = "nil *Module"
+		}
+		return released(typ, method, what)
+	case m.ctx == nil:
+		return zeroValue(typ, method, what)
+	}
+	m.mu.RLock()
+	dead := m.dead
+	m.mu.RUnlock()
+	if dead {
+		return released(typ, method, what)
+	}
+	ctx := "context"
+	if what != "" {
+		ctx = what + "'s context"
+	}
+	return m.ctx.usableAs(typ, method, ctx)
 }
 
 func (m *Module) with(op string, f func(cudasys.Module) error) error {
@@ -102,6 +134,12 @@ func (m *Module) with(op string, f func(cudasys.Module) error) error {
 // CUDA_ERROR_NOT_FOUND.
 func (m *Module) Function(name string) (*Function, error) {
 	const op = "cuModuleGetFunction"
+	if err := m.usable("Module", "Function", ""); err != nil {
+		return nil, err
+	}
+	if err := checkCString("Module.Function", "kernel name", name); err != nil {
+		return nil, err
+	}
 	var f cudasys.Function
 	err := m.with(op, func(h cudasys.Module) error {
 		return m.ctx.call(op, func(ch cudasys.Ctx) (r int32) {
@@ -119,6 +157,12 @@ func (m *Module) Function(name string) (*Function, error) {
 // (cuModuleGetGlobal_v2).
 func (m *Module) Global(name string) (DevPtr, uintptr, error) {
 	const op = "cuModuleGetGlobal_v2"
+	if err := m.usable("Module", "Global", ""); err != nil {
+		return 0, 0, err
+	}
+	if err := checkCString("Module.Global", "variable name", name); err != nil {
+		return 0, 0, err
+	}
 	var (
 		p uint64
 		n uintptr
@@ -141,10 +185,17 @@ func (m *Module) Unload() error {
 	if m == nil {
 		return nil
 	}
+	if m.ctx == nil {
+		return zeroValue("Module", "Unload", "")
+	}
 	m.mu.Lock()
 	if m.dead {
 		m.mu.Unlock()
 		return nil
+	}
+	if err := m.ctx.usableAs("Module", "Unload", "context"); err != nil {
+		m.mu.Unlock()
+		return err
 	}
 	m.dead = true
 	h := m.h

@@ -75,7 +75,10 @@ func TestEntryPointsFailCleanly(t *testing.T) {
 		expect("GetErrorString", err)
 	}
 
-	var d Device
+	// A device value as DeviceGet would have made it: what is missing is
+	// the driver. (A zero Device fails with ErrZeroValue before loading the
+	// driver: TestZeroValues.)
+	d := Device{valid: true}
 	_, err = d.Name()
 	expect("Device.Name", err)
 	_, err = d.TotalMem()
@@ -141,17 +144,17 @@ func TestNilObjects(t *testing.T) {
 	require.False(t, c.IsDevicePointer(0x1000))
 	released("PointerSetSyncMemops", c.PointerSetSyncMemops(0x1000, true))
 	_, err = c.MemGetHandleForAddressRange(0x200001, 4096)
-	require.ErrorIs(t, err, ErrorInvalidValue, "misaligned dmabuf range")
+	released("MemGetHandleForAddressRange, misaligned", err)
 	_, err = c.MemGetHandleForAddressRange(0x200000, 4096)
-	require.Error(t, err, "aligned dmabuf range on a nil context")
+	released("MemGetHandleForAddressRange", err)
 	_, err = c.ModuleLoadData([]byte("x"))
 	released("ModuleLoadData", err)
 	_, err = c.ModuleLoadData(nil)
-	require.ErrorIs(t, err, ErrorInvalidImage, "an empty image")
+	released("ModuleLoadData of an empty image", err)
 	_, err = c.ModuleLoadFile("testdata/kernels.ptx")
 	released("ModuleLoadFile", err)
 	_, err = c.ModuleLoadFile("testdata/no-such-file.ptx")
-	require.ErrorIs(t, err, os.ErrNotExist)
+	released("ModuleLoadFile of a missing file", err)
 	_, err = c.NewStream(StreamDefault)
 	released("NewStream", err)
 	_, err = c.NewEvent(EventDefault)
@@ -189,10 +192,8 @@ func TestNilObjects(t *testing.T) {
 
 	released("LaunchKernel", c.LaunchKernel(nil, Dim3{X: 1}, Dim3{X: 1}, 0, nil))
 	f := &Function{name: "k"}
-	require.ErrorIs(t, c.LaunchKernel(f, Dim3{}, Dim3{X: 1}, 0, nil), ErrorInvalidValue, "an empty grid")
-	require.ErrorIs(t, c.LaunchKernel(f, Dim3{X: 1}, Dim3{X: 1}, 0, nil, 1), ErrBadArgument, "an int argument")
-	released("LaunchKernel without a module", c.LaunchKernel(f, Dim3{X: 1}, Dim3{X: 1}, 0, nil, uint32(1)))
+	released("LaunchKernel with a nil context", c.LaunchKernel(f, Dim3{X: 1}, Dim3{X: 1}, 0, nil, uint32(1)))
 	require.Equal(t, "", (*Function)(nil).Name())
 	_, err = c.MemAlloc(1)
-	require.True(t, strings.Contains(err.Error(), "cuMemAlloc_v2"), "error names the call: %v", err)
+	require.True(t, strings.Contains(err.Error(), "Context.MemAlloc"), "error names the method: %v", err)
 }

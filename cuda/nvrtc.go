@@ -222,7 +222,11 @@ func (c *Compiled) Image() []byte {
 // (<doca_gpunetio_device.h>, <device/doca_gpunetio_dev_verbs_qp.cuh>,
 // <doca_gpunetio_dev_verbs_qp.cuh>, ...) with no include path.
 //
-// Without an NVRTC library the error matches ErrNoNVRTC. A failed call
+// A NUL byte in any input (the source, name, a header's name or text, a
+// define, a flag, a name expression, the architecture) is refused before
+// NVRTC is loaded with an *InputError naming the input and the byte offset
+// (errors.Is(err, ErrInvalidInput)), since C would read the string only up
+// to it. Without an NVRTC library the error matches ErrNoNVRTC. A failed call
 // returns *NVRTCError; for a compile error its Log holds the compiler's
 // full output, which the error text includes.
 func Compile(source, name string, opts *CompileOptions) (*Compiled, error) {
@@ -237,6 +241,9 @@ func compile(source, name string, opts *CompileOptions, t *headers) (*Compiled, 
 	if name == "" {
 		name = "program.cu"
 	}
+	if err := checkCompileInputs(source, name, opts); err != nil {
+		return nil, err
+	}
 	if err := loadNVRTC(); err != nil {
 		return nil, err
 	}
@@ -244,6 +251,83 @@ func compile(source, name string, opts *CompileOptions, t *headers) (*Compiled, 
 	if err != nil {
 		return nil, err
 	}
+	in, err := compileInput(source, name, arch, opts, t)
+	if err != nil {
+		return nil, err
+	}
+	out := cudasys.NVRTCCompile(in)
+	if out.Result == cudasys.NVRTCNotLoaded {
+		return nil, fmt.Errorf("cuda: %s (%s): NVRTC entry point not loaded: %w", out.Op, name, ErrNoNVRTC)
+	}
+	if out.Result != 0 {
+		return nil, &NVRTCError{Op: out.Op, Result: NVRTCResult(out.Result), Program: name, Log: strings.TrimSpace(out.Log)}
+	}
+	c := &Compiled{
+		Name:  name,
+		Arch:  arch,
+		PTX:   bytes.TrimRight(out.PTX, "\x00"),
+		CUBIN: out.CUBIN,
+		Log:   strings.TrimSpace(out.Log),
+	}
+	if len(opts.NameExpressions) > 0 {
+		c.LoweredNames = make(map[string]string, len(opts.NameExpressions))
+		for i, e := range opts.NameExpressions {
+			c.LoweredNames[e] = out.Lowered[i]
+		}
+	}
+	return c, nil
+}
+
+// checkCompileInputs refuses, before NVRTC is loaded, every string of a
+// compilation that would not cross into C whole: a NUL byte anywhere in
+// the source, the program name, a header's name or text, a define, a flag,
+// a name expression or the architecture. The error names the input and the
+// byte offset.
+func checkCompileInputs(source, name string, opts *CompileOptions) error {
+	const op = "Compile"
+	if err := checkCString(op, "source", source); err != nil {
+		return err
+	}
+	if err := checkCString(op, "program name", name); err != nil {
+		return err
+	}
+	if err := checkCString(op, "architecture", opts.Arch); err != nil {
+		return err
+	}
+	for i, d := range opts.Defines {
+		if err := checkCString(op, fmt.Sprintf("define %d", i), d); err != nil {
+			return err
+		}
+	}
+	for i, f := range opts.Flags {
+		if err := checkCString(op, fmt.Sprintf("flag %d", i), f); err != nil {
+			return err
+		}
+	}
+	for i, e := range opts.NameExpressions {
+		if err := checkCString(op, fmt.Sprintf("name expression %d", i), e); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(opts.Headers))
+	for n := range opts.Headers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := checkCString(op, fmt.Sprintf("header name %q", n), n); err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(opts.Headers[n], 0); i >= 0 {
+			return &InputError{Op: op, Input: fmt.Sprintf("text of header %q", n), Offset: i, Reason: "NUL byte (C would end the string there)"}
+		}
+	}
+	return nil
+}
+
+// compileInput builds the NVRTC input of a compilation whose strings
+// checkCompileInputs accepted.
+func compileInput(source, name, arch string, opts *CompileOptions, t *headers) (*cudasys.NVRTCInput, error) {
 	var args []string
 	if arch != "" {
 		args = append(args, "--gpu-architecture="+arch)
@@ -284,25 +368,7 @@ func compile(source, name string, opts *CompileOptions, t *headers) (*Compiled, 
 		in.HeaderNames = append(in.HeaderNames, n)
 		in.Headers = append(in.Headers, string(opts.Headers[n]))
 	}
-
-	out := cudasys.NVRTCCompile(in)
-	if out.Result != 0 {
-		return nil, &NVRTCError{Op: out.Op, Result: NVRTCResult(out.Result), Program: name, Log: strings.TrimSpace(out.Log)}
-	}
-	c := &Compiled{
-		Name:  name,
-		Arch:  arch,
-		PTX:   bytes.TrimRight(out.PTX, "\x00"),
-		CUBIN: out.CUBIN,
-		Log:   strings.TrimSpace(out.Log),
-	}
-	if len(opts.NameExpressions) > 0 {
-		c.LoweredNames = make(map[string]string, len(opts.NameExpressions))
-		for i, e := range opts.NameExpressions {
-			c.LoweredNames[e] = out.Lowered[i]
-		}
-	}
-	return c, nil
+	return in, nil
 }
 
 // hasStdFlag reports whether flags choose the C++ dialect themselves.

@@ -46,6 +46,9 @@ const (
 // PointerAttrContext returns the raw CUcontext handle; the P2P tokens
 // attribute (5) does not fit in 64 bits and is not supported.
 func (c *Context) PointerGetAttribute(attr PointerAttribute, p DevPtr) (uint64, error) {
+	if err := c.usable("PointerGetAttribute"); err != nil {
+		return 0, err
+	}
 	var v uint64
 	err := c.call("cuPointerGetAttribute", func(h cudasys.Ctx) (r int32) {
 		v, r = cudasys.PointerGetAttribute(h, int32(attr), uint64(p))
@@ -59,6 +62,9 @@ func (c *Context) PointerGetAttribute(attr PointerAttribute, p DevPtr) (uint64, 
 
 // PointerMemoryType returns where the memory at p lives.
 func (c *Context) PointerMemoryType(p DevPtr) (MemoryType, error) {
+	if err := c.usable("PointerMemoryType"); err != nil {
+		return 0, err
+	}
 	v, err := c.PointerGetAttribute(PointerAttrMemoryType, p)
 	return MemoryType(v), err
 }
@@ -66,6 +72,9 @@ func (c *Context) PointerMemoryType(p DevPtr) (MemoryType, error) {
 // PointerRange returns the start and size of the allocation containing p
 // (CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and _RANGE_SIZE).
 func (c *Context) PointerRange(p DevPtr) (start DevPtr, size uintptr, err error) {
+	if err := c.usable("PointerRange"); err != nil {
+		return 0, 0, err
+	}
 	s, err := c.PointerGetAttribute(PointerAttrRangeStart, p)
 	if err != nil {
 		return 0, 0, err
@@ -80,6 +89,9 @@ func (c *Context) PointerRange(p DevPtr) (start DevPtr, size uintptr, err error)
 // MemGetAddressRange returns the base and size of the allocation containing
 // p (cuMemGetAddressRange_v2).
 func (c *Context) MemGetAddressRange(p DevPtr) (base DevPtr, size uintptr, err error) {
+	if err := c.usable("MemGetAddressRange"); err != nil {
+		return 0, 0, err
+	}
 	var b uint64
 	err = c.call("cuMemGetAddressRange_v2", func(h cudasys.Ctx) (r int32) {
 		b, size, r = cudasys.MemGetAddressRange(h, uint64(p))
@@ -102,6 +114,9 @@ func (c *Context) IsDevicePointer(addr uintptr) bool {
 // set on device memory a NIC writes, so that synchronous CUDA memory
 // operations on the range are ordered with the NIC's writes.
 func (c *Context) PointerSetSyncMemops(p DevPtr, on bool) error {
+	if err := c.usable("PointerSetSyncMemops"); err != nil {
+		return err
+	}
 	var v uint32
 	if on {
 		v = 1
@@ -122,6 +137,9 @@ func (c *Context) PointerSetSyncMemops(p DevPtr, on bool) error {
 // NIC registration is fine). Drivers older than CUDA 11.7 lack the call:
 // the error then carries CUDA_ERROR_NOT_SUPPORTED.
 func (c *Context) MemGetHandleForAddressRange(p DevPtr, size uintptr) (int, error) {
+	if err := c.usable("MemGetHandleForAddressRange"); err != nil {
+		return -1, err
+	}
 	const op = "cuMemGetHandleForAddressRange"
 	page := uintptr(os.Getpagesize())
 	if uintptr(p)%page != 0 || size%page != 0 || size == 0 {

@@ -29,6 +29,9 @@ type Stream struct {
 
 // NewStream creates a stream (cuStreamCreate).
 func (c *Context) NewStream(flags StreamFlags) (*Stream, error) {
+	if err := c.usable("NewStream"); err != nil {
+		return nil, err
+	}
 	var h cudasys.Stream
 	err := c.call("cuStreamCreate", func(ch cudasys.Ctx) (r int32) {
 		h, r = cudasys.StreamCreate(ch, uint32(flags))
@@ -42,6 +45,43 @@ func (c *Context) NewStream(flags StreamFlags) (*Stream, error) {
 	c.streams[s] = struct{}{}
 	c.mu.Unlock()
 	return s, nil
+}
+
+// usable checks, before any driver call, that s can serve Stream.method:
+// not nil, not a zero value (no context), not destroyed, and its context
+// not released.
+func (s *Stream) usable(method string) error {
+	switch {
+	case s == nil:
+		return released("Stream", method, "nil *Stream")
+	case s.ctx == nil:
+		return zeroValue("Stream", method, "")
+	}
+	s.mu.RLock()
+	dead := s.dead
+	s.mu.RUnlock()
+	if dead {
+		return released("Stream", method, "")
+	}
+	return s.ctx.usableAs("Stream", method, "context")
+}
+
+// asArg checks s as the stream argument of typ.method: nil is the legacy
+// default stream; a zero value or a destroyed stream is refused.
+func (s *Stream) asArg(typ, method string) error {
+	switch {
+	case s == nil:
+		return nil
+	case s.ctx == nil:
+		return zeroValue(typ, method, "stream argument")
+	}
+	s.mu.RLock()
+	dead := s.dead
+	s.mu.RUnlock()
+	if dead {
+		return released(typ, method, "stream argument")
+	}
+	return nil
 }
 
 // with runs f with the stream handle (NULL for a nil Stream), keeping the
@@ -61,8 +101,8 @@ func (s *Stream) with(op string, f func(cudasys.Stream) error) error {
 // Synchronize blocks until all work queued on s has finished
 // (cuStreamSynchronize). It has no timeout; see Wait.
 func (s *Stream) Synchronize() error {
-	if s == nil {
-		return fmt.Errorf("cuda: cuStreamSynchronize: nil stream: %w", ErrReleased)
+	if err := s.usable("Synchronize"); err != nil {
+		return err
 	}
 	return s.with("cuStreamSynchronize", func(h cudasys.Stream) error {
 		return s.ctx.call("cuStreamSynchronize", func(ch cudasys.Ctx) int32 { return cudasys.StreamSynchronize(ch, h) })
@@ -72,8 +112,8 @@ func (s *Stream) Synchronize() error {
 // Query reports whether all work queued on s has finished (cuStreamQuery;
 // CUDA_ERROR_NOT_READY is reported as false, nil).
 func (s *Stream) Query() (bool, error) {
-	if s == nil {
-		return false, fmt.Errorf("cuda: cuStreamQuery: nil stream: %w", ErrReleased)
+	if err := s.usable("Query"); err != nil {
+		return false, err
 	}
 	err := s.with("cuStreamQuery", func(h cudasys.Stream) error {
 		return s.ctx.call("cuStreamQuery", func(ch cudasys.Ctx) int32 { return cudasys.StreamQuery(ch, h) })
@@ -84,6 +124,9 @@ func (s *Stream) Query() (bool, error) {
 // Wait polls Query until the stream's work has finished or timeout passes,
 // in which case it returns an error matching ErrTimeout.
 func (s *Stream) Wait(timeout time.Duration) error {
+	if err := s.usable("Wait"); err != nil {
+		return err
+	}
 	return pollUntil("stream", timeout, s.Query)
 }
 
@@ -93,10 +136,17 @@ func (s *Stream) Destroy() error {
 	if s == nil {
 		return nil
 	}
+	if s.ctx == nil {
+		return zeroValue("Stream", "Destroy", "")
+	}
 	s.mu.Lock()
 	if s.dead {
 		s.mu.Unlock()
 		return nil
+	}
+	if err := s.ctx.usableAs("Stream", "Destroy", "context"); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	s.dead = true
 	h := s.h

@@ -90,7 +90,10 @@
 // loader's decision, "Use DOCA ... SDK|open" at every creator in package
 // verbs and here, SDK failures), go to one logger filtered by
 // DOCA_GPUNETIO_LOG (0..7; the default 0 prints nothing): SetLogLevel and
-// SetLogger govern package verbs' messages too.
+// SetLogger govern package verbs' messages too. They are log/slog records
+// by default; SetLogFormat(LogFormatDOCA) (or GPUNETIO_LOG_FORMAT=doca)
+// prints DOCA's own lines instead, "<date> [<LEVEL>] [<file>]: <line>:
+// <function>(): <message>", to stderr or the writer of SetLogOutput.
 //
 // # NIC handlers and the CPU proxy
 //
@@ -112,12 +115,17 @@
 //
 // MemGPU is device memory with SYNC_MEMOPS. MemCPUGPU is mmap'd host memory
 // registered with CUDA. MemGPUCPU needs GDRCopy, loaded at run time
-// (internal/gdrcopy; DOCA_GPUNETIO_DISABLE_GDRCOPY=1 turns it off); without
-// it MemAlloc fails with ErrNotSupported saying "GDRCopy (libgdrapi.so.2 and
+// (internal/gdrcopy; DOCA_GPUNETIO_DISABLE_GDRCOPY=1 turns it off, and
+// GDRCOPY_PATH_L names the libgdrapi file to load instead of
+// libgdrapi.so.2, as for DOCA; its absence is logged once at WARNING);
+// without it MemAlloc fails with ErrNotSupported saying "GDRCopy (libgdrapi.so.2 and
 // the gdrdrv module) is required" instead of DOCA's silent fallback to host
 // memory. NewGPU also plugs the GPU's memory into the emulated NIC
 // (internal/emugpu), so QPs whose rings live in GPU memory work on emu*
 // devices; the hook is process-wide and removed when the last GPU closes.
+// QPHLConfig.RingMem MemCPUGPU puts a high-level QP's rings and doorbell
+// record in MemCPUGPU memory (registered with the NIC as host memory), for
+// hosts where the NIC cannot reach GPU memory.
 //
 // # Differences from DOCA
 //

@@ -29,6 +29,13 @@ type QPHLConfig struct {
 	MemRegType     MemRegType
 	SendDBRModeExt SendDBRModeExt
 	CQCollapsed    bool
+	// RingMem is the memory type of the rings and the GPU-written doorbell
+	// record: MemGPU (the default: device memory) or MemCPUGPU (pinned host
+	// memory mapped into the GPU, registered with the NIC as host memory,
+	// never through dma-buf), for hosts where the NIC cannot reach GPU
+	// memory. Other types are refused with ErrInvalidValue.
+	RingMem MemType
+
 	// OrderingSemantic is the QP ordering semantic (DOCA 3.0): anything but
 	// the default, verbs.OrderingIBTA, needs SDK mode (ErrNotSupported
 	// naming it otherwise), as the QP's setter is only called then.
@@ -172,6 +179,9 @@ func checkHL(op string, cfg QPHLConfig, allowBF bool) error {
 	default:
 		return newErr(op, ErrInvalidValue, "unknown send DBR mode ext %v", cfg.SendDBRModeExt)
 	}
+	if cfg.RingMem != MemGPU && cfg.RingMem != MemCPUGPU {
+		return newErr(op, ErrInvalidValue, "RingMem %v: want GPU or CPU_GPU", cfg.RingMem)
+	}
 	return nil
 }
 
@@ -246,7 +256,7 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 func (q *QPHL) newCQ(op string, cfg QPHLConfig, cqUAR bool) (err error) {
 	g := q.g
 	cqBytes := alignUp(uintptr(q.n)*64+8, hostPage)
-	if q.cqRing, err = g.memAllocFor(hlOwner, cqBytes, hostPage, MemGPU); err != nil {
+	if q.cqRing, err = g.memAllocFor(hlOwner, cqBytes, hostPage, cfg.RingMem); err != nil {
 		return err
 	}
 	init := make([]byte, cqBytes)
@@ -294,7 +304,7 @@ func resolveHandler(cfg QPHLConfig, uar *verbs.UAR) (NICHandler, error) {
 func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 	g, dev := q.g, q.dev
 	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
-	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, MemGPU); err != nil {
+	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, cfg.RingMem); err != nil {
 		return err
 	}
 	if err = g.b.memsetD8(uintptr(q.sqRing.Dev), 0, ringBytes); err != nil {
@@ -310,7 +320,7 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 		q.sqDBRU, err = dev.NewUMem(uintptr(addrOf(q.sqDBRHost)), uint64(hostPage), verbs.AccessLocalWrite, nil)
 		return err
 	}
-	if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemGPU); err != nil {
+	if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, cfg.RingMem); err != nil {
 		return err
 	}
 	if err = g.b.memsetD8(uintptr(q.sqDBR.Dev), 0, hostPage); err != nil {
@@ -324,6 +334,11 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 // first (DEFAULT falls back to nvidia-peermem), or nvidia-peermem only.
 func (q *QPHL) regUMem(op string, dev *verbs.Dev, m *Mem, t MemRegType) (*verbs.UMem, error) {
 	addr, size := uintptr(m.Dev), uint64(alignUp(m.Size, hostPage))
+	if m.Type == MemCPUGPU {
+		// Host memory: the NIC reaches it at its CPU address, never
+		// through a dma-buf.
+		return dev.NewUMem(m.Host, size, verbs.AccessLocalWrite, nil)
+	}
 	if t == MemRegCUDAPeermem {
 		return dev.NewUMem(addr, size, verbs.AccessLocalWrite, nil)
 	}

@@ -176,10 +176,24 @@ func (e *FirmwareError) Error() string {
 		return "<nil>"
 	}
 	if e.Status != FirmwareStatusOK {
-		return fmt.Sprintf("%s %s (op_mod 0x%x): firmware status %s (0x%02x), syndrome 0x%08x",
+		s := fmt.Sprintf("%s %s (op_mod 0x%x): firmware status %s (0x%02x), syndrome 0x%08x",
 			e.Call, e.Command, e.OpMod, e.Status, uint8(e.Status), e.Syndrome)
+		if lim, ok := limitOf[e.Command]; e.Status == FirmwareStatusLimErr && ok {
+			s += " (" + lim + ")"
+		}
+		return s
 	}
 	return fmt.Sprintf("%s %s (op_mod 0x%x): %v", e.Call, e.Command, e.OpMod, e.Errno)
+}
+
+// limitOf names, per creating command, the resource a LIM_ERR refusal ran
+// out of and the HCA capability that bounds it.
+var limitOf = map[string]string{
+	"CREATE_CQ":   "every CQ in use: the device allows 2^log_max_cq",
+	"CREATE_QP":   "every QP in use: the device allows 2^log_max_qp",
+	"CREATE_RMP":  "every RMP (SRQ) in use: the device allows 2^log_max_srq",
+	"CREATE_MKEY": "every memory key in use: the device allows 2^log_max_mkey",
+	"ALLOC_PD":    "every PD in use: the device allows 2^log_max_pd",
 }
 
 // Unwrap returns the errno, so errors.Is(err, syscall.EREMOTEIO) matches a

@@ -18,6 +18,10 @@ const (
 	StagePush = C.GC_STAGE_PUSH
 	StagePop  = C.GC_STAGE_POP
 	StageMask = C.GC_STAGE_MASK
+	// NotLoaded is the result of a wrapper whose driver entry point is not
+	// resolved (GC_NOT_LOADED): the library was never loaded, or lacks an
+	// optional entry point. No wrapper calls through an unresolved one.
+	NotLoaded = C.GC_NOT_LOADED
 )
 
 // Result codes the binding itself produces.

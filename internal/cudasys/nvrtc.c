@@ -62,30 +62,73 @@ int gn_has_archs(void) {
 	return p_nvrtcGetNumSupportedArchs != NULL && p_nvrtcGetSupportedArchs != NULL;
 }
 
-gn_result gn_version(int *major, int *minor) { return p_nvrtcVersion(major, minor); }
+// NEED fails the forwarding function with GN_NOT_LOADED when its entry
+// point is not resolved, so none calls through a NULL pointer.
+#define NEED(fn)                   \
+	do {                           \
+		if ((fn) == NULL) {        \
+			return GN_NOT_LOADED;  \
+		}                          \
+	} while (0)
+
+gn_result gn_version(int *major, int *minor) {
+	NEED(p_nvrtcVersion);
+	return p_nvrtcVersion(major, minor);
+}
 const char *gn_error_string(gn_result r) {
 	return p_nvrtcGetErrorString != NULL ? p_nvrtcGetErrorString(r) : NULL;
 }
-gn_result gn_num_supported_archs(int *n) { return p_nvrtcGetNumSupportedArchs(n); }
-gn_result gn_supported_archs(int *archs) { return p_nvrtcGetSupportedArchs(archs); }
+gn_result gn_num_supported_archs(int *n) {
+	NEED(p_nvrtcGetNumSupportedArchs);
+	return p_nvrtcGetNumSupportedArchs(n);
+}
+gn_result gn_supported_archs(int *archs) {
+	NEED(p_nvrtcGetSupportedArchs);
+	return p_nvrtcGetSupportedArchs(archs);
+}
 
 gn_result gn_create_program(gn_program *p, const char *src, const char *name, int nheaders,
                             const char *const *headers, const char *const *include_names) {
+	NEED(p_nvrtcCreateProgram);
 	return p_nvrtcCreateProgram(p, src, name, nheaders, headers, include_names);
 }
-gn_result gn_destroy_program(gn_program *p) { return p_nvrtcDestroyProgram(p); }
+gn_result gn_destroy_program(gn_program *p) {
+	NEED(p_nvrtcDestroyProgram);
+	return p_nvrtcDestroyProgram(p);
+}
 gn_result gn_add_name_expression(gn_program p, const char *expr) {
+	NEED(p_nvrtcAddNameExpression);
 	return p_nvrtcAddNameExpression(p, expr);
 }
 gn_result gn_compile_program(gn_program p, int nopts, const char *const *opts) {
+	NEED(p_nvrtcCompileProgram);
 	return p_nvrtcCompileProgram(p, nopts, opts);
 }
-gn_result gn_get_log_size(gn_program p, size_t *n) { return p_nvrtcGetProgramLogSize(p, n); }
-gn_result gn_get_log(gn_program p, char *log) { return p_nvrtcGetProgramLog(p, log); }
-gn_result gn_get_ptx_size(gn_program p, size_t *n) { return p_nvrtcGetPTXSize(p, n); }
-gn_result gn_get_ptx(gn_program p, char *ptx) { return p_nvrtcGetPTX(p, ptx); }
-gn_result gn_get_cubin_size(gn_program p, size_t *n) { return p_nvrtcGetCUBINSize(p, n); }
-gn_result gn_get_cubin(gn_program p, char *cubin) { return p_nvrtcGetCUBIN(p, cubin); }
+gn_result gn_get_log_size(gn_program p, size_t *n) {
+	NEED(p_nvrtcGetProgramLogSize);
+	return p_nvrtcGetProgramLogSize(p, n);
+}
+gn_result gn_get_log(gn_program p, char *log) {
+	NEED(p_nvrtcGetProgramLog);
+	return p_nvrtcGetProgramLog(p, log);
+}
+gn_result gn_get_ptx_size(gn_program p, size_t *n) {
+	NEED(p_nvrtcGetPTXSize);
+	return p_nvrtcGetPTXSize(p, n);
+}
+gn_result gn_get_ptx(gn_program p, char *ptx) {
+	NEED(p_nvrtcGetPTX);
+	return p_nvrtcGetPTX(p, ptx);
+}
+gn_result gn_get_cubin_size(gn_program p, size_t *n) {
+	NEED(p_nvrtcGetCUBINSize);
+	return p_nvrtcGetCUBINSize(p, n);
+}
+gn_result gn_get_cubin(gn_program p, char *cubin) {
+	NEED(p_nvrtcGetCUBIN);
+	return p_nvrtcGetCUBIN(p, cubin);
+}
 gn_result gn_get_lowered_name(gn_program p, const char *expr, const char **lowered) {
+	NEED(p_nvrtcGetLoweredName);
 	return p_nvrtcGetLoweredName(p, expr, lowered);
 }

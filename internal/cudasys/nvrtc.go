@@ -7,8 +7,13 @@ package cudasys
 import "C"
 
 import (
+	"strings"
 	"unsafe"
 )
+
+// NVRTCNotLoaded is the result of an NVRTC call whose entry point is not
+// resolved (GN_NOT_LOADED); no forwarding function calls through one.
+const NVRTCNotLoaded = C.GN_NOT_LOADED
 
 // NVRTC results the binding itself produces.
 const (
@@ -81,6 +86,49 @@ type NVRTCOutput struct {
 	Result  int32
 }
 
+// cClean reports whether every string of in crosses into C whole: none
+// holds a NUL byte, which C would take for its end. Package cuda names the
+// offending input first; this is the binding's own backstop.
+func (in *NVRTCInput) cClean() bool {
+	if strings.IndexByte(in.Source, 0) >= 0 || strings.IndexByte(in.Name, 0) >= 0 {
+		return false
+	}
+	for _, l := range [][]string{in.HeaderNames, in.Headers, in.Options, in.NameExpressions} {
+		for _, s := range l {
+			if strings.IndexByte(s, 0) >= 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// AsC returns in as C reads it: every string converted to a C string and
+// back, as NVRTCCompile hands them over. Tests compare it with in to prove
+// that what crosses into C is what Go passed.
+func (in *NVRTCInput) AsC() NVRTCInput {
+	conv := func(s string) string {
+		cs := C.CString(s)
+		defer C.free(unsafe.Pointer(cs))
+		return C.GoString(cs)
+	}
+	list := func(ss []string) []string {
+		if ss == nil {
+			return nil
+		}
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = conv(s)
+		}
+		return out
+	}
+	return NVRTCInput{
+		Source: conv(in.Source), Name: conv(in.Name),
+		HeaderNames: list(in.HeaderNames), Headers: list(in.Headers),
+		Options: list(in.Options), NameExpressions: list(in.NameExpressions),
+	}
+}
+
 // cstrings is a C array of C strings, freed as a whole.
 type cstrings struct {
 	arr  **C.char
@@ -122,7 +170,7 @@ func NVRTCCompile(in *NVRTCInput) (out NVRTCOutput) {
 		out.Op, out.Result = op, int32(r)
 		return out
 	}
-	if len(in.Headers) != len(in.HeaderNames) {
+	if len(in.Headers) != len(in.HeaderNames) || !in.cClean() {
 		return fail("nvrtcCreateProgram", nvrtcInvalidInput)
 	}
 	src := C.CString(in.Source)

@@ -8,6 +8,10 @@
 typedef int gn_result;
 typedef void *gn_program;
 
+// GN_NOT_LOADED is the result of a forwarding function whose NVRTC entry
+// point is not resolved; every nvrtcResult is far below it.
+#define GN_NOT_LOADED (4 << 20)
+
 // The entry-point table, for Go's loader (as in shim.h).
 int gn_sym_count(void);
 const char *gn_sym_name(int i);

@@ -144,10 +144,26 @@ const char *gc_sym_name(int i) { return gc_syms[i].name; }
 int gc_sym_required(int i) { return gc_syms[i].required; }
 void gc_bind(int i, void *fn) { *gc_syms[i].slot = fn; }
 
+// NEED fails the wrapper with GC_NOT_LOADED when its entry point is not
+// resolved (the library was never loaded, or lacks an optional symbol), so
+// no wrapper ever calls through a NULL pointer.
+#define NEED(fn)                   \
+	do {                           \
+		if ((fn) == NULL) {        \
+			return GC_NOT_LOADED;  \
+		}                          \
+	} while (0)
+
 int gc_has_dmabuf(void) { return p_cuMemGetHandleForAddressRange != NULL; }
 
-gc_result gc_init(unsigned flags) { return p_cuInit(flags); }
-gc_result gc_driver_version(int *v) { return p_cuDriverGetVersion(v); }
+gc_result gc_init(unsigned flags) {
+	NEED(p_cuInit);
+	return p_cuInit(flags);
+}
+gc_result gc_driver_version(int *v) {
+	NEED(p_cuDriverGetVersion);
+	return p_cuDriverGetVersion(v);
+}
 // The error-name calls may be made before the library is loaded (formatting
 // an error); they fail with CUDA_ERROR_NOT_INITIALIZED (3) then.
 gc_result gc_error_name(gc_result r, const char **s) {
@@ -157,25 +173,50 @@ gc_result gc_error_string(gc_result r, const char **s) {
 	return p_cuGetErrorString != NULL ? p_cuGetErrorString(r, s) : 3;
 }
 
-gc_result gc_device_count(int *n) { return p_cuDeviceGetCount(n); }
-gc_result gc_device_get(gc_device *d, int ordinal) { return p_cuDeviceGet(d, ordinal); }
+gc_result gc_device_count(int *n) {
+	NEED(p_cuDeviceGetCount);
+	return p_cuDeviceGetCount(n);
+}
+gc_result gc_device_get(gc_device *d, int ordinal) {
+	NEED(p_cuDeviceGet);
+	return p_cuDeviceGet(d, ordinal);
+}
 gc_result gc_device_by_pci(gc_device *d, const char *busid) {
+	NEED(p_cuDeviceGetByPCIBusId);
 	return p_cuDeviceGetByPCIBusId(d, busid);
 }
 gc_result gc_device_pci_busid(char *buf, int len, gc_device d) {
+	NEED(p_cuDeviceGetPCIBusId);
 	return p_cuDeviceGetPCIBusId(buf, len, d);
 }
-gc_result gc_device_name(char *buf, int len, gc_device d) { return p_cuDeviceGetName(buf, len, d); }
-gc_result gc_device_total_mem(size_t *n, gc_device d) { return p_cuDeviceTotalMem(n, d); }
+gc_result gc_device_name(char *buf, int len, gc_device d) {
+	NEED(p_cuDeviceGetName);
+	return p_cuDeviceGetName(buf, len, d);
+}
+gc_result gc_device_total_mem(size_t *n, gc_device d) {
+	NEED(p_cuDeviceTotalMem);
+	return p_cuDeviceTotalMem(n, d);
+}
 gc_result gc_device_attribute(int *v, int attr, gc_device d) {
+	NEED(p_cuDeviceGetAttribute);
 	return p_cuDeviceGetAttribute(v, attr, d);
 }
 
-gc_result gc_primary_retain(gc_ctx *c, gc_device d) { return p_cuDevicePrimaryCtxRetain(c, d); }
-gc_result gc_primary_release(gc_device d) { return p_cuDevicePrimaryCtxRelease(d); }
-gc_result gc_ctx_push(gc_ctx c) { return p_cuCtxPushCurrent(c); }
+gc_result gc_primary_retain(gc_ctx *c, gc_device d) {
+	NEED(p_cuDevicePrimaryCtxRetain);
+	return p_cuDevicePrimaryCtxRetain(c, d);
+}
+gc_result gc_primary_release(gc_device d) {
+	NEED(p_cuDevicePrimaryCtxRelease);
+	return p_cuDevicePrimaryCtxRelease(d);
+}
+gc_result gc_ctx_push(gc_ctx c) {
+	NEED(p_cuCtxPushCurrent);
+	return p_cuCtxPushCurrent(c);
+}
 gc_result gc_ctx_pop(void) {
 	gc_ctx old = NULL;
+	NEED(p_cuCtxPopCurrent);
 	return p_cuCtxPopCurrent(&old);
 }
 
@@ -184,6 +225,9 @@ gc_result gc_ctx_pop(void) {
 static gc_result enter(gc_ctx c, int *pushed) {
 	gc_ctx cur = NULL;
 	*pushed = 0;
+	if (p_cuCtxGetCurrent == NULL || p_cuCtxPushCurrent == NULL || p_cuCtxPopCurrent == NULL) {
+		return GC_NOT_LOADED;
+	}
 	if (p_cuCtxGetCurrent(&cur) == 0 && cur == c) {
 		return 0;
 	}
@@ -206,11 +250,15 @@ static gc_result leave(int pushed, gc_result r) {
 	return r;
 }
 
-// IN_CTX runs one driver call with c current on this thread. The whole shim
+// IN_CTX runs one driver call (through the entry point fn) with c current
+// on this thread; an unresolved fn fails with GC_NOT_LOADED. The whole shim
 // runs inside one cgo call, so the thread cannot change underneath it.
-#define IN_CTX(c, call)                       \
+#define IN_CTX(c, fn, call)                   \
 	do {                                      \
 		int pushed_;                          \
+		if ((fn) == NULL) {                   \
+			return GC_NOT_LOADED;             \
+		}                                     \
 		gc_result r_ = enter((c), &pushed_);  \
 		if (r_ != 0) {                        \
 			return r_;                        \
@@ -219,52 +267,52 @@ static gc_result leave(int pushed, gc_result r) {
 		return leave(pushed_, r_);            \
 	} while (0)
 
-gc_result gc_ctx_synchronize(gc_ctx c) { IN_CTX(c, p_cuCtxSynchronize()); }
+gc_result gc_ctx_synchronize(gc_ctx c) { IN_CTX(c, p_cuCtxSynchronize, p_cuCtxSynchronize()); }
 gc_result gc_mem_get_info(gc_ctx c, size_t *free_b, size_t *total_b) {
-	IN_CTX(c, p_cuMemGetInfo(free_b, total_b));
+	IN_CTX(c, p_cuMemGetInfo, p_cuMemGetInfo(free_b, total_b));
 }
-gc_result gc_mem_alloc(gc_ctx c, gc_devptr *p, size_t n) { IN_CTX(c, p_cuMemAlloc(p, n)); }
-gc_result gc_mem_free(gc_ctx c, gc_devptr p) { IN_CTX(c, p_cuMemFree(p)); }
+gc_result gc_mem_alloc(gc_ctx c, gc_devptr *p, size_t n) { IN_CTX(c, p_cuMemAlloc, p_cuMemAlloc(p, n)); }
+gc_result gc_mem_free(gc_ctx c, gc_devptr p) { IN_CTX(c, p_cuMemFree, p_cuMemFree(p)); }
 gc_result gc_mem_host_alloc(gc_ctx c, void **p, size_t n, unsigned flags) {
-	IN_CTX(c, p_cuMemHostAlloc(p, n, flags));
+	IN_CTX(c, p_cuMemHostAlloc, p_cuMemHostAlloc(p, n, flags));
 }
-gc_result gc_mem_free_host(gc_ctx c, void *p) { IN_CTX(c, p_cuMemFreeHost(p)); }
+gc_result gc_mem_free_host(gc_ctx c, void *p) { IN_CTX(c, p_cuMemFreeHost, p_cuMemFreeHost(p)); }
 gc_result gc_mem_host_get_device_pointer(gc_ctx c, gc_devptr *d, void *p) {
-	IN_CTX(c, p_cuMemHostGetDevicePointer(d, p, 0));
+	IN_CTX(c, p_cuMemHostGetDevicePointer, p_cuMemHostGetDevicePointer(d, p, 0));
 }
 gc_result gc_mem_host_register(gc_ctx c, void *p, size_t n, unsigned flags) {
-	IN_CTX(c, p_cuMemHostRegister(p, n, flags));
+	IN_CTX(c, p_cuMemHostRegister, p_cuMemHostRegister(p, n, flags));
 }
-gc_result gc_mem_host_unregister(gc_ctx c, void *p) { IN_CTX(c, p_cuMemHostUnregister(p)); }
+gc_result gc_mem_host_unregister(gc_ctx c, void *p) { IN_CTX(c, p_cuMemHostUnregister, p_cuMemHostUnregister(p)); }
 gc_result gc_memcpy_htod(gc_ctx c, gc_devptr dst, const void *src, size_t n) {
-	IN_CTX(c, p_cuMemcpyHtoD(dst, src, n));
+	IN_CTX(c, p_cuMemcpyHtoD, p_cuMemcpyHtoD(dst, src, n));
 }
 gc_result gc_memcpy_dtoh(gc_ctx c, void *dst, gc_devptr src, size_t n) {
-	IN_CTX(c, p_cuMemcpyDtoH(dst, src, n));
+	IN_CTX(c, p_cuMemcpyDtoH, p_cuMemcpyDtoH(dst, src, n));
 }
 gc_result gc_memcpy_dtod(gc_ctx c, gc_devptr dst, gc_devptr src, size_t n) {
-	IN_CTX(c, p_cuMemcpyDtoD(dst, src, n));
+	IN_CTX(c, p_cuMemcpyDtoD, p_cuMemcpyDtoD(dst, src, n));
 }
 gc_result gc_memcpy_htod_async(gc_ctx c, gc_devptr dst, const void *src, size_t n, gc_stream s) {
-	IN_CTX(c, p_cuMemcpyHtoDAsync(dst, src, n, s));
+	IN_CTX(c, p_cuMemcpyHtoDAsync, p_cuMemcpyHtoDAsync(dst, src, n, s));
 }
 gc_result gc_memcpy_dtoh_async(gc_ctx c, void *dst, gc_devptr src, size_t n, gc_stream s) {
-	IN_CTX(c, p_cuMemcpyDtoHAsync(dst, src, n, s));
+	IN_CTX(c, p_cuMemcpyDtoHAsync, p_cuMemcpyDtoHAsync(dst, src, n, s));
 }
 gc_result gc_memcpy_dtod_async(gc_ctx c, gc_devptr dst, gc_devptr src, size_t n, gc_stream s) {
-	IN_CTX(c, p_cuMemcpyDtoDAsync(dst, src, n, s));
+	IN_CTX(c, p_cuMemcpyDtoDAsync, p_cuMemcpyDtoDAsync(dst, src, n, s));
 }
 gc_result gc_memset_d8(gc_ctx c, gc_devptr dst, unsigned char v, size_t n) {
-	IN_CTX(c, p_cuMemsetD8(dst, v, n));
+	IN_CTX(c, p_cuMemsetD8, p_cuMemsetD8(dst, v, n));
 }
 gc_result gc_memset_d32(gc_ctx c, gc_devptr dst, unsigned int v, size_t n) {
-	IN_CTX(c, p_cuMemsetD32(dst, v, n));
+	IN_CTX(c, p_cuMemsetD32, p_cuMemsetD32(dst, v, n));
 }
 gc_result gc_memset_d8_async(gc_ctx c, gc_devptr dst, unsigned char v, size_t n, gc_stream s) {
-	IN_CTX(c, p_cuMemsetD8Async(dst, v, n, s));
+	IN_CTX(c, p_cuMemsetD8Async, p_cuMemsetD8Async(dst, v, n, s));
 }
 gc_result gc_memset_d32_async(gc_ctx c, gc_devptr dst, unsigned int v, size_t n, gc_stream s) {
-	IN_CTX(c, p_cuMemsetD32Async(dst, v, n, s));
+	IN_CTX(c, p_cuMemsetD32Async, p_cuMemsetD32Async(dst, v, n, s));
 }
 
 // Attribute values are 1, 4 or 8 bytes wide depending on the attribute; the
@@ -272,20 +320,20 @@ gc_result gc_memset_d32_async(gc_ctx c, gc_devptr dst, unsigned int v, size_t n,
 // on a little-endian host (amd64, arm64).
 gc_result gc_pointer_get_attribute(gc_ctx c, unsigned long long *v, int attr, gc_devptr p) {
 	*v = 0;
-	IN_CTX(c, p_cuPointerGetAttribute(v, attr, p));
+	IN_CTX(c, p_cuPointerGetAttribute, p_cuPointerGetAttribute(v, attr, p));
 }
 gc_result gc_pointer_set_attribute_u32(gc_ctx c, unsigned int v, int attr, gc_devptr p) {
-	IN_CTX(c, p_cuPointerSetAttribute(&v, attr, p));
+	IN_CTX(c, p_cuPointerSetAttribute, p_cuPointerSetAttribute(&v, attr, p));
 }
 gc_result gc_mem_get_address_range(gc_ctx c, gc_devptr *base, size_t *size, gc_devptr p) {
-	IN_CTX(c, p_cuMemGetAddressRange(base, size, p));
+	IN_CTX(c, p_cuMemGetAddressRange, p_cuMemGetAddressRange(base, size, p));
 }
 
 // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD is 1 in the CUmemRangeHandleType enum.
 #define GC_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD 1
 
 gc_result gc_mem_get_dmabuf_fd(gc_ctx c, int *fd, gc_devptr p, size_t n) {
-	IN_CTX(c, p_cuMemGetHandleForAddressRange(fd, p, n, GC_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
+	IN_CTX(c, p_cuMemGetHandleForAddressRange, p_cuMemGetHandleForAddressRange(fd, p, n, GC_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0));
 }
 
 // CUjit_option values: CU_JIT_ERROR_LOG_BUFFER is 5 and
@@ -301,33 +349,33 @@ gc_result gc_module_load_data_ex(gc_ctx c, gc_module *m, const void *image, char
 	if (loglen > 0) {
 		log[0] = 0;
 	}
-	IN_CTX(c, p_cuModuleLoadDataEx(m, image, loglen > 0 ? 2 : 0, opts, vals));
+	IN_CTX(c, p_cuModuleLoadDataEx, p_cuModuleLoadDataEx(m, image, loglen > 0 ? 2 : 0, opts, vals));
 }
-gc_result gc_module_unload(gc_ctx c, gc_module m) { IN_CTX(c, p_cuModuleUnload(m)); }
+gc_result gc_module_unload(gc_ctx c, gc_module m) { IN_CTX(c, p_cuModuleUnload, p_cuModuleUnload(m)); }
 gc_result gc_module_get_function(gc_ctx c, gc_function *f, gc_module m, const char *name) {
-	IN_CTX(c, p_cuModuleGetFunction(f, m, name));
+	IN_CTX(c, p_cuModuleGetFunction, p_cuModuleGetFunction(f, m, name));
 }
 gc_result gc_module_get_global(gc_ctx c, gc_devptr *p, size_t *n, gc_module m, const char *name) {
-	IN_CTX(c, p_cuModuleGetGlobal(p, n, m, name));
+	IN_CTX(c, p_cuModuleGetGlobal, p_cuModuleGetGlobal(p, n, m, name));
 }
 gc_result gc_launch_kernel(gc_ctx c, gc_function f, unsigned gx, unsigned gy, unsigned gz,
                            unsigned bx, unsigned by, unsigned bz, unsigned shmem, gc_stream s,
                            void **params) {
-	IN_CTX(c, p_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL));
+	IN_CTX(c, p_cuLaunchKernel, p_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL));
 }
 gc_result gc_stream_create(gc_ctx c, gc_stream *s, unsigned flags) {
-	IN_CTX(c, p_cuStreamCreate(s, flags));
+	IN_CTX(c, p_cuStreamCreate, p_cuStreamCreate(s, flags));
 }
-gc_result gc_stream_destroy(gc_ctx c, gc_stream s) { IN_CTX(c, p_cuStreamDestroy(s)); }
-gc_result gc_stream_synchronize(gc_ctx c, gc_stream s) { IN_CTX(c, p_cuStreamSynchronize(s)); }
-gc_result gc_stream_query(gc_ctx c, gc_stream s) { IN_CTX(c, p_cuStreamQuery(s)); }
+gc_result gc_stream_destroy(gc_ctx c, gc_stream s) { IN_CTX(c, p_cuStreamDestroy, p_cuStreamDestroy(s)); }
+gc_result gc_stream_synchronize(gc_ctx c, gc_stream s) { IN_CTX(c, p_cuStreamSynchronize, p_cuStreamSynchronize(s)); }
+gc_result gc_stream_query(gc_ctx c, gc_stream s) { IN_CTX(c, p_cuStreamQuery, p_cuStreamQuery(s)); }
 gc_result gc_event_create(gc_ctx c, gc_event *e, unsigned flags) {
-	IN_CTX(c, p_cuEventCreate(e, flags));
+	IN_CTX(c, p_cuEventCreate, p_cuEventCreate(e, flags));
 }
-gc_result gc_event_destroy(gc_ctx c, gc_event e) { IN_CTX(c, p_cuEventDestroy(e)); }
-gc_result gc_event_record(gc_ctx c, gc_event e, gc_stream s) { IN_CTX(c, p_cuEventRecord(e, s)); }
-gc_result gc_event_synchronize(gc_ctx c, gc_event e) { IN_CTX(c, p_cuEventSynchronize(e)); }
-gc_result gc_event_query(gc_ctx c, gc_event e) { IN_CTX(c, p_cuEventQuery(e)); }
+gc_result gc_event_destroy(gc_ctx c, gc_event e) { IN_CTX(c, p_cuEventDestroy, p_cuEventDestroy(e)); }
+gc_result gc_event_record(gc_ctx c, gc_event e, gc_stream s) { IN_CTX(c, p_cuEventRecord, p_cuEventRecord(e, s)); }
+gc_result gc_event_synchronize(gc_ctx c, gc_event e) { IN_CTX(c, p_cuEventSynchronize, p_cuEventSynchronize(e)); }
+gc_result gc_event_query(gc_ctx c, gc_event e) { IN_CTX(c, p_cuEventQuery, p_cuEventQuery(e)); }
 gc_result gc_event_elapsed(gc_ctx c, float *ms, gc_event start, gc_event end) {
-	IN_CTX(c, p_cuEventElapsedTime(ms, start, end));
+	IN_CTX(c, p_cuEventElapsedTime, p_cuEventElapsedTime(ms, start, end));
 }

@@ -25,6 +25,10 @@ typedef void *gc_event;
 #define GC_STAGE_POP (2 << 20)
 #define GC_STAGE_MASK (3 << 20)
 
+// GC_NOT_LOADED is the result of a wrapper whose driver entry point is not
+// resolved; it is outside both the CUDA results and the stage markers.
+#define GC_NOT_LOADED (4 << 20)
+
 // The entry-point table, for Go's loader: the number of entries, entry i's
 // symbol name, whether it is required, and storing its address (NULL
 // clears it).

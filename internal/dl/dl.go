@@ -67,6 +67,8 @@ static int gdl_path(void *h, char *path, size_t pathlen, char *err, size_t errle
 import "C"
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -107,6 +109,12 @@ func Open(flags Flags, names ...string) (*Library, error) {
 	buf := (*C.char)(C.malloc(errLen))
 	defer C.free(unsafe.Pointer(buf))
 	for _, n := range names {
+		if i := strings.IndexByte(n, 0); i >= 0 {
+			// C would read the name only up to the NUL and open another
+			// library than the one named.
+			msgs = append(msgs, fmt.Sprintf("%q: NUL byte at offset %d of the library name", n, i))
+			continue
+		}
 		cn := C.CString(n)
 		h := C.gdl_open(cn, C.int(flags), buf, errLen)
 		C.free(unsafe.Pointer(cn))
@@ -138,6 +146,10 @@ func (l *Library) lookup(op, name, version string) (unsafe.Pointer, error) {
 	defer l.mu.RUnlock()
 	if l.h == nil {
 		return nil, &Error{Op: op, Library: l.name, Symbol: name, Version: version, Msg: ErrClosed.Error(), err: ErrClosed}
+	}
+	if i := strings.IndexByte(name+version, 0); i >= 0 {
+		return nil, &Error{Op: op, Library: l.name, Symbol: name, Version: version,
+			Msg: fmt.Sprintf("NUL byte at offset %d of the symbol name or version", i)}
 	}
 	cn := C.CString(name)
 	defer C.free(unsafe.Pointer(cn))

@@ -5,13 +5,18 @@
 // Nothing is linked at build time: Open opens the library (internal/dl) once per
 // process, resolves its entry points and calls gdr_open, which fails when
 // the gdrdrv module is not loaded. The environment variable
-// DOCA_GPUNETIO_DISABLE_GDRCOPY set to a non-zero integer disables GDRCopy.
+// DOCA_GPUNETIO_DISABLE_GDRCOPY set to a non-zero integer disables GDRCopy;
+// GDRCOPY_PATH_L, as for DOCA, names the libgdrapi file to load instead of
+// the soname. When GDRCopy cannot be used, Open logs why once, at WARNING
+// (at INFO when it was disabled on purpose), through the library's logger
+// (DOCA_GPUNETIO_LOG).
 // The decision and the handle are cached for the life of the process (the
 // handle is never closed, as in DOCA). All functions are safe for concurrent
 // use.
 package gdrcopy
 
 /*
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -43,6 +48,8 @@ static int gg_bind(void *open, void *pin, void *unpin, void *map, void *unmap) {
 
 static int gg_pin_map(unsigned long addr, size_t size, unsigned long *mh, void **va) {
 	gg_mh h;
+	if (gg_handle == NULL || gg_pin == NULL || gg_map == NULL || gg_unpin == NULL)
+		return -ENOSYS; // not bound: never call through NULL
 	int r = gg_pin(gg_handle, addr, size, 0, 0, &h);
 	if (r)
 		return r;
@@ -57,6 +64,8 @@ static int gg_pin_map(unsigned long addr, size_t size, unsigned long *mh, void *
 
 static int gg_unmap_unpin(unsigned long mh, void *va, size_t size) {
 	gg_mh h = {mh};
+	if (gg_handle == NULL || gg_unmap == NULL || gg_unpin == NULL)
+		return -ENOSYS;
 	int r = gg_unmap(gg_handle, h, va, size);
 	int r2 = gg_unpin(gg_handle, h);
 	return r ? r : r2;
@@ -74,6 +83,7 @@ import (
 	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/dl"
+	"github.com/gdaki/gpunetio/internal/doclog"
 )
 
 // DisableEnv is the environment variable that turns GDRCopy off.
@@ -81,6 +91,10 @@ const DisableEnv = "DOCA_GPUNETIO_DISABLE_GDRCOPY"
 
 // library is GDRCopy's soname.
 const library = "libgdrapi.so.2"
+
+// PathEnv names the libgdrapi file to load instead of the soname (a path,
+// or a name the dynamic loader resolves), as DOCA honours it.
+const PathEnv = "GDRCOPY_PATH_L"
 
 // symbols are the entry points GDRCopy must export: the ones bound below
 // and the rest of the API, whose absence says the library is not GDRCopy 2.
@@ -105,14 +119,31 @@ func disabled(v string) bool {
 
 // Open loads GDRCopy once per process; nil means Pin may be used.
 func Open() error {
-	once.Do(func() {
-		if disabled(os.Getenv(DisableEnv)) {
-			loadErr = fmt.Errorf("gdrcopy: disabled by %s=%s: %w", DisableEnv, os.Getenv(DisableEnv), ErrUnavailable)
-			return
-		}
-		loadErr = load(library)
-	})
+	once.Do(func() { loadErr = open(os.Getenv) })
 	return loadErr
+}
+
+// open is Open's decision with the environment read through getenv: the
+// library PathEnv names (or the soname) is loaded unless DisableEnv
+// disables GDRCopy, and a failure is logged.
+func open(getenv func(string) string) error {
+	if v := getenv(DisableEnv); disabled(v) {
+		err := fmt.Errorf("gdrcopy: disabled by %s=%s: %w", DisableEnv, v, ErrUnavailable)
+		doclog.Printf(doclog.Info, "GDRCopy disabled by %s=%s: GPU_CPU memory and NO_DBR_SW_EMULATED QPs are unavailable", DisableEnv, v)
+		return err
+	}
+	lib := library
+	if p := getenv(PathEnv); p != "" {
+		lib = p
+	}
+	err := load(lib)
+	if err != nil {
+		if lib != library {
+			err = fmt.Errorf("%w (library from %s)", err, PathEnv)
+		}
+		doclog.Printf(doclog.Warning, "GDRCopy not available, GPU_CPU memory and NO_DBR_SW_EMULATED QPs are unavailable: %v", err)
+	}
+	return err
 }
 
 // load opens name (Now|Local), checks that it exports every GDRCopy entry

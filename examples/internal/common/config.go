@@ -49,6 +49,10 @@ type Config struct {
 	NonInteractive bool   // -n: the server exits by itself after one client
 	Port           uint16 // -port: OOB TCP port
 	Timeout        time.Duration
+	// Mem is where the QP's rings and the data buffers live (-m):
+	// gpunetio.MemGPU (default) or gpunetio.MemCPUGPU, pinned host memory
+	// mapped into the GPU, for hosts where the NIC cannot reach GPU memory.
+	Mem gpunetio.MemType
 }
 
 // IsClient reports whether the process runs as the client (-c given).
@@ -89,6 +93,7 @@ func (p Program) Usage(w io.Writer) {
 		fmt.Fprintf(w, "  -i <number of iterations (default: %d)>\n", DefaultIters)
 	}
 	fmt.Fprintf(w, "  -l <GID Index (default: 0)>\n")
+	fmt.Fprintf(w, "  -m <memory of the QP rings and data buffers. 0: GPU 2: CPU_GPU (default: 0)>\n")
 	var hs []string
 	for _, h := range p.Handlers {
 		hs = append(hs, fmt.Sprintf("%d: %s", uint32(h), h))
@@ -127,7 +132,7 @@ func parse(p Program, args []string) (Config, error) {
 	var (
 		cfg                         Config
 		scope, handler, iters, gid  string
-		dbr, format, port           string
+		dbr, format, port, mem      string
 		nonInteractive, nonInterLng bool
 	)
 	fs.StringVar(&cfg.Server, "c", "", "")
@@ -136,6 +141,7 @@ func parse(p Program, args []string) (Config, error) {
 	fs.StringVar(&iters, "i", strconv.Itoa(DefaultIters), "")
 	fs.StringVar(&gid, "l", "0", "")
 	fs.StringVar(&handler, "p", "0", "")
+	fs.StringVar(&mem, "m", "0", "")
 	if p.ExecScope {
 		fs.StringVar(&scope, "e", "0", "")
 	}
@@ -205,6 +211,10 @@ func parse(p Program, args []string) (Config, error) {
 		cfg.DBRMode = m
 	}
 
+	if cfg.Mem, err = parseMem(mem); err != nil {
+		return cfg, err
+	}
+
 	n, err = parseUint(port, 16)
 	if err != nil || n == 0 {
 		return cfg, usageErr("-port %q: not a TCP port number", port)
@@ -233,6 +243,15 @@ func containsHandler(hs []gpunetio.NICHandler, h gpunetio.NICHandler) bool {
 		}
 	}
 	return false
+}
+
+func parseMem(s string) (gpunetio.MemType, error) {
+	for _, m := range []gpunetio.MemType{gpunetio.MemGPU, gpunetio.MemCPUGPU} {
+		if strings.TrimSpace(s) == strconv.Itoa(int(m)) || strings.EqualFold(strings.TrimSpace(s), m.String()) {
+			return m, nil
+		}
+	}
+	return 0, usageErr("-m %q: the memory type must be 0 (GPU) or 2 (CPU_GPU)", s)
 }
 
 func parseScope(s string) (gpunetio.ExecScope, error) {

@@ -61,14 +61,15 @@ func (b *Buffer) close() error {
 // PageSize is the host page size; buffer sizes are rounded up to it.
 var PageSize = uint64(os.Getpagesize())
 
-// GPUBuffer allocates size bytes (rounded up to a page) of GPU memory, fills
-// them with fill and registers them (gpunetio.Mem.RegMR: through a dma-buf
+// GPUBuffer allocates size bytes (rounded up to a page) of GPU memory (of
+// type e.Mem: device memory, or pinned host memory mapped into the GPU),
+// fills them with fill and registers them (gpunetio.Mem.RegMR: through a dma-buf
 // when the GPU exports one and the device accepts it, otherwise by address).
 func (e *Env) GPUBuffer(size uint64, fill byte, access verbs.AccessFlags) (*Buffer, error) {
 	size = common.AlignUp(size, PageSize)
-	m, err := e.GPU.MemAlloc(uintptr(size), uintptr(PageSize), gpunetio.MemGPU)
+	m, err := e.GPU.MemAlloc(uintptr(size), uintptr(PageSize), e.Mem)
 	if err != nil {
-		return nil, fmt.Errorf("allocate %d bytes of GPU memory: %w", size, err)
+		return nil, fmt.Errorf("allocate %d bytes of %v memory: %w", size, e.Mem, err)
 	}
 	b := &Buffer{Mem: m, Size: size}
 	if err := e.Ctx.MemsetD8(m.Dev, fill, uintptr(size)); err != nil {

@@ -43,6 +43,10 @@ type Env struct {
 	DevQP  cuda.DevPtr // the device QP to pass to kernels
 	Module *cuda.Module
 
+	// Mem is the memory type of the QP's rings and of GPUBuffer
+	// (common.Config.Mem).
+	Mem gpunetio.MemType
+
 	service  *gpunetio.Service
 	bufs     []*Buffer
 	counters []*cuda.Buffer[uint32]
@@ -63,7 +67,7 @@ func Open(prog common.Program, cfg common.Config, opt QPOptions, log io.Writer) 
 	if err := cuda.Init(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
 	}
-	e := &Env{}
+	e := &Env{Mem: cfg.Mem}
 	defer func() {
 		if err != nil {
 			if cerr := e.Close(); cerr != nil {
@@ -137,7 +141,7 @@ func (e *Env) openQP(prog common.Program, cfg common.Config, opt QPOptions, log 
 	e.QP, err = gpunetio.NewQPHL(gpunetio.QPHLConfig{
 		GPU: e.GPU, NetDev: e.NetDev, PD: e.PD, SQWQEs: common.SQWQEs,
 		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
-		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed,
+		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed, RingMem: e.Mem,
 		OrderingSemantic: verbs.OrderingIBTA,
 	})
 	if err != nil {

@@ -70,7 +70,12 @@ func (d *device) regMR(op string, x mlx5.PD, addr uintptr, iova, length uint64,
 	defer p.mu.Unlock()
 	m, args, errno := reg(p.p)
 	if m == nil {
-		return nil, newError(op, errnoOf(errno), "%s on %s", args, d.name)
+		e := errnoOf(errno)
+		if e == syscall.ENOMEM {
+			note := d.limitNote("MR", "max_mr", func(a *C.struct_ibv_device_attr) uint64 { return uint64(a.max_mr) })
+			return nil, newError(op, e, "%s on %s: %s, or past the locked-memory limit (RLIMIT_MEMLOCK)", args, d.name, note)
+		}
+		return nil, newError(op, e, "%s on %s", args, d.name)
 	}
 	runtime.KeepAlive(p)
 	p.mrs++

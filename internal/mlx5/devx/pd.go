@@ -8,6 +8,7 @@ package devx
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"syscall"
@@ -36,7 +37,11 @@ func (d *device) AllocPD() (mlx5.PD, error) {
 	defer d.mu.RUnlock()
 	p, errno := C.gdk_alloc_pd(d.ctx)
 	if p == nil {
-		return nil, newError(op, errnoOf(errno), "device %s", d.name)
+		e := errnoOf(errno)
+		if e == syscall.ENOMEM {
+			return nil, newError(op, e, "device %s: %s", d.name, d.limitNote("PD", "max_pd", func(a *C.struct_ibv_device_attr) uint64 { return uint64(a.max_pd) }))
+		}
+		return nil, newError(op, e, "device %s", d.name)
 	}
 	var pdn C.uint32_t
 	if rc := C.gdk_pd_pdn(p, &pdn); rc != 0 {
@@ -46,6 +51,21 @@ func (d *device) AllocPD() (mlx5.PD, error) {
 	runtime.KeepAlive(d)
 	d.hold("PD")
 	return &pd{dev: d, p: p, pdn: uint32(pdn)}, nil
+}
+
+// limitNote says, for an allocation of kind that failed with ENOMEM, how
+// many such objects this context holds and the device's limit (field of
+// ibv_query_device), so an exhaustion error names the resource and its
+// limit. The caller holds d.mu for reading.
+func (d *device) limitNote(kind, field string, limit func(*C.struct_ibv_device_attr) uint64) string {
+	d.liveMu.Lock()
+	n := d.live[kind]
+	d.liveMu.Unlock()
+	var a C.struct_ibv_device_attr
+	if rc := C.gdk_query_device(d.ctx, &a); rc != 0 {
+		return fmt.Sprintf("out of %ss: %d live on this context (%s unknown: ibv_query_device failed with errno %d)", kind, n, field, int(rc))
+	}
+	return fmt.Sprintf("out of %ss: %d live on this context, the device allows %s %d", kind, n, field, limit(&a))
 }
 
 var _ mlx5.PD = (*pd)(nil)

@@ -123,11 +123,11 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 		return fwError(SynCQDBRRange)
 	}
 	if len(n.cqs) >= 1<<capLogMaxCQ {
-		return fwError(SynLimit)
+		return fwError(SynLimitCQ)
 	}
 	cqn, _, ok := n.ids.cq.alloc(func(i uint32) bool { return n.cqs[i] != nil })
 	if !ok {
-		return fwError(SynLimit)
+		return fwError(SynLimitCQ)
 	}
 	q := &cq{ctx: c, cqn: cqn, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
 		cc: x.CC, oi: x.OI, uar: u}

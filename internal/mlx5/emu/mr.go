@@ -88,11 +88,11 @@ func (c *devCtx) regMR(op string, p mlx5.PD, addr uintptr, length uint64, iova u
 		return nil, err
 	}
 	if len(n.mrs) >= 1<<capLogMaxMkey {
-		return nil, fmt.Errorf("emu: %s: %d memory keys in use: %w", op, len(n.mrs), syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: %s: all %d memory keys in use (max_mr, log_max_mkey %d): %w", op, len(n.mrs), capLogMaxMkey, syscall.ENOMEM)
 	}
 	idx, pass, ok := n.ids.mkey.alloc(func(i uint32) bool { return n.mrs[i] != nil })
 	if !ok {
-		return nil, fmt.Errorf("emu: %s: no free memory key index: %w", op, syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: %s: all %d 24-bit memory key indexes in use: %w", op, mask24-1, syscall.ENOMEM)
 	}
 	m := &mr{pd: q, key: mkeyOf(idx, pass), mem: mem, iova: iova, access: access, dmabuf: dmabuf}
 	n.mrs[idx] = m

@@ -23,11 +23,11 @@ func (c *devCtx) AllocPD() (mlx5.PD, error) {
 		return nil, err
 	}
 	if len(n.pds) >= 1<<capLogMaxPD {
-		return nil, fmt.Errorf("emu: alloc_pd on %s: %w", n.cfg.Name, syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: alloc_pd on %s: all %d PDs in use (max_pd, log_max_pd %d): %w", n.cfg.Name, len(n.pds), capLogMaxPD, syscall.ENOMEM)
 	}
 	pdn, _, ok := n.ids.pd.alloc(func(i uint32) bool { return n.pds[i] != nil })
 	if !ok {
-		return nil, fmt.Errorf("emu: alloc_pd on %s: no free PD number: %w", n.cfg.Name, syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: alloc_pd on %s: all %d 24-bit PD numbers in use: %w", n.cfg.Name, mask24, syscall.ENOMEM)
 	}
 	p := &pd{ctx: c, pdn: pdn}
 	n.pds[p.pdn] = p

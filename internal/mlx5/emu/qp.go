@@ -218,11 +218,11 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 		return fwError(SynQPDBRRange)
 	}
 	if len(n.qps) >= 1<<capLogMaxQP {
-		return fwError(SynLimit)
+		return fwError(SynLimitQP)
 	}
 	qpn, _, ok := n.ids.qp.alloc(func(i uint32) bool { return n.qps[i] != nil })
 	if !ok {
-		return fwError(SynLimit)
+		return fwError(SynLimitQP)
 	}
 	q := &qp{nic: n, ctx: c, qpn: qpn, uc: x.ST == mlx5.STUC, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
 		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: uint8(rqT),

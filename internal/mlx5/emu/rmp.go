@@ -77,7 +77,7 @@ func (c *devCtx) createRMP(in, out []byte) fwError {
 	}
 	rmpn, _, ok := n.ids.rmp.alloc(func(i uint32) bool { return n.rmps[i] != nil })
 	if !ok {
-		return fwError(SynLimit)
+		return fwError(SynLimitRMP)
 	}
 	r := &rmp{ctx: c, rmpn: rmpn, pd: p, wq: wq, woff: woff, dbr: dbr, doff: doff, log: log, stride: stride,
 		linked: w.WQType == mlx5.WQTypeLinkedList && !x.BasicCyclicRcvWQE}

@@ -1,6 +1,10 @@
 package emu
 
-import "github.com/gdaki/gpunetio/internal/mlx5"
+import (
+	"fmt"
+
+	"github.com/gdaki/gpunetio/internal/mlx5"
+)
 
 // Syndrome values the emulated firmware puts in the output mailbox of a
 // rejected command. Real firmware syndromes are opaque; these are the
@@ -68,6 +72,9 @@ const (
 	SynNoRMP           uint32 = 0x0e000043 // rmpn names no RMP of the context
 	SynRMPBusy         uint32 = 0x0e000044 // DESTROY_RMP of an RMP that QPs still use
 	SynRMPType         uint32 = 0x0e000045 // wq_type / state of the RMP not supported
+	SynLimitCQ         uint32 = 0x0e000051 // all 2^log_max_cq CQs in use
+	SynLimitQP         uint32 = 0x0e000052 // all 2^log_max_qp QPs in use
+	SynLimitRMP        uint32 = 0x0e000053 // every 24-bit RMP number in use
 	SynLimit           uint32 = 0x0e000050 // object table full (log_max_qp / log_max_cq / ...)
 )
 
@@ -137,6 +144,9 @@ var syndromeTable = map[uint32]synInfo{
 	SynNoRMP:           {mlx5.StatusBadRes, "rmpn names no RMP of the context"},
 	SynRMPBusy:         {mlx5.StatusResBusy, "RMP still used by a QP"},
 	SynRMPType:         {mlx5.StatusBadParam, "RMP wq_type or state not supported"},
+	SynLimitCQ:         {mlx5.StatusLimErr, fmt.Sprintf("CQ table full: all %d CQs in use (log_max_cq %d)", 1<<capLogMaxCQ, capLogMaxCQ)},
+	SynLimitQP:         {mlx5.StatusLimErr, fmt.Sprintf("QP table full: all %d QPs in use (log_max_qp %d)", 1<<capLogMaxQP, capLogMaxQP)},
+	SynLimitRMP:        {mlx5.StatusLimErr, fmt.Sprintf("RMP table full: all %d RMP numbers in use", mask24)},
 	SynLimit:           {mlx5.StatusLimErr, "object table full"},
 }
 

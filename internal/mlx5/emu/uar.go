@@ -56,7 +56,7 @@ func (c *devCtx) AllocUAR(t mlx5.UARType) (mlx5.UAR, error) {
 	id, _, ok := n.ids.uar.alloc(func(i uint32) bool { return n.uars[i] != nil })
 	if !ok {
 		syscall.Munmap(page)
-		return nil, fmt.Errorf("emu: devx_alloc_uar: no free UAR index: %w", syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: devx_alloc_uar on %s: all %d 24-bit UAR indexes in use: %w", n.cfg.Name, mask24, syscall.ENOMEM)
 	}
 	u := &uar{ctx: c, id: id, typ: t, page: page}
 	n.uars[u.id] = u

@@ -43,7 +43,7 @@ func (c *devCtx) regUMEM(op string, addr uintptr, size uint64, access mlx5.Acces
 	}
 	id, _, ok := n.ids.umem.alloc(func(i uint32) bool { return n.umems[i] != nil })
 	if !ok {
-		return nil, fmt.Errorf("emu: %s: no free UMEM id: %w", op, syscall.ENOMEM)
+		return nil, fmt.Errorf("emu: %s: all %d 32-bit UMEM ids in use: %w", op, uint32(0xffffffff), syscall.ENOMEM)
 	}
 	u := &umem{ctx: c, id: id, mem: mem}
 	n.umems[u.id] = u
