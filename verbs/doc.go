@@ -170,7 +170,9 @@
 //
 // ConnectRC runs RST -> INIT -> RTR -> RTS with the DOCA examples' values:
 // path MTU the smaller of the two endpoints' MTUs, PSNs from the endpoints,
-// port 1, ack timeout 14, retry count 7, RNR retry 1, min RNR timer 1,
+// port 1, ack timeout 14, retry count 7, RNR retry 7 (forever, as
+// perftest: DOCA's examples use 1, which fails a SEND whose receive the
+// peer posts a little late), min RNR timer 1,
 // remote write and read allowed, IB-spec atomics, P_Key index 0, and an AH
 // with hop limit 255 from the local GID index to the remote GID (RoCE) or,
 // on an InfiniBand link layer, without GRH to the remote LID. Every value
@@ -178,6 +180,12 @@
 // pointers so that a meaningful zero (ack timeout 0: wait forever) is not
 // mistaken for "default". RCTransitions returns the three steps without
 // applying them. A failed transition returns the QP to RST.
+//
+// The peer may send as soon as this QP reaches RTR, possibly before
+// ConnectRC returns. Receives for its first SENDs are posted in INIT:
+// ConnectOptions.RecvWRs lists receives ConnectRC posts right after RST ->
+// INIT, and ConnectOptions.AfterInit is called there (to post to an SRQ,
+// or anything else that must precede RTR).
 //
 // # QP transitions
 //

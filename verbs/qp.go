@@ -746,6 +746,16 @@ func (q *QP) Config() QPConfig {
 	return c
 }
 
+// UserContext returns QPConfig.UserContext
+// (doca_verbs_qp_init_attr_get_qp_context after a query); never
+// interpreted. 0 for a nil QP.
+func (q *QP) UserContext() uintptr {
+	if q == nil {
+		return 0
+	}
+	return q.cfg.UserContext
+}
+
 // State is the QP's state. After a successful Modify it is the state
 // Modify moved the QP to; but the device moves an RTR or RTS QP to ERR by
 // itself (an error completion, a CQ error), so in those two states State

@@ -151,7 +151,15 @@ func (q *qp) flushHeld() bool {
 // nak answers a request with a NAK; class C errors (access, invalid
 // request, operational) also move the responder QP to ERR, before the NAK
 // leaves (a requester that sees its error can query the responder's state).
-func (q *qp) nak(req *wire.Frame, code wire.NakCode) {
+func (q *qp) nak(req *wire.Frame, code wire.NakCode) { q.nakCause(req, code, 0) }
+
+// nakCause is nak with the vendor syndrome (mlx5.VendorSynEmu*) naming the
+// check that failed. A remote access NAK carries it back to the requester
+// in the AETH's MSN field, which is otherwise unused there: the responder
+// is in ERR and the requester, which fails the request, reads no MSN of a
+// NAK. The requester writes it into its REM_ACCESS_ERR completion. This is
+// the emulator's own extension; a ConnectX says nothing of the cause.
+func (q *qp) nakCause(req *wire.Frame, code wire.NakCode, cause uint8) {
 	if code != wire.NakPSNSequenceError {
 		q.resp.wActive, q.resp.sActive = false, false
 		q.toError()
@@ -159,7 +167,11 @@ func (q *qp) nak(req *wire.Frame, code wire.NakCode) {
 	if q.uc {
 		return
 	}
-	q.send(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
+	f := q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code))
+	if code == wire.NakRemoteAccess && cause != 0 {
+		f.AETH.MSN = uint32(cause)
+	}
+	q.send(f)
 }
 
 // accessNak is the NAK for a failed access to responder memory: a
@@ -277,7 +289,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 	last := op != wire.OpWriteFirst && op != wire.OpWriteMiddle
 	if first {
 		if !r.rwe {
-			q.nak(f, wire.NakRemoteAccess)
+			q.nakCause(f, wire.NakRemoteAccess, mlx5.VendorSynEmuQPAccess)
 			return
 		}
 		n := uint64(f.RETH.DMALength)
@@ -288,7 +300,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		m := r.mrs.lookup(q.nic, f.RETH.RKey)
 		off, ok := m.check(q.pd, f.RETH.VA, n, mlx5.AccessRemoteWrite)
 		if !ok {
-			q.nak(f, wire.NakRemoteAccess)
+			q.nakCause(f, wire.NakRemoteAccess, m.cause(q.pd, f.RETH.VA, n, mlx5.AccessRemoteWrite))
 			return
 		}
 		r.wActive, r.wMem, r.wOff, r.wLeft, r.wTotal = true, m.mem, off, n, n
@@ -503,7 +515,7 @@ func (q *qp) invalidate(key uint32) bool {
 // onRead answers a READ request with response packets.
 func (q *qp) onRead(f *wire.Frame) bool {
 	if !q.resp.rre {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, mlx5.VendorSynEmuQPAccess)
 		return false
 	}
 	n := uint64(f.RETH.DMALength)
@@ -514,7 +526,7 @@ func (q *qp) onRead(f *wire.Frame) bool {
 	m := q.resp.mrs.lookup(q.nic, f.RETH.RKey)
 	off, ok := m.check(q.pd, f.RETH.VA, n, mlx5.AccessRemoteRead)
 	if !ok {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, m.cause(q.pd, f.RETH.VA, n, mlx5.AccessRemoteRead))
 		return false
 	}
 	chunk := uint64(frameChunk(q.mtu))
@@ -551,7 +563,7 @@ func (q *qp) onRead(f *wire.Frame) bool {
 					scratch = make([]byte, chunk)
 				}
 				if err := m.mem.read(scratch[:hi-lo], off+lo); err != nil {
-					q.nak(f, accessNak(err))
+					q.nakCause(f, accessNak(err), mlx5.VendorSynEmuKey)
 					return false
 				}
 				rsp.Payload = scratch[:hi-lo]
@@ -575,7 +587,7 @@ func (q *qp) onAtomic(f *wire.Frame) bool {
 	a := &f.Atomic
 	masked := f.Opcode.IsMaskedAtomic()
 	if !r.rae || r.atomicMode == 0 {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, mlx5.VendorSynEmuQPAccess)
 		return false
 	}
 	size := uint64(8)
@@ -593,12 +605,12 @@ func (q *qp) onAtomic(f *wire.Frame) bool {
 	m := r.mrs.lookup(q.nic, a.RKey)
 	off, ok := m.check(q.pd, a.VA, size, mlx5.AccessRemoteAtomic)
 	if !ok {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, m.cause(q.pd, a.VA, size, mlx5.AccessRemoteAtomic))
 		return false
 	}
 	orig, err := atomicOp(m.mem, off, f.Opcode, a, size)
 	if err != nil {
-		q.nak(f, accessNak(err))
+		q.nakCause(f, accessNak(err), mlx5.VendorSynEmuKey)
 		return false
 	}
 	r.atomicPSN, r.atomicOrig, r.haveAtomic = f.PSN, orig, true
