@@ -328,6 +328,31 @@
 // and DeviceAttr.QPTypeSupported still reports DOCA's answer), and the host
 // data path (PostSend, PostRecv, Poll) is part of the package.
 //
+// # Wait-on-CQ work requests
+//
+// A QP created with QPConfig.CoreDirectMaster can post a wait-on-CQ work
+// request (SetWaitCQPIWR, opcode WRWaitCQ; the SDK's
+// doca_verbs_bridge_set_wait_cq_pi_wr): its send queue stalls until a CQ
+// of the same device has produced a given CQE, and the work requests
+// posted after it start only then, with no host step in between. A
+// signaled wait completes with WCWait (DOCA: IBV_WC_DRIVER1).
+// CQ.ConsumerIndex and CQ.ProducerIndex give the positions to wait for.
+// examples/verbs_wait_cq_wr chains two QPs this way.
+//
+// # Interop with IB Verbs
+//
+// A program that holds rdma-core objects brings them in, and one that
+// needs rdma-core calls takes ours out, as unsafe.Pointer values (the SDK's
+// bridge calls): OpenIBVDevice (a struct ibv_device *), ImportIBVContext (a
+// struct ibv_context * opened with DevX, left open at Close),
+// Context.ImportIBVPD (a struct ibv_pd *, left allocated at Close),
+// Context.IBVContext and PD.IBVPD. Context.ExportHandle and
+// PD.ExportHandle give the handles ImportContextHandle and
+// Context.ImportPDHandle take in another process (rdma-core's
+// ibv_import_device and ibv_import_pd, v32 or newer). On an emulated
+// device these calls fail with ErrNotRDMACoreDevice (code
+// ErrNotSupported).
+//
 // # Completion channels and asynchronous events
 //
 // There are none. The driver boundary (internal/mlx5.Device) carries PRM

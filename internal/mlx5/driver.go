@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"unsafe"
 )
 
 // This file is the driver boundary: everything the verbs layer needs from an
@@ -161,6 +162,34 @@ type Device interface {
 	QueryEQN(vector uint32) (uint32, error)
 
 	Close() error
+}
+
+// RDMACore is implemented by the devices of the rdma-core driver (devx), for
+// programs that mix in their own libibverbs calls; emulated devices do not
+// implement it.
+type RDMACore interface {
+	// IBVContext is the device's struct ibv_context pointer.
+	IBVContext() unsafe.Pointer
+	// CmdFD is the context's command file descriptor (ibv_context.cmd_fd),
+	// the handle ibv_import_device takes, in this process or, passed over
+	// a Unix socket, in another.
+	CmdFD() int
+	// BorrowPD wraps a struct ibv_pd of this context that the caller
+	// allocated: the PD gets its PD number, and Dealloc leaves it
+	// allocated (its owner deallocates it).
+	BorrowPD(ibvPD unsafe.Pointer) (PD, error)
+	// ImportPD imports the PD with this kernel handle (ibv_import_pd) into
+	// this context; Dealloc unimports it (ibv_unimport_pd).
+	ImportPD(handle uint32) (PD, error)
+}
+
+// RDMACorePD is implemented by the PDs of the rdma-core driver.
+type RDMACorePD interface {
+	// Handle is the PD's kernel object handle (ibv_pd.handle), what
+	// ibv_import_pd takes.
+	Handle() uint32
+	// IBVPD is the struct ibv_pd pointer.
+	IBVPD() unsafe.Pointer
 }
 
 // PD is a protection domain.

@@ -46,6 +46,9 @@ static const struct gdk_sym_info gdk_syms[GDK_SYM_COUNT] = {
 	[GDK_MLX5DV_DEVX_ALLOC_UAR] = {"mlx5dv_devx_alloc_uar", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
 	[GDK_MLX5DV_DEVX_FREE_UAR] = {"mlx5dv_devx_free_uar", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
 	[GDK_MLX5DV_DEVX_QUERY_EQN] = {"mlx5dv_devx_query_eqn", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
+	[GDK_IBV_IMPORT_DEVICE] = {"ibv_import_device", "IBVERBS_1.10", GDK_LIB_IBVERBS, 1, 32},
+	[GDK_IBV_IMPORT_PD] = {"ibv_import_pd", "IBVERBS_1.10", GDK_LIB_IBVERBS, 1, 32},
+	[GDK_IBV_UNIMPORT_PD] = {"ibv_unimport_pd", "IBVERBS_1.10", GDK_LIB_IBVERBS, 1, 32},
 };
 
 const struct gdk_sym_info *gdk_sym_info_at(int i)
@@ -105,6 +108,9 @@ typedef int (*umem_dereg_fn)(struct mlx5dv_devx_umem *);
 typedef struct mlx5dv_devx_uar *(*alloc_uar_fn)(struct ibv_context *, uint32_t);
 typedef void (*free_uar_fn)(struct mlx5dv_devx_uar *);
 typedef int (*query_eqn_fn)(struct ibv_context *, uint32_t, uint32_t *);
+typedef struct ibv_context *(*import_device_fn)(int);
+typedef struct ibv_pd *(*import_pd_fn)(struct ibv_context *, uint32_t);
+typedef void (*unimport_pd_fn)(struct ibv_pd *);
 
 #define GDK_FN(type, idx) ((type)gdk_table.fn[idx])
 
@@ -337,4 +343,42 @@ int gdk_query_eqn(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn)
 {
 	GDK_NEED(GDK_MLX5DV_DEVX_QUERY_EQN, ENOTSUP);
 	return GDK_FN(query_eqn_fn, GDK_MLX5DV_DEVX_QUERY_EQN)(ctx, vector, eqn);
+}
+
+struct ibv_device *gdk_context_device(struct ibv_context *ctx)
+{
+	return ctx->device;
+}
+
+int gdk_context_cmd_fd(struct ibv_context *ctx)
+{
+	return ctx->cmd_fd;
+}
+
+struct ibv_context *gdk_pd_context(struct ibv_pd *pd)
+{
+	return pd->context;
+}
+
+uint32_t gdk_pd_handle(struct ibv_pd *pd)
+{
+	return pd->handle;
+}
+
+struct ibv_context *gdk_import_device(int cmd_fd)
+{
+	GDK_NEED(GDK_IBV_IMPORT_DEVICE, NULL);
+	return GDK_FN(import_device_fn, GDK_IBV_IMPORT_DEVICE)(cmd_fd);
+}
+
+struct ibv_pd *gdk_import_pd(struct ibv_context *ctx, uint32_t handle)
+{
+	GDK_NEED(GDK_IBV_IMPORT_PD, NULL);
+	return GDK_FN(import_pd_fn, GDK_IBV_IMPORT_PD)(ctx, handle);
+}
+
+void gdk_unimport_pd(struct ibv_pd *pd)
+{
+	if (gdk_table.fn[GDK_IBV_UNIMPORT_PD] != NULL)
+		GDK_FN(unimport_pd_fn, GDK_IBV_UNIMPORT_PD)(pd);
 }

@@ -50,6 +50,9 @@ enum gdk_sym {
 	GDK_MLX5DV_DEVX_ALLOC_UAR,
 	GDK_MLX5DV_DEVX_FREE_UAR,
 	GDK_MLX5DV_DEVX_QUERY_EQN,
+	GDK_IBV_IMPORT_DEVICE,
+	GDK_IBV_IMPORT_PD,
+	GDK_IBV_UNIMPORT_PD,
 	GDK_SYM_COUNT
 };
 
@@ -130,5 +133,14 @@ int gdk_umem_dereg(struct mlx5dv_devx_umem *umem);
 struct mlx5dv_devx_uar *gdk_alloc_uar(struct ibv_context *ctx, uint32_t flags);
 void gdk_free_uar(struct mlx5dv_devx_uar *uar);
 int gdk_query_eqn(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn);
+
+// Interop with rdma-core objects a program made itself.
+struct ibv_device *gdk_context_device(struct ibv_context *ctx); // ctx->device
+int gdk_context_cmd_fd(struct ibv_context *ctx);                // ctx->cmd_fd
+struct ibv_context *gdk_pd_context(struct ibv_pd *pd);          // pd->context
+uint32_t gdk_pd_handle(struct ibv_pd *pd);                      // pd->handle
+struct ibv_context *gdk_import_device(int cmd_fd);
+struct ibv_pd *gdk_import_pd(struct ibv_context *ctx, uint32_t handle);
+void gdk_unimport_pd(struct ibv_pd *pd);
 
 #endif

@@ -441,6 +441,49 @@ static int f_query_eqn(struct ibv_context *c, uint32_t vector, uint32_t *eqn)
 	return 0;
 }
 
+// ibv_import_device: a context on fake device mlx5_0 whose cmd_fd is the
+// descriptor given.
+static struct ibv_context fake_imported_ctx;
+
+static struct ibv_context *f_import_device(int fd)
+{
+	int e = failing("ibv_import_device");
+
+	fake.import_fd = fd;
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	fake.imports++;
+	memset(&fake_imported_ctx, 0, sizeof(fake_imported_ctx));
+	fake_imported_ctx.device = &fake_devs[0];
+	fake_imported_ctx.cmd_fd = fd;
+	return &fake_imported_ctx;
+}
+
+static struct ibv_pd fake_imported_pd;
+
+static struct ibv_pd *f_import_pd(struct ibv_context *c, uint32_t handle)
+{
+	int e = failing("ibv_import_pd");
+
+	fake.import_pd_handle = handle;
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	fake.pd_imports++;
+	fake_imported_pd.context = c;
+	fake_imported_pd.handle = handle;
+	return &fake_imported_pd;
+}
+
+static void f_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
+	fake.pd_unimports++;
+}
+
 static const struct {
 	const char *name;
 	void *fn;
@@ -472,6 +515,9 @@ static const struct {
 	{"mlx5dv_devx_alloc_uar", (void *)f_alloc_uar},
 	{"mlx5dv_devx_free_uar", (void *)f_free_uar},
 	{"mlx5dv_devx_query_eqn", (void *)f_query_eqn},
+	{"ibv_import_device", (void *)f_import_device},
+	{"ibv_import_pd", (void *)f_import_pd},
+	{"ibv_unimport_pd", (void *)f_unimport_pd},
 };
 
 void *fake_fn(const char *name)

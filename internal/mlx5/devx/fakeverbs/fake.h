@@ -36,10 +36,12 @@ struct fake_rec {
 	size_t inlen, outlen;
 	uint8_t in[16];
 	uint32_t eqn_vector;
+	int import_fd;
+	uint32_t import_pd_handle;
 
 	// Calls made, by kind.
 	int opens, closes, pds, pd_frees, mrs, mr_frees, umems, umem_frees, uars,
-		uar_frees, objs, obj_frees, cmds;
+		uar_frees, objs, obj_frees, cmds, imports, pd_imports, pd_unimports;
 
 	// Failure injection: the next call fails with fail_errno (pointer calls
 	// set errno, int calls return it). A DevX command with fail_status set

@@ -86,6 +86,9 @@ type Record struct {
 	InLen, OutLen                        uint64
 	In                                   [16]byte
 	EQNVector                            uint32
+	ImportFD                             int
+	ImportPDHandle                       uint32
+	Imports, PDImports, PDUnimports      int
 	Opens, Closes, PDs, PDFrees          int
 	MRs, MRFrees, UMEMs, UMEMFrees       int
 	UARs, UARFrees, Objs, ObjFrees, Cmds int
@@ -126,22 +129,27 @@ func Get() Record {
 			CompMask:   uint64(f.umem_in.comp_mask),
 			DmabufFD:   int(f.umem_in.dmabuf_fd),
 		},
-		InLen:     uint64(f.inlen),
-		OutLen:    uint64(f.outlen),
-		EQNVector: uint32(f.eqn_vector),
-		Opens:     int(f.opens),
-		Closes:    int(f.closes),
-		PDs:       int(f.pds),
-		PDFrees:   int(f.pd_frees),
-		MRs:       int(f.mrs),
-		MRFrees:   int(f.mr_frees),
-		UMEMs:     int(f.umems),
-		UMEMFrees: int(f.umem_frees),
-		UARs:      int(f.uars),
-		UARFrees:  int(f.uar_frees),
-		Objs:      int(f.objs),
-		ObjFrees:  int(f.obj_frees),
-		Cmds:      int(f.cmds),
+		InLen:          uint64(f.inlen),
+		OutLen:         uint64(f.outlen),
+		EQNVector:      uint32(f.eqn_vector),
+		ImportFD:       int(f.import_fd),
+		ImportPDHandle: uint32(f.import_pd_handle),
+		Imports:        int(f.imports),
+		PDImports:      int(f.pd_imports),
+		PDUnimports:    int(f.pd_unimports),
+		Opens:          int(f.opens),
+		Closes:         int(f.closes),
+		PDs:            int(f.pds),
+		PDFrees:        int(f.pd_frees),
+		MRs:            int(f.mrs),
+		MRFrees:        int(f.mr_frees),
+		UMEMs:          int(f.umems),
+		UMEMFrees:      int(f.umem_frees),
+		UARs:           int(f.uars),
+		UARFrees:       int(f.uar_frees),
+		Objs:           int(f.objs),
+		ObjFrees:       int(f.obj_frees),
+		Cmds:           int(f.cmds),
 	}
 	for i := range r.In {
 		r.In[i] = byte(f.in[i])
