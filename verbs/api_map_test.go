@@ -53,3 +53,25 @@ func TestDOCAFunctionMapIsThe30API(t *testing.T) {
 	}
 	assert.Len(t, DOCAFunctions, len(want))
 }
+
+// TestDOCAEventFunctionMap checks DOCAEventFunctions: exactly the SDK's
+// completion-channel and asynchronous-event functions, each once, to a Go
+// name that exists.
+func TestDOCAEventFunctionMap(t *testing.T) {
+	want := []string{
+		"doca_verbs_comp_channel_create", "doca_verbs_comp_channel_destroy", "doca_verbs_comp_channel_get_handle",
+		"doca_verbs_cq_attr_set_comp_channel", "doca_verbs_cq_attr_get_comp_channel", "doca_verbs_req_notify_cq",
+		"doca_verbs_get_cq_event", "doca_verbs_ack_cq_events",
+		"doca_verbs_get_async_event_handle", "doca_verbs_get_async_event", "doca_verbs_ack_async_event",
+	}
+	names, err := apicheck.GoNames(".")
+	require.NoError(t, err)
+	assert.Empty(t, apicheck.FuncMapProblems(DOCAEventFunctions, want, names))
+	in30 := map[string]bool{}
+	for _, e := range DOCAFunctions {
+		in30[e.C] = true
+	}
+	for _, e := range DOCAEventFunctions {
+		assert.False(t, in30[e.C], "%s is in the 3.0 map too", e.C)
+	}
+}

@@ -109,8 +109,11 @@
 // (ErrNotSupported); read its entry 0 directly. Data buffers given to RegMR
 // must not be Go heap memory: use mmap, C or CUDA allocations (the NIC, or
 // the emulator, reads and writes them behind the Go runtime's back).
-// PollWait is the host wait: it always takes a timeout and fails with
-// ErrTimeOut instead of blocking forever.
+// PollWait polls with a timeout and fails with ErrTimeOut instead of
+// blocking forever (a timeout of 0 or less polls once); PollWaitContext
+// polls until its context ends, with no bound of its own. Both spin and
+// cost CPU while they wait: the blocking wait is a completion channel
+// (see Completion channels and asynchronous events below).
 //
 // # Errors of queues
 //
@@ -355,15 +358,33 @@
 //
 // # Completion channels and asynchronous events
 //
-// There are none. The driver boundary (internal/mlx5.Device) carries PRM
-// commands, memory registrations and UAR pages only: it has no completion
-// channel (ibv_comp_channel), no DevX event subscription and no
-// asynchronous event file descriptor, and the emulated device raises no
-// events that user space could receive. CQs are therefore polled (Poll and
-// PollWait on the host, or GPU code), and failures surface as error
-// completions (a WC with a non-zero Status) and as the QP state Query
-// reports, not as events. DOCA Verbs has no event API either: its CQs are
-// meant to be polled by the GPU.
+// A host program waits for completions without spinning on a completion
+// channel (CompChannel, doca_verbs_comp_channel): create it on the Context
+// (Context.NewCompChannel), give it to the CQs it serves
+// (CQConfig.CompChannel), arm a CQ for its next completion (CQ.ReqNotify;
+// solicited completions only on request), and block in
+// CompChannel.GetEvent, which takes a context.Context and returns the CQ
+// of the next event; acknowledge events with CQ.AckEvents (a CQ with
+// events received and not acknowledged refuses Close with ErrInUse
+// wrapping ErrUnackedEvents, where DOCA and rdma-core would wait). Each arm
+// gives one event: poll the CQ empty after re-arming. A program with its
+// own epoll loop waits on CompChannel.FD (nonblocking, readable while an
+// event is pending) and takes events with TryGetEvent. This is the
+// documented blocking wait: PollWait and PollWaitContext poll (the first
+// bounded by a timeout, a timeout of 0 or less polling once; the second
+// by its context only) and cost CPU while they wait.
+//
+// Asynchronous events (doca_verbs_get_async_event and friends) report
+// what happens to objects outside their completions: see
+// Context.GetAsyncEvent and AsyncEventType.
+//
+// Behind both, the device writes event queue entries (EQEs) to event
+// queues (CREATE_EQ): a COMP entry when an armed CQ completes, CQ_ERROR,
+// the QP and SRQ events, port changes and fatal errors on the
+// asynchronous queue. On a ConnectX the kernel owns the EQs and forwards
+// the entries to DevX event channels (mlx5dv_devx_subscribe_devx_event);
+// the emulated devices do the same, their emulated kernel reading the
+// EQEs their emulated firmware writes with the PRM's owner-bit protocol.
 //
 // # Errors
 //

@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -492,7 +494,13 @@ func (q *CQ) Err() error {
 // completes the work, such as the emulator's engine, can run), then sleeps
 // 20 us between polls. A CQ in error ends the wait with Poll's error; a
 // timeout first asks the device, so a CQ error is never reported as a
-// timeout.
+// timeout. A timeout of 0 or less polls once and returns at once.
+//
+// PollWait is a bounded busy wait: a wait of any length costs CPU while it
+// lasts (about 5% of a core once it sleeps between polls). To wait without
+// a bound use PollWaitContext; to wait without burning CPU, create the CQ
+// with a completion channel and block on CompChannel.GetEvent, the
+// documented blocking way.
 func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 	const op = "doca_verbs_poll_cq"
 	if q == nil {
@@ -519,6 +527,52 @@ func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 		case spins < 64:
 		case spins < 4096:
 			runtime.Gosched() // let the thread that completes the work run
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// PollWaitContext polls as PollWait does until at least min completions
+// have been read into wcs or ctx is done, with no other bound: with
+// context.Background it waits as long as the completions take. A ctx
+// ended by its deadline is ErrTimeOut and a cancelled one ErrShutdown,
+// both wrapping ctx.Err(), with the completions read so far; a CQ in error
+// ends the wait with Poll's error. It polls (busy, then every 20 us); the
+// blocking wait without CPU cost is a completion channel
+// (CompChannel.GetEvent).
+func (q *CQ) PollWaitContext(ctx context.Context, wcs []WC, min int) (int, error) {
+	const op = "doca_verbs_poll_cq"
+	if q == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	if ctx == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil context.Context")
+	}
+	if min > len(wcs) {
+		return 0, newErr(op, ErrInvalidValue, "waiting for %d completions with room for %d", min, len(wcs))
+	}
+	got := 0
+	for spins := 0; ; spins++ {
+		n, err := q.Poll(wcs[got:])
+		got += n
+		if err != nil || got >= min {
+			return got, err
+		}
+		if ctx.Err() != nil {
+			if err := q.Err(); err != nil {
+				return got, &Error{Op: op, Code: codeOf(err), Msg: fmt.Sprintf("%d of %d completions on CQ 0x%x", got, min, q.cqn), Err: err}
+			}
+			code := ErrShutdown
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				code = ErrTimeOut
+			}
+			return got, wrapErr(op, code, ctx.Err(), "%d of %d completions on CQ 0x%x", got, min, q.cqn)
+		}
+		switch {
+		case spins < 64:
+		case spins < 4096:
+			runtime.Gosched()
 		default:
 			time.Sleep(20 * time.Microsecond)
 		}

@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -36,6 +37,8 @@ type SRQ struct {
 	held []*node // the PD and external UMem
 
 	recv receiver // host-side receive posting
+
+	asyncPending atomic.Int64 // asynchronous events received and not acknowledged
 }
 
 // NewSRQ creates a shared receive queue (doca_verbs_srq_create). The PD and
@@ -82,6 +85,7 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 		return nil, driverErr(op, err, "CREATE_RMP")
 	}
 	s.srqn = s.obj.ID()
+	c.subscribeAsync(s.obj, cookieSRQ|uint64(s.srqn), s, mlx5.EventSRQRQLimit)
 	s.recv.init(s.ring, uint32(s.geo.entries), uint32(s.geo.wqeSize), s.dbr, cfg.Type == SRQLinkedList)
 	s.init("SRQ", fmt.Sprintf("SRQ 0x%x on %s", s.srqn, c.name))
 	return s, nil
@@ -176,6 +180,7 @@ func (s *SRQ) teardown() error {
 	if err := destroyObj(op, &s.obj, "srqn 0x%x", s.srqn); err != nil {
 		return err
 	}
+	s.ctx.unsubscribeAsync(cookieSRQ | uint64(s.srqn))
 	if s.umem != nil {
 		if err := s.closeOwned(op, "UMem", &s.umem.node, s.umem.Close); err != nil {
 			return err
@@ -202,6 +207,11 @@ func (s *SRQ) Close() error {
 	const op = "doca_verbs_srq_destroy"
 	if s == nil {
 		return newErr(op, ErrInvalidValue, "nil SRQ")
+	}
+	if s.use(op, "SRQ") == nil {
+		if err := checkAsyncAcked(op, s.userName(), &s.asyncPending); err != nil {
+			return err
+		}
 	}
 	done, err := s.beginClose(op, "SRQ")
 	if done || err != nil {

@@ -161,7 +161,41 @@ type Device interface {
 	// QueryEQN maps a completion vector to an EQ number (mlx5dv_devx_query_eqn).
 	QueryEQN(vector uint32) (uint32, error)
 
+	// CreateEventChannel opens a DevX event channel
+	// (mlx5dv_devx_create_event_channel): a nonblocking file descriptor,
+	// readable while an event the channel subscribed to is pending.
+	CreateEventChannel() (EventChannel, error)
+
 	Close() error
+}
+
+// EventChannel is a DevX event channel: the events of the objects it
+// subscribed to, each one a whole EQE with the subscription's cookie. It
+// must be closed before its device; destroying an object ends its
+// subscriptions.
+//
+// Methods are safe for concurrent use.
+type EventChannel interface {
+	// FD is the channel's file descriptor: nonblocking, readable while an
+	// event is pending. It stays owned by the channel.
+	FD() int
+	// Subscribe delivers the events of the given types on obj, with cookie
+	// (mlx5dv_devx_subscribe_devx_event). A nil obj subscribes to the
+	// device's unaffiliated events (PORT_CHANGE, INTERNAL_ERROR). A type
+	// that obj cannot raise is EINVAL.
+	Subscribe(obj Obj, types []EventType, cookie uint64) error
+	// GetEvent takes the next pending event without blocking
+	// (mlx5dv_devx_get_event): syscall.EAGAIN when none is pending.
+	GetEvent() (ChannelEvent, error)
+	// Close closes the channel (mlx5dv_devx_destroy_event_channel); the
+	// events still pending are dropped. A second Close returns nil.
+	Close() error
+}
+
+// ChannelEvent is one event read from an EventChannel.
+type ChannelEvent struct {
+	Cookie uint64 // the subscription's cookie
+	EQE    EQE    // the event queue entry firmware wrote
 }
 
 // RDMACore is implemented by the devices of the rdma-core driver (devx), for

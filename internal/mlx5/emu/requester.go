@@ -352,8 +352,9 @@ func (q *qp) complete(now time.Time) {
 		}
 		if e.syn != 0 {
 			// The QP is in ERR (QUERY_QP says so) before its error CQE
-			// can be seen.
-			q.toError()
+			// can be seen. The error CQE is its report: a requester
+			// error raises no QP event.
+			q.toError(evNone)
 			q.scq.push(cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn), vendor: e.vendor})
 			r.ci += e.bbs
 			q.flush()

@@ -162,7 +162,7 @@ func (q *qp) nak(req *wire.Frame, code wire.NakCode) { q.nakCause(req, code, 0) 
 func (q *qp) nakCause(req *wire.Frame, code wire.NakCode, cause uint8) {
 	if code != wire.NakPSNSequenceError {
 		q.resp.wActive, q.resp.sActive = false, false
-		q.toError()
+		q.toError(nakEvent(code))
 	}
 	if q.uc {
 		return
@@ -172,6 +172,33 @@ func (q *qp) nakCause(req *wire.Frame, code wire.NakCode, cause uint8) {
 		f.AETH.MSN = uint32(cause)
 	}
 	q.send(f)
+}
+
+// nakEvent is the asynchronous event of a responder QP that a class C
+// error moves to ERR: an access violation (WQ_ACCESS_ERROR), an invalid
+// request (WQ_INVAL_REQ_ERROR), or an operational error of its own
+// (WQ_CATAS_ERROR).
+func nakEvent(code wire.NakCode) mlx5.EventType {
+	switch code {
+	case wire.NakRemoteAccess:
+		return mlx5.EventWQAccessError
+	case wire.NakInvalidRequest:
+		return mlx5.EventWQInvalReqError
+	}
+	return mlx5.EventWQCatasError
+}
+
+// respErrorEvent is the event of a responder QP that a receive error
+// moves to ERR: a local protection error on the receive buffer is an
+// access violation, a message the receive cannot take an invalid request.
+func respErrorEvent(syn mlx5.Syndrome) mlx5.EventType {
+	switch syn {
+	case mlx5.SyndromeLocalProtErr:
+		return mlx5.EventWQAccessError
+	case mlx5.SyndromeLocalLengthErr, mlx5.SyndromeRemoteInvalReqErr:
+		return mlx5.EventWQInvalReqError
+	}
+	return mlx5.EventWQCatasError
 }
 
 // accessNak is the NAK for a failed access to responder memory: a
@@ -434,7 +461,7 @@ func (q *qp) consumeRecv(rw recvWQE) {
 // respError writes a responder error CQE for receive WQE idx; the QP is
 // in ERR before the CQE can be seen.
 func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
-	q.toError()
+	q.toError(respErrorEvent(syn))
 	q.consumeRecv(recvWQE{idx: idx})
 	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
 }

@@ -69,6 +69,10 @@ const (
 	SynRMPBusy         uint32 = 0x0e000044 // DESTROY_RMP of an RMP that QPs still use
 	SynRMPType         uint32 = 0x0e000045 // wq_type / state of the RMP not supported
 	SynLimit           uint32 = 0x0e000050 // object table full (log_max_qp / log_max_cq / ...)
+	SynEQSize          uint32 = 0x0e000060 // log_eq_size above the EQ size the emulator supports
+	SynEQPAS           uint32 = 0x0e000061 // CREATE_EQ's PAS names no page the driver gave the device
+	SynNoEQ            uint32 = 0x0e000062 // eq_number names no EQ
+	SynRMPModify       uint32 = 0x0e000063 // MODIFY_RMP changes a field other than lwm, or lwm above the RMP size
 )
 
 type synInfo struct {
@@ -138,6 +142,10 @@ var syndromeTable = map[uint32]synInfo{
 	SynRMPBusy:         {mlx5.StatusResBusy, "RMP still used by a QP"},
 	SynRMPType:         {mlx5.StatusBadParam, "RMP wq_type or state not supported"},
 	SynLimit:           {mlx5.StatusLimErr, "object table full"},
+	SynEQSize:          {mlx5.StatusBadParam, "log_eq_size out of range"},
+	SynEQPAS:           {mlx5.StatusBadParam, "EQ PAS names no page of the driver"},
+	SynNoEQ:            {mlx5.StatusBadRes, "eq_number names no EQ"},
+	SynRMPModify:       {mlx5.StatusBadParam, "MODIFY_RMP of a field other than lwm, or lwm above the RMP size"},
 }
 
 // SyndromeInfo returns the status a syndrome is reported with and what it
