@@ -11,7 +11,10 @@
 // Server: verbs_server_client -d <device> [-ro send|write|read] [-s size] [-n iterations] [-b burst] [-qt rc|uc]
 // Client: verbs_server_client -d <device> -c <server address> [the same flags]
 //
-// Both sides must be given the same -ro, -s, -n, -b and -qt. -gid selects
+// -e waits for completions on a completion channel (the CQ armed, the
+// process asleep until the CQ's event) instead of polling; each side
+// chooses for itself. Both sides must be given the same -ro, -s, -n, -b
+// and -qt. -gid selects
 // the GID index (default 0), -port the out-of-band TCP port (default 18515;
 // 0 lets the server pick one, which it prints). On the emulated NICs the two
 // processes use -d emu0 and -d emu1.
@@ -46,6 +49,7 @@ type config struct {
 	iters   uint // -n
 	burst   uint // -b
 	port    uint
+	events  bool // -e: wait on a completion channel instead of polling
 	timeout time.Duration
 }
 
@@ -68,6 +72,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	qt := fs.String("qt", "rc", "QP type: rc or uc (uc: send and write only)")
 	fs.UintVar(&c.iters, "n", 100, "number of operations")
 	fs.UintVar(&c.burst, "b", 1, "operations posted per doorbell (burst)")
+	fs.BoolVar(&c.events, "e", false, "wait for completions on a completion channel (events) instead of polling")
 	fs.UintVar(&c.port, "port", 18515, "out-of-band TCP port (0: the server picks one)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "how long to wait for the peer and for completions")
 	if err := fs.Parse(args); err != nil {
@@ -194,6 +199,9 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "%s: %d %s operations completed, %d bytes, %s, %.3f ms (%.1f MB/s)\n",
 		c.role(), c.iters, strings.ToUpper(c.op), uint64(bytes), checked, float64(el.Microseconds())/1000, bytes/el.Seconds()/1e6)
+	if c.events {
+		fmt.Fprintf(stdout, "%s: waited for completions on a completion channel: %d events\n", c.role(), r.events)
+	}
 	fmt.Fprintf(stdout, "%s: sample finished successfully\n", c.role())
 	return nil
 }
@@ -206,8 +214,11 @@ type resources struct {
 	qp    *verbs.QP
 	buf   []byte
 	mr    *verbs.MR
+	ch    *verbs.CompChannel // -e
 	local verbs.LocalEndpoint
 	depth uint32 // work requests in flight at most: the burst
+	// events counts the completion events received (-e).
+	events int
 }
 
 func openDevice(name string) (*verbs.Context, error) {
@@ -238,7 +249,12 @@ func open(c *config) (_ *resources, err error) {
 		return nil, err
 	}
 	wr := pow2(r.depth)
-	if r.cq, err = verbs.NewCQ(r.ctx, verbs.CQConfig{Size: 2 * wr}); err != nil {
+	if c.events {
+		if r.ch, err = r.ctx.NewCompChannel(); err != nil {
+			return nil, err
+		}
+	}
+	if r.cq, err = verbs.NewCQ(r.ctx, verbs.CQConfig{Size: 2 * wr, CompChannel: r.ch}); err != nil {
 		return nil, err
 	}
 	if r.qp, err = verbs.NewQP(r.ctx, verbs.QPConfig{PD: r.pd, Type: c.qpType, SendCQ: r.cq, RecvCQ: r.cq,
@@ -265,7 +281,7 @@ func open(c *config) (_ *resources, err error) {
 
 func (r *resources) close() error {
 	var errs []error
-	for _, c := range []interface{ Close() error }{r.qp, r.mr, r.cq, r.pd, r.ctx} {
+	for _, c := range []interface{ Close() error }{r.qp, r.mr, r.cq, r.ch, r.pd, r.ctx} {
 		if c != nil && !isNil(c) {
 			errs = append(errs, c.Close())
 		}
@@ -284,6 +300,8 @@ func isNil(c interface{ Close() error }) bool {
 	case *verbs.MR:
 		return v == nil
 	case *verbs.CQ:
+		return v == nil
+	case *verbs.CompChannel:
 		return v == nil
 	case *verbs.PD:
 		return v == nil
@@ -398,6 +416,38 @@ func (r *resources) poll(ctx context.Context, c *config, n int) ([]verbs.WC, err
 	wcs := make([]verbs.WC, n)
 	got := 0
 	deadline := time.Now().Add(c.timeout)
+	for got < n && r.ch != nil {
+		// Event mode: take what is there; arm the CQ; take what came in
+		// meanwhile (an arm behind the completions fires at once, so
+		// nothing is lost); then sleep until the CQ's event.
+		k, err := r.cq.Poll(wcs[got:])
+		got += k
+		if err != nil {
+			return nil, err
+		}
+		if got == n {
+			break
+		}
+		if err := r.cq.ReqNotify(false); err != nil {
+			return nil, err
+		}
+		if k, err = r.cq.Poll(wcs[got:]); err != nil {
+			return nil, err
+		}
+		if got += k; got == n {
+			break
+		}
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		q, err := r.ch.GetEvent(wctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%d of %d completions: %w", got, n, err)
+		}
+		if err := q.AckEvents(1); err != nil {
+			return nil, err
+		}
+		r.events++
+	}
 	for got < n {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -89,11 +89,29 @@ func runPair(t *testing.T, flags ...string) (server, client string) {
 // TestServerClient runs every operation type as two processes, with bursts
 // that do not divide the iteration count (the last burst is short).
 func TestServerClient(t *testing.T) {
-	for _, c := range []struct{ qt, op string }{
-		{"rc", "send"}, {"rc", "write"}, {"rc", "read"}, {"uc", "send"}, {"uc", "write"},
+	for _, c := range []struct {
+		qt, op string
+		events bool
+	}{
+		{"rc", "send", false}, {"rc", "write", false}, {"rc", "read", false}, {"uc", "send", false}, {"uc", "write", false},
+		{"rc", "send", true}, {"rc", "write", true}, {"rc", "read", true},
 	} {
-		t.Run(c.qt+"_"+c.op, func(t *testing.T) {
-			srv, cli := runPair(t, "-qt", c.qt, "-ro", c.op, "-s", "3000", "-n", "21", "-b", "4")
+		name := c.qt + "_" + c.op
+		flags := []string{"-qt", c.qt, "-ro", c.op, "-s", "3000", "-n", "21", "-b", "4"}
+		if c.events {
+			name += "_events"
+			flags = append(flags, "-e")
+		}
+		t.Run(name, func(t *testing.T) {
+			srv, cli := runPair(t, flags...)
+			if c.events {
+				// The client waits for its own completions: at least one
+				// event (the last burst's), whatever the timing.
+				assert.Regexp(t, `client: waited for completions on a completion channel: [1-9]\d* events`, cli)
+				assert.Contains(t, srv, "server: waited for completions on a completion channel: ")
+			} else {
+				assert.NotContains(t, cli+srv, "completion channel")
+			}
 			op := strings.ToUpper(c.op)
 			for _, out := range []string{srv, cli} {
 				assert.Contains(t, out, op+" of 3000 bytes, 21 iterations, burst 4")
