@@ -226,3 +226,11 @@ func TestUserContexts(t *testing.T) {
 	var nq *QP
 	assert.Zero(t, nq.UserContext())
 }
+
+func TestDeviceAttrSDKFields(t *testing.T) {
+	c, _ := openPD(t, "emu0")
+	a, err := QueryDevice(c)
+	require.NoError(t, err)
+	assert.Equal(t, AtomicCapHCA, a.AtomicCap, "the emulator's atomics are atomic among its QPs")
+	assert.Equal(t, uint32(1000000), a.FreeRunningClockKHz, "the emulator's clock counts nanoseconds")
+}
