@@ -34,6 +34,7 @@ type DeviceAttr struct {
 	VendorPartID                 uint32
 	// MaxMRSize is the largest memory region or UMEM the device registers
 	// (ibv_device_attr.max_mr_size), in bytes.
+	MaxMRSize uint64
 	// AtomicCap is the device's atomicity guarantee
 	// (doca_verbs_device_attr_get_atomic_cap, ibv_device_attr.atomic_cap).
 	AtomicCap AtomicCap
@@ -41,7 +42,6 @@ type DeviceAttr struct {
 	// clock, in kHz (doca_verbs_device_attr_get_ts_free_running_clock_frequency;
 	// HCA capability device_frequency_khz).
 	FreeRunningClockKHz uint32
-	MaxMRSize           uint64
 }
 
 // QueryDevice reads the device's capabilities (doca_verbs_query_device).

@@ -210,6 +210,7 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 type resources struct {
 	ctx   *verbs.Context
 	pd    *verbs.PD
+	dev   *verbs.Dev // the device object CQs and QPs are made on
 	cq    *verbs.CQ
 	qp    *verbs.QP
 	buf   []byte
@@ -248,16 +249,19 @@ func open(c *config) (_ *resources, err error) {
 	if r.pd, err = r.ctx.AllocPD(); err != nil {
 		return nil, err
 	}
+	if r.dev, err = verbs.OpenDev(r.pd); err != nil {
+		return nil, err
+	}
 	wr := pow2(r.depth)
 	if c.events {
 		if r.ch, err = r.ctx.NewCompChannel(); err != nil {
 			return nil, err
 		}
 	}
-	if r.cq, err = verbs.NewCQ(r.ctx, verbs.CQConfig{Size: 2 * wr, CompChannel: r.ch}); err != nil {
+	if r.cq, err = r.dev.NewCQ(verbs.CQConfig{Size: 2 * wr, CompChannel: r.ch}); err != nil {
 		return nil, err
 	}
-	if r.qp, err = verbs.NewQP(r.ctx, verbs.QPConfig{PD: r.pd, Type: c.qpType, SendCQ: r.cq, RecvCQ: r.cq,
+	if r.qp, err = r.dev.NewQP(verbs.QPConfig{PD: r.pd, Type: c.qpType, SendCQ: r.cq, RecvCQ: r.cq,
 		SQWR: wr, RQWR: wr, SendMaxSGE: 1, RecvMaxSGE: 1}); err != nil {
 		return nil, err
 	}
@@ -281,7 +285,7 @@ func open(c *config) (_ *resources, err error) {
 
 func (r *resources) close() error {
 	var errs []error
-	for _, c := range []interface{ Close() error }{r.qp, r.mr, r.cq, r.ch, r.pd, r.ctx} {
+	for _, c := range []interface{ Close() error }{r.qp, r.mr, r.cq, r.ch, r.dev, r.pd, r.ctx} {
 		if c != nil && !isNil(c) {
 			errs = append(errs, c.Close())
 		}
@@ -304,6 +308,8 @@ func isNil(c interface{ Close() error }) bool {
 	case *verbs.CompChannel:
 		return v == nil
 	case *verbs.PD:
+		return v == nil
+	case *verbs.Dev:
 		return v == nil
 	case *verbs.Context:
 		return v == nil

@@ -123,6 +123,11 @@ func open(c *config) (_ *sample, err error) {
 		return nil, err
 	}
 	s.closer = append(s.closer, s.pd.Close)
+	dev, err := verbs.OpenDev(s.pd) // the device object CQs and QPs are made on
+	if err != nil {
+		return nil, err
+	}
+	s.closer = append(s.closer, dev.Close)
 	// Four slots: A's message, B's message, and where each lands.
 	n := 4 * int(c.size)
 	if s.buf, err = syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE); err != nil {
@@ -139,16 +144,16 @@ func open(c *config) (_ *sample, err error) {
 		master bool
 	}{{&s.a, "A", false}, {&s.b, "B", true}} {
 		x.sd.name = x.name
-		if x.sd.scq, err = verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 16}); err != nil {
+		if x.sd.scq, err = dev.NewCQ(verbs.CQConfig{Size: 16}); err != nil {
 			return nil, err
 		}
 		s.closer = append(s.closer, x.sd.scq.Close)
-		if x.sd.rcq, err = verbs.NewCQ(s.ctx, verbs.CQConfig{Size: 16}); err != nil {
+		if x.sd.rcq, err = dev.NewCQ(verbs.CQConfig{Size: 16}); err != nil {
 			return nil, err
 		}
 		s.closer = append(s.closer, x.sd.rcq.Close)
 		// B posts WAIT WQEs: it must be a core-direct master.
-		if x.sd.qp, err = verbs.NewQP(s.ctx, verbs.QPConfig{PD: s.pd, SendCQ: x.sd.scq, RecvCQ: x.sd.rcq,
+		if x.sd.qp, err = dev.NewQP(verbs.QPConfig{PD: s.pd, SendCQ: x.sd.scq, RecvCQ: x.sd.rcq,
 			SQWR: 8, RQWR: 8, SendMaxSGE: 1, RecvMaxSGE: 1, CoreDirectMaster: x.master}); err != nil {
 			return nil, err
 		}
@@ -275,10 +280,10 @@ func (s *sample) iteration(ctx context.Context, c *config, i uint, stdout io.Wri
 	// Nothing releases B yet: no completion of B, no message at A.
 	var none [1]verbs.WC
 	if n, err := s.b.scq.Poll(none[:]); err != nil || n != 0 {
-		return fmt.Errorf("QP B completed %d work requests before QP A was posted (%v)", n, err)
+		return fmt.Errorf("queue pair B completed %d work requests before A was posted (%v)", n, err)
 	}
 	if n, err := s.a.rcq.Poll(none[:]); err != nil || n != 0 {
-		return fmt.Errorf("QP A received %d messages before it sent (%v)", n, err)
+		return fmt.Errorf("queue pair A received %d messages before it sent (%v)", n, err)
 	}
 
 	// A: SEND. Its completion releases B's WAIT.
