@@ -38,13 +38,13 @@ var _ mlx5.EventChannel = (*eventChannel)(nil)
 // and newer; ENOTSUP before).
 func (d *device) CreateEventChannel() (mlx5.EventChannel, error) {
 	const op = "mlx5dv_devx_create_event_channel"
-	if C.gdk_has(C.GDK_MLX5DV_DEVX_CREATE_EVENT_CHANNEL) == 0 {
-		return nil, newError(op, syscall.ENOTSUP, "libmlx5 lacks the DevX event channel (rdma-core v26 and newer have it)")
-	}
 	if err := d.enter(op); err != nil {
 		return nil, err
 	}
 	defer d.mu.RUnlock()
+	if C.gdk_has(C.GDK_MLX5DV_DEVX_CREATE_EVENT_CHANNEL) == 0 {
+		return nil, newError(op, syscall.ENOTSUP, "libmlx5 lacks the DevX event channel (rdma-core v26 and newer have it)")
+	}
 	ch, errno := C.gdk_create_event_channel(d.ctx)
 	if ch == nil {
 		return nil, newError(op, errnoOf(errno), "device %s", d.name)
