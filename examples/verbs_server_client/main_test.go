@@ -73,13 +73,17 @@ func runPair(t *testing.T, flags ...string) (server, client string) {
 		}
 	}
 	require.NotEmpty(t, port, "the server's output:\n%s", srvOut.String())
-	go func() { _, _ = io.Copy(&srvOut, pr) }()
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(&srvOut, pr) // until the server exits (pw closed)
+		close(copied)
+	}()
 
 	var cliOut bytes.Buffer
 	cli := program(ctx, append([]string{"-d", "emu1", "-c", "127.0.0.1", "-port", port, "-timeout", "40s"}, flags...), &cliOut)
 	cliErr := cli.Run()
 	srvErr := <-srvDone
-	time.Sleep(10 * time.Millisecond) // the copier's last lines
+	<-copied
 	require.NoError(t, cliErr, "client:\n%s\nserver:\n%s", cliOut.String(), srvOut.String())
 	require.NoError(t, srvErr, "server:\n%s\nclient:\n%s", srvOut.String(), cliOut.String())
 	t.Logf("server:\n%s\nclient:\n%s", srvOut.String(), cliOut.String())

@@ -307,10 +307,10 @@ func (s *sample) iteration(ctx context.Context, c *config, i uint, stdout io.Wri
 		return err
 	}
 	if got := binary.LittleEndian.Uint64(s.slot(c, slotRecvB)); got != uint64(2*i) {
-		return fmt.Errorf("B received %d, want %d", got, 2*i)
+		return fmt.Errorf("queue pair B received %d, want %d", got, 2*i)
 	}
 	if got := binary.LittleEndian.Uint64(s.slot(c, slotRecvA)); got != uint64(2*i+1) {
-		return fmt.Errorf("A received %d, want %d", got, 2*i+1)
+		return fmt.Errorf("queue pair A received %d, want %d", got, 2*i+1)
 	}
 	fmt.Fprintf(stdout, "iteration %d: QP B's WAIT on CQ 0x%x index %d released after QP A's SEND completed; B's SEND followed\n",
 		i, s.a.scq.CQN(), pi)
