@@ -61,7 +61,7 @@ var DOCASDKFunctions = []struct{ C, Go string }{
 	{"doca_verbs_qp_init_attr_get_receive_max_sges", "QPConfig.RecvMaxSGE"},
 	{"doca_verbs_qp_init_attr_get_rq_wr", "QPConfig.RQWR"},
 	{"doca_verbs_qp_init_attr_get_send_cq", "QPConfig.SendCQ"},
-	{"doca_verbs_qp_init_attr_get_send_cqn", "QP.SendCQ"},
+	{"doca_verbs_qp_init_attr_get_send_cqn", "CQ.CQN"},
 	{"doca_verbs_qp_init_attr_get_send_max_sges", "QPConfig.SendMaxSGE"},
 	{"doca_verbs_qp_init_attr_get_sq_sig_all", "QPConfig.SQSigAll"},
 	{"doca_verbs_qp_init_attr_get_sq_wr", "QPConfig.SQWR"},
