@@ -71,9 +71,7 @@ func TestAsyncCQErrorAndQPFatal(t *testing.T) {
 	b := newEnd(t, "emu1", o)
 	connect(t, a, b, o)
 	connect(t, b, a, o)
-	for i := 0; i < 16; i++ {
-		write(t, a, b, uint64(i))
-	}
+	overrun(t, a, b)
 	e := nextAsync(t, a.ctx)
 	require.Equal(t, AsyncEventCQErr, e.Type, "%v", e)
 	assert.Same(t, a.cq, e.CQ)
