@@ -11,7 +11,9 @@
 // DOCAFunctions maps every function of DOCA GPUNetIO 3.0's doca_verbs.h to
 // its Go counterpart (attribute objects become plain configuration structs:
 // CQConfig, QPConfig, SRQConfig, QPAttr, AHAttr; their setters and getters
-// become fields). Calls are named after the DOCA or ibverbs function they
+// become fields). DOCAEventFunctions maps the completion-channel and
+// asynchronous-event functions of the DOCA SDK's header (3.3), which 3.0's
+// lacks. Calls are named after the DOCA or ibverbs function they
 // mirror in every error they return.
 //
 // # Objects and creation order
