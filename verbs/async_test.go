@@ -32,6 +32,7 @@ func noAsync(t testing.TB, c *Context) {
 // completion is its own report, with no event.
 func TestAsyncQPAccessError(t *testing.T) {
 	a, b := newPair(t, defaultPairOpts())
+	other, _ := openPD(t, "emu0") // another context of a's device: not its QP's events
 	require.NoError(t, b.qp.PostSend(SendWR{WRID: 1, Opcode: WRRDMAWrite, Signaled: true,
 		SGL: []SGE{{Addr: b.addr(0), Length: 8, LKey: b.mr.LKey()}}, RemoteAddr: a.addr(0), RKey: a.mr.RKey() + 1}))
 	assert.ErrorIs(t, waitWC(t, b.cq, 1)[0].Err(), WCRemAccessErr)
@@ -43,6 +44,7 @@ func TestAsyncQPAccessError(t *testing.T) {
 	require.NoError(t, e.Ack())
 	noAsync(t, a.ctx)
 	noAsync(t, b.ctx)
+	noAsync(t, other)
 }
 
 // A SEND longer than the receive it lands in is an invalid request: the
@@ -71,9 +73,7 @@ func TestAsyncCQErrorAndQPFatal(t *testing.T) {
 	b := newEnd(t, "emu1", o)
 	connect(t, a, b, o)
 	connect(t, b, a, o)
-	for i := 0; i < 16; i++ {
-		write(t, a, b, uint64(i))
-	}
+	overrun(t, a, b)
 	e := nextAsync(t, a.ctx)
 	require.Equal(t, AsyncEventCQErr, e.Type, "%v", e)
 	assert.Same(t, a.cq, e.CQ)

@@ -38,19 +38,19 @@ var (
 //
 // The blocking way to wait for completions on the host:
 //
-//	ch, _ := ctx.NewCompChannel()
+//	ch, _ := vctx.NewCompChannel()
 //	cq, _ := dev.NewCQ(verbs.CQConfig{Size: 256, CompChannel: ch})
 //	cq.ReqNotify(false)                 // arm before the first wait
 //	for {
-//		ev, err := ch.GetEvent(ctx)     // sleeps: no CPU while idle
+//		q, err := ch.GetEvent(ctx)      // sleeps: no CPU while idle
 //		...
-//		ev.AckEvents(1)                 // batches allowed
-//		ev.ReqNotify(false)             // re-arm, then drain:
-//		for n, _ := ev.Poll(wcs); n > 0; n, _ = ev.Poll(wcs) { ... }
+//		q.AckEvents(1)                  // batches allowed
+//		for n, _ := q.Poll(wcs); n > 0; n, _ = q.Poll(wcs) { ... }
+//		q.ReqNotify(false)              // re-arm for the next event
 //	}
 //
-// Arming before polling the CQ empty loses nothing: an arm whose consumer
-// index is behind the completions written fires at once.
+// Nothing is lost between the last poll and the re-arm: an arm whose
+// consumer index is behind the completions written fires at once.
 //
 // FD is the channel's file descriptor for a program that runs its own
 // epoll loop: nonblocking, readable while an event is pending; read the

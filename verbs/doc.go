@@ -13,9 +13,10 @@
 // CQConfig, QPConfig, SRQConfig, QPAttr, AHAttr; their setters and getters
 // become fields). Calls are named after the DOCA or ibverbs function they
 // mirror in every error they return. DOCASDKFunctions does the same for
-// the host functions of the DOCA SDK (3.3) that 3.0 lacks, and
-// DOCASDKNotProvided lists the SDK functions this package does not
-// provide, with the reason.
+// the host functions of the DOCA SDK (3.3) that 3.0 lacks,
+// DOCAEventFunctions for the SDK's completion-channel and
+// asynchronous-event functions, and DOCASDKNotProvided lists the SDK
+// functions this package does not provide, with the reason.
 //
 // # Objects and creation order
 //

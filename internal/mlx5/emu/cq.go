@@ -34,19 +34,20 @@ type cq struct {
 	cqc  [mlx5.CQCLen]byte // as created; QUERY_CQ overlays the live fields
 	refs int               // QPs using the CQ; n.mu
 
-	mu      sync.Mutex
-	pc      uint32          // producer counter (free-running)
-	status  uint8           // 0 OK, 9 overflow, 0xa write failure
-	eqn     uint32          // c_eqn: the EQ of its COMP events
-	armed   mlx5.CQArmState // cqc.st
-	armSN   uint8           // sn of the last arm taken
-	firedSN int             // sn of the arm that last fired, -1 before any
-	solPC   uint32          // producer counter after the last solicited or error CQE
-	evDue   bool            // fired with CQEs still pending: the event follows their flush
-	errored bool
-	ci      uint32    // consumer counter last read from a DBR in device memory
-	pend    []cqeSlot // produced CQEs not yet written to a ring in device memory
-	queued  bool      // the CQ is on its NIC's list of CQs to flush
+	mu       sync.Mutex
+	pc       uint32          // producer counter (free-running)
+	status   uint8           // 0 OK, 9 overflow, 0xa write failure
+	eqn      uint32          // c_eqn: the EQ of its COMP events
+	armed    mlx5.CQArmState // cqc.st
+	armSN    uint8           // sn of the last arm taken
+	firedSN  int             // sn of the arm that last fired, -1 before any
+	solPC    uint32          // producer counter after the last solicited or error CQE
+	evDue    bool            // fired with CQEs still pending: the event follows their flush
+	flushing bool            // a flush is writing CQEs taken from pend
+	errored  bool
+	ci       uint32    // consumer counter last read from a DBR in device memory
+	pend     []cqeSlot // produced CQEs not yet written to a ring in device memory
+	queued   bool      // the CQ is on its NIC's list of CQs to flush
 
 	fmu        sync.Mutex // serialises flushes, held across the copies
 	wbuf, wfin []byte     // the flush's staging: bodies first, then final
@@ -367,6 +368,7 @@ func (q *cq) flush() {
 	q.pend = nil
 	q.queued = false
 	dead := q.errored && q.status == cqStatusWriteErr
+	q.flushing = len(p) > 0 && !dead
 	q.mu.Unlock()
 	if len(p) == 0 || dead {
 		return
@@ -414,6 +416,7 @@ func (q *cq) flush() {
 	if err != nil {
 		q.mu.Lock()
 		q.fault(cqStatusWriteErr)
+		q.flushing, q.evDue = false, false
 		q.mu.Unlock()
 	} else if q.takeDue() {
 		q.ctx.nic.raise(q.eqn, mlx5.CompEQE(q.cqn))
@@ -463,14 +466,25 @@ func (q *cq) produced() uint32 {
 	return q.pc
 }
 
-// takeDue reports, and clears, an event due after a flush.
+// takeDue ends a flush whose CQEs are written, and reports (and clears) an
+// event due after it. CQEs produced meanwhile (pending, for the next
+// flush) may include the one that fired: the event then waits for that
+// flush.
 func (q *cq) takeDue() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.flushing = false
+	if len(q.pend) > 0 {
+		return false
+	}
 	due := q.evDue && !q.errored
 	q.evDue = false
 	return due
 }
+
+// unflushed reports whether CQEs produced are not yet visible in a ring in
+// device memory: pending, or being written by a flush. q.mu held.
+func (q *cq) unflushed() bool { return len(q.pend) > 0 || q.flushing }
 
 // arm records a CQ arm doorbell (UAR offset 0x20): {sn<<28 | cmd | ci, cqn}.
 //
@@ -502,6 +516,6 @@ func (q *cq) arm(word uint32) {
 	}
 	sol := (q.solPC - ci) & mask24
 	if ahead != 0 && (q.armed == mlx5.CQArmed || (sol != 0 && sol <= ahead)) {
-		q.fire(len(q.pend) > 0)
+		q.fire(q.unflushed())
 	}
 }
