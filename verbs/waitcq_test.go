@@ -234,3 +234,17 @@ func TestDeviceAttrSDKFields(t *testing.T) {
 	assert.Equal(t, AtomicCapHCA, a.AtomicCap, "the emulator's atomics are atomic among its QPs")
 	assert.Equal(t, uint32(1000000), a.FreeRunningClockKHz, "the emulator's clock counts nanoseconds")
 }
+
+// TestResponderLocProtCause: a SEND into a receive whose lkey names no
+// region fails at the responder with LOC_PROT_ERR, and the emulated device
+// names the cause there; the requester sees REM_OP_ERR.
+func TestResponderLocProtCause(t *testing.T) {
+	a, b := newPair(t, defaultPairOpts())
+	require.NoError(t, b.qp.PostRecv(RecvWR{WRID: 5, SGL: []SGE{{Addr: b.addr(0), Length: 64, LKey: b.mr.LKey() ^ 0x100}}}))
+	require.NoError(t, a.qp.PostSend(SendWR{WRID: 1, Opcode: WRSend, Signaled: true, InlineData: []byte("x")}))
+	rwc := waitWC(t, b.cq, 1)[0]
+	assert.Equal(t, WCLocProtErr, rwc.Status)
+	assert.Equal(t, CauseKey, rwc.Cause)
+	assert.Contains(t, rwc.Err().Error(), "the emulated device saw a key that names no valid memory region")
+	assert.Equal(t, WCRemOpErr, waitWC(t, a.cq, 1)[0].Status)
+}

@@ -434,7 +434,7 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 		m := q.nic.lookupMR(d.LKey)
 		o, ok := m.check(p, d.Addr, uint64(d.ByteCount), mlx5.AccessLocalWrite)
 		if !ok {
-			q.respError(idx, mlx5.SyndromeLocalProtErr)
+			q.respErrorCause(idx, mlx5.SyndromeLocalProtErr, m.cause(p, d.Addr, uint64(d.ByteCount), mlx5.AccessLocalWrite))
 			q.nak(f, wire.NakRemoteOperation)
 			return recvWQE{}, false
 		}
@@ -460,10 +460,14 @@ func (q *qp) consumeRecv(rw recvWQE) {
 
 // respError writes a responder error CQE for receive WQE idx; the QP is
 // in ERR before the CQE can be seen.
-func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
+func (q *qp) respError(idx uint32, syn mlx5.Syndrome) { q.respErrorCause(idx, syn, 0) }
+
+// respErrorCause is respError with the CQE's vendor syndrome naming the
+// check that failed (mlx5.VendorSynEmu*, for LOC_PROT_ERR).
+func (q *qp) respErrorCause(idx uint32, syn mlx5.Syndrome, cause uint8) {
 	q.toError(respErrorEvent(syn))
 	q.consumeRecv(recvWQE{idx: idx})
-	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
+	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn), vendor: cause})
 }
 
 func (q *qp) onSend(f *wire.Frame) {
@@ -489,7 +493,7 @@ func (q *qp) onSend(f *wire.Frame) {
 	}
 	if land(r.sSG[:r.sN], r.sOff, f) != nil {
 		// A receive buffer deregistered under the SEND.
-		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
+		q.respErrorCause(r.sIdx, mlx5.SyndromeLocalProtErr, mlx5.VendorSynEmuKey)
 		q.nak(f, wire.NakRemoteOperation)
 		return
 	}
