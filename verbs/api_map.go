@@ -148,3 +148,23 @@ var DOCAFunctions = []struct{ C, Go string }{
 	{"doca_verbs_umem_get_id", "UMem.ID"},
 	{"doca_verbs_umem_get_size", "UMem.Size"},
 }
+
+// DOCAEventFunctions maps the completion-channel and asynchronous-event
+// functions of the DOCA SDK's doca_verbs.h (DOCA 3.3), which GPUNetIO 3.0's
+// header does not declare, to their Go counterparts. They are kept apart
+// from DOCAFunctions, whose test holds it to the 3.0 header.
+var DOCAEventFunctions = []struct{ C, Go string }{
+	// Completion channels and CQ events.
+	{"doca_verbs_comp_channel_create", "Context.NewCompChannel"},
+	{"doca_verbs_comp_channel_destroy", "CompChannel.Close"},
+	{"doca_verbs_comp_channel_get_handle", "CompChannel.FD"},
+	{"doca_verbs_cq_attr_set_comp_channel", "CQConfig.CompChannel"},
+	{"doca_verbs_cq_attr_get_comp_channel", "CQConfig.CompChannel"},
+	{"doca_verbs_req_notify_cq", "CQ.ReqNotify"},
+	{"doca_verbs_get_cq_event", "CompChannel.GetEvent"},
+	{"doca_verbs_ack_cq_events", "CQ.AckEvents"},
+	// Asynchronous events.
+	{"doca_verbs_get_async_event_handle", "Context.AsyncEventFD"},
+	{"doca_verbs_get_async_event", "Context.GetAsyncEvent"},
+	{"doca_verbs_ack_async_event", "AsyncEvent.Ack"},
+}

@@ -53,3 +53,53 @@ func TestDOCAFunctionMapIsThe30API(t *testing.T) {
 	}
 	assert.Len(t, DOCAFunctions, len(want))
 }
+
+// TestDOCAEventFunctionMap checks DOCAEventFunctions: exactly the SDK's
+// completion-channel and asynchronous-event functions, each once, to a Go
+// name that exists.
+func TestDOCAEventFunctionMap(t *testing.T) {
+	want := []string{
+		"doca_verbs_comp_channel_create", "doca_verbs_comp_channel_destroy", "doca_verbs_comp_channel_get_handle",
+		"doca_verbs_cq_attr_set_comp_channel", "doca_verbs_cq_attr_get_comp_channel", "doca_verbs_req_notify_cq",
+		"doca_verbs_get_cq_event", "doca_verbs_ack_cq_events",
+		"doca_verbs_get_async_event_handle", "doca_verbs_get_async_event", "doca_verbs_ack_async_event",
+	}
+	names, err := apicheck.GoNames(".")
+	require.NoError(t, err)
+	assert.Empty(t, apicheck.FuncMapProblems(DOCAEventFunctions, want, names))
+	in30 := map[string]bool{}
+	for _, e := range DOCAFunctions {
+		in30[e.C] = true
+	}
+	for _, e := range DOCAEventFunctions {
+		assert.False(t, in30[e.C], "%s is in the 3.0 map too", e.C)
+	}
+}
+
+// TestDOCASDKFunctionMap checks DOCASDKFunctions, DOCAEventFunctions and
+// DOCASDKNotProvided against the list of the SDK's host functions beyond
+// 3.0: together they name every one, each once and nothing else; every
+// mapped Go name exists; none is also a 3.0 name; every unprovided one has
+// a reason.
+func TestDOCASDKFunctionMap(t *testing.T) {
+	want, err := apicheck.ReadNames("testdata/doca_verbs_sdk_host_functions.txt")
+	require.NoError(t, err)
+	names, err := apicheck.GoNames(".")
+	require.NoError(t, err)
+	mapped := append(append([]struct{ C, Go string }{}, DOCASDKFunctions...), DOCAEventFunctions...)
+	for _, e := range DOCASDKNotProvided {
+		assert.NotEmpty(t, e.Why, e.C)
+		// Stand-in Go name that exists, so the list check counts it.
+		mapped = append(mapped, struct{ C, Go string }{e.C, "DOCASDKNotProvided"})
+	}
+	names["DOCASDKNotProvided"] = true
+	assert.Empty(t, apicheck.FuncMapProblems(mapped, want, names))
+	in30 := map[string]bool{}
+	for _, e := range DOCAFunctions {
+		in30[e.C] = true
+	}
+	for _, e := range mapped {
+		assert.False(t, in30[e.C], "%s is a 3.0 name", e.C)
+	}
+	assert.Len(t, mapped, len(want))
+}

@@ -35,6 +35,13 @@ type DeviceAttr struct {
 	// MaxMRSize is the largest memory region or UMEM the device registers
 	// (ibv_device_attr.max_mr_size), in bytes.
 	MaxMRSize uint64
+	// AtomicCap is the device's atomicity guarantee
+	// (doca_verbs_device_attr_get_atomic_cap, ibv_device_attr.atomic_cap).
+	AtomicCap AtomicCap
+	// FreeRunningClockKHz is the frequency of the device's free-running
+	// clock, in kHz (doca_verbs_device_attr_get_ts_free_running_clock_frequency;
+	// HCA capability device_frequency_khz).
+	FreeRunningClockKHz uint32
 }
 
 // QueryDevice reads the device's capabilities (doca_verbs_query_device).
@@ -59,6 +66,7 @@ func (c *Context) queryDevice(op string) (*DeviceAttr, error) {
 		MaxSRQSGE: ib.MaxSRQSGE, MaxPKeys: ib.MaxPKeys, PhysPortCnt: ib.PhysPortCnt,
 		MaxQPRDAtom: uint8(ib.MaxQPRDAtom), MaxQPInitRDAtom: uint8(ib.MaxQPInitRDAtom),
 		FWVersion: ib.FWVersion, VendorPartID: ib.VendorPartID, MaxMRSize: ib.MaxMRSize,
+		AtomicCap: AtomicCap(ib.AtomicCap),
 	}
 	if err := prmQueryCaps(c.dev, a); err != nil {
 		return nil, driverErr(op, err, "QUERY_HCA_CAP on %s", c.name)
@@ -91,3 +99,14 @@ func gidTableSizeIB(code uint32) uint32 {
 	}
 	return 8 << code
 }
+
+// AtomicCap is how atomic RDMA operations are atomic
+// (enum doca_verbs_atomic_cap, enum ibv_atomic_cap).
+type AtomicCap uint32
+
+// The atomic capabilities.
+const (
+	AtomicCapNone AtomicCap = 0 // no atomic operations
+	AtomicCapHCA  AtomicCap = 1 // atomic among the QPs of this device only
+	AtomicCapGlob AtomicCap = 2 // atomic against the CPUs and other devices too
+)

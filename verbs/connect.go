@@ -67,7 +67,13 @@ type ConnectOptions struct {
 	// RetryCnt is the transport retry count 0..7; default 7.
 	RetryCnt *uint8
 	// RNRRetry is the receiver-not-ready retry count 0..7 (7 = forever);
-	// default 1.
+	// default 7. A SEND that reaches the peer before the peer posted its
+	// receive draws an RNR NAK and is retried after the peer's min RNR
+	// timer; with a count below 7 the sender gives up after that many
+	// retries with WCRNRRetryExcErr, which a peer that posts its receives
+	// a few milliseconds late (or after its own ConnectRC returns) causes
+	// at once. 7 retries forever, as perftest does; set a smaller count
+	// only where a peer that never posts must be detected.
 	RNRRetry *uint8
 	// MinRNRTimer is the IB-encoded RNR NAK timer 0..31; default 1.
 	MinRNRTimer *uint8
@@ -100,6 +106,18 @@ type ConnectOptions struct {
 	// as those examples, which leave the values unset, do.
 	MaxRDAtomic     uint8
 	MaxDestRDAtomic uint8
+	// RecvWRs are posted to the QP's receive queue (QP.PostRecv) right
+	// after RST -> INIT, before INIT -> RTR: from RTR on the peer may send,
+	// and a SEND that finds no receive posted draws an RNR NAK (or, with
+	// RNRRetry 0, fails). A QP whose receives come from an SRQ posts to
+	// the SRQ before ConnectRC instead; RecvWRs on it are refused.
+	RecvWRs []RecvWR
+	// AfterInit, when not nil, is called with the QP right after RST ->
+	// INIT (after RecvWRs are posted), before INIT -> RTR, the last moment
+	// before the peer may send: post receives, to the QP or its SRQ, there.
+	// An error it returns stops ConnectRC, which moves the QP back to RST
+	// and returns that error wrapped.
+	AfterInit func(*QP) error
 }
 
 // Ptr returns a pointer to v, for the optional fields of ConnectOptions.
@@ -109,7 +127,7 @@ func Ptr[T any](v T) *T { return &v }
 const (
 	DefaultAckTimeout  = 14
 	DefaultRetryCnt    = 7
-	DefaultRNRRetry    = 1
+	DefaultRNRRetry    = 7 // forever, as perftest (DOCA's examples use 1)
 	DefaultMinRNRTimer = 1
 	DefaultHopLimit    = 255
 )
@@ -267,7 +285,8 @@ func connectAH(op string, local LocalEndpoint, remote Endpoint, opts *ConnectOpt
 //	PSNs           send local.PSN, expect remote.PSN (DOCA: 0 both)
 //	port           local.Port (1)
 //	ack timeout    14       retry count  7
-//	RNR retry      1        min RNR timer 1
+//	RNR retry      7 (forever; DOCA's examples use 1, see ConnectOptions.RNRRetry)
+//	min RNR timer  1
 //	remote access  write and read allowed, IB-spec atomics
 //	P_Key index    0
 //	AH             RoCE: GRH to remote.GID from local.GIDIndex, hop limit 255;
@@ -281,6 +300,11 @@ func connectAH(op string, local LocalEndpoint, remote Endpoint, opts *ConnectOpt
 // transition and wraps the cause (a *FirmwareError when the device refused
 // the command). ConnectRC must not run concurrently with other Modify calls
 // on the QP.
+//
+// The peer may send as soon as this QP is in RTR, which may be before
+// ConnectRC returns: receives for the peer's first SENDs are posted in INIT,
+// through opts.RecvWRs or opts.AfterInit, or tolerated late with the
+// default RNR retry count of 7.
 func (q *QP) ConnectRC(local LocalEndpoint, remote Endpoint, opts *ConnectOptions) error {
 	const op = "QP.ConnectRC"
 	if err := q.check(op); err != nil {
@@ -292,6 +316,9 @@ func (q *QP) ConnectRC(local LocalEndpoint, remote Endpoint, opts *ConnectOption
 	steps, err := rcTransitions(op, local, remote, opts)
 	if err != nil {
 		return err
+	}
+	if opts != nil && len(opts.RecvWRs) > 0 && q.cfg.SRQ != nil {
+		return newErr(op, ErrInvalidValue, "QP 0x%x receives through SRQ 0x%x: post ConnectOptions.RecvWRs to the SRQ instead", q.qpn, q.cfg.SRQ.srqn)
 	}
 	if st := q.State(); st != QPStateRST {
 		return newErr(op, ErrBadState, "QP 0x%x is in %v: ConnectRC starts from RST (move it to RST first to reconnect)", q.qpn, st)
@@ -311,8 +338,36 @@ func (q *QP) ConnectRC(local LocalEndpoint, remote Endpoint, opts *ConnectOption
 			return &Error{Op: op, Code: codeOf(err), Msg: msg, Err: err}
 		}
 		from = s.Attr.NextState
+		if from == QPStateINIT && opts != nil {
+			if err := q.afterInit(op, remote.QPN, opts); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// afterInit posts opts.RecvWRs and calls opts.AfterInit on a QP that
+// ConnectRC just moved to INIT; on failure it moves the QP back to RST.
+func (q *QP) afterInit(op string, remoteQPN uint32, opts *ConnectOptions) error {
+	var err error
+	what := ""
+	if len(opts.RecvWRs) > 0 {
+		what = fmt.Sprintf("posting %d receives in INIT", len(opts.RecvWRs))
+		err = q.PostRecv(opts.RecvWRs...)
+	}
+	if err == nil && opts.AfterInit != nil {
+		what = "ConnectOptions.AfterInit"
+		err = opts.AfterInit(q)
+	}
+	if err == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("QP 0x%x to remote QP 0x%x: %s failed", q.qpn, remoteQPN, what)
+	if rerr := q.Modify(&QPAttr{NextState: QPStateRST}, QPAttrNextState); rerr != nil {
+		return &Error{Op: op, Code: codeOf(err), Msg: msg + "; moving it back to RST failed too", Err: errors.Join(err, rerr)}
+	}
+	return &Error{Op: op, Code: codeOf(err), Msg: msg + " (QP moved back to RST)", Err: err}
 }
 
 // codeOf is the DOCA code of err (ErrDriver for an error without one).

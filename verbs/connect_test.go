@@ -59,7 +59,7 @@ func TestConnectRCDefaults(t *testing.T) {
 	assert.Equal(t, uint16(1), attr.PortNum)
 	assert.Equal(t, uint8(14), attr.AckTimeout)
 	assert.Equal(t, uint8(7), attr.RetryCnt)
-	assert.Equal(t, uint8(1), attr.RNRRetry)
+	assert.Equal(t, uint8(7), attr.RNRRetry, "RNR retry forever by default")
 	assert.Equal(t, uint8(1), attr.MinRNRTimer)
 	assert.True(t, attr.AllowRemoteWrite)
 	assert.True(t, attr.AllowRemoteRead)

@@ -39,6 +39,8 @@ type Context struct {
 
 	attrMu sync.Mutex
 	attr   *DeviceAttr // capability snapshot for CQ/QP/SRQ validation
+
+	async asyncEvents // the device's asynchronous events (async.go)
 }
 
 // caps returns the device's capabilities, queried once per Context: DOCA
@@ -73,6 +75,7 @@ func OpenDevice(name string) (*Context, error) {
 		return nil, wrapErr(op, code, err, "device %q", name)
 	}
 	c := &Context{dev: d, name: name}
+	c.openAsync()
 	c.init("Context", "Context "+name)
 	return c, nil
 }
@@ -141,8 +144,9 @@ func (c *Context) Hold(holder string) (*Hold, error) {
 	return c.hold(op, "Context", holder)
 }
 
-// Close closes the device. It fails with ErrInUse while PDs, CQs, QPs, UMEMs
-// or UARs made on it are open; a second Close returns nil.
+// Close closes the device. It fails with ErrInUse while PDs, CQs, QPs, UMEMs,
+// UARs or completion channels made on it are open; a second Close returns
+// nil. A GetAsyncEvent waiting on it returns ErrChannelClosed.
 func (c *Context) Close() error {
 	const op = "ibv_close_device"
 	if c == nil {
@@ -152,6 +156,7 @@ func (c *Context) Close() error {
 	if done || err != nil {
 		return err
 	}
+	c.closeAsync()
 	err = c.dev.Close()
 	if err != nil {
 		err = driverErr(op, err, "device %s", c.name)

@@ -55,6 +55,11 @@ type CQConfig struct {
 	Overrun bool
 	// Collapsed makes the NIC write every CQE to entry 0.
 	Collapsed bool
+	// CompChannel, when not nil, receives the CQ's events
+	// (doca_verbs_cq_attr_set_comp_channel): one per arm (CQ.ReqNotify).
+	// It must be made on the CQ's Context, and outlives the CQ. Open mode
+	// only.
+	CompChannel *CompChannel
 }
 
 // CQ is a completion queue (doca_verbs_cq).
@@ -81,6 +86,10 @@ type CQ struct {
 	checkAt time.Time // time of the last firmware status check
 	failed  atomic.Pointer[CQError]
 	qps     cqQPs // QPs that complete on this CQ, by number
+	chn     *CompChannel
+	ev      cqEvents
+	// asynchronous events received and not acknowledged
+	asyncPending atomic.Int64
 }
 
 // NewCQ creates a completion queue on the Dev's device
@@ -112,6 +121,9 @@ func (d *Dev) NewCQ(cfg CQConfig) (*CQ, error) {
 		return nil, initFailed(op, docasdk.ObjCQ, newErr(op, ErrInvalidValue, "UAR %s was not made on this Dev", cfg.UAR.userName()))
 	}
 	if d.mode == ModeSDK {
+		if cfg.CompChannel != nil {
+			return nil, initFailed(op, docasdk.ObjCQ, openOnly(op, "a CQ with a completion channel"))
+		}
 		q, err := d.newCQSDK(op, cfg)
 		return q, initFailed(op, docasdk.ObjCQ, err)
 	}
@@ -154,6 +166,9 @@ func newCQ(op string, c *Context, d *Dev, cfg CQConfig) (cq *CQ, err error) {
 	}
 	if !isPow2(uint64(cfg.Size)) {
 		return nil, newErr(op, ErrInvalidValue, "size %d is not a power of two", cfg.Size)
+	}
+	if ch := cfg.CompChannel; ch != nil && ch.ctx != c {
+		return nil, newErr(op, ErrInvalidValue, "completion channel %s was not made on %s", ch.userName(), c.name)
 	}
 	q := &CQ{ctx: c, dev: d, cfg: cfg, entries: cfg.Size}
 	if err := c.acquire(op, "Context", &q.node); err != nil {
@@ -201,6 +216,12 @@ func newCQ(op string, c *Context, d *Dev, cfg CQConfig) (cq *CQ, err error) {
 		return nil, driverErr(op, err, "CREATE_CQ of %d entries", cfg.Size)
 	}
 	q.cqn = q.obj.ID()
+	if ch := cfg.CompChannel; ch != nil {
+		if err := ch.attach(op, q); err != nil {
+			return nil, err
+		}
+	}
+	c.subscribeAsync(q.obj, cookieCQ|uint64(q.cqn), q, mlx5.EventCQError)
 	q.init("CQ", fmt.Sprintf("CQ 0x%x on %s", q.cqn, c.name))
 	return q, nil
 }
@@ -359,6 +380,11 @@ func (q *CQ) teardown() error {
 	if err := destroyObj(op, &q.obj, "cqn 0x%x", q.cqn); err != nil {
 		return err
 	}
+	q.ctx.unsubscribeAsync(cookieCQ | uint64(q.cqn))
+	if q.chn != nil {
+		q.chn.detach(q)
+		q.chn = nil
+	}
 	if q.ownUAR && q.uar != nil {
 		if err := q.closeOwned(op, "UAR", &q.uar.node, q.uar.Close); err != nil {
 			return err
@@ -474,12 +500,22 @@ func (q *CQ) Hold(holder string) (*Hold, error) {
 }
 
 // Close destroys the CQ (doca_verbs_cq_destroy); ErrInUse while a QP uses it
-// or a Hold is taken on it. It waits for Poll calls in progress.
+// or a Hold is taken on it, and ErrInUse wrapping ErrUnackedEvents while
+// events received from its completion channel are not acknowledged
+// (CQ.AckEvents). It waits for Poll calls in progress.
 func (q *CQ) Close() error {
 	const op = "doca_verbs_cq_destroy"
 	if q == nil {
 		logPrint(logErr, "Failed to destroy cq: parameter cq is NULL")
 		return newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	if q.use(op, "CQ") == nil {
+		if err := q.checkAcked(op); err != nil {
+			return err
+		}
+		if err := checkAsyncAcked(op, q.userName(), &q.asyncPending); err != nil {
+			return err
+		}
 	}
 	done, err := q.beginClose(op, "CQ")
 	if done || err != nil {

@@ -86,19 +86,26 @@ func TestRCErrorCompletions(t *testing.T) {
 		mod    func(*pairOpts)
 		wr     func(a, b *end) SendWR
 		status WCStatus
+		cause  AccessCause
 	}{
 		{"bad rkey", nil, func(a, b *end) SendWR {
 			return SendWR{Opcode: WRRDMAWrite, SGL: []SGE{{Addr: a.addr(0), Length: 8, LKey: a.mr.LKey()}}, RemoteAddr: b.addr(0), RKey: b.mr.RKey() ^ 0x100}
-		}, WCRemAccessErr},
+		}, WCRemAccessErr, CauseKey},
 		{"missing remote write right", func(o *pairOpts) { o.access = AccessLocalWrite | AccessRemoteRead }, func(a, b *end) SendWR {
 			return SendWR{Opcode: WRRDMAWrite, SGL: []SGE{{Addr: a.addr(0), Length: 8, LKey: a.mr.LKey()}}, RemoteAddr: b.addr(0), RKey: b.mr.RKey()}
-		}, WCRemAccessErr},
+		}, WCRemAccessErr, CauseRight},
+		{"QP without remote read", func(o *pairOpts) { o.rr = false }, func(a, b *end) SendWR {
+			return SendWR{Opcode: WRRDMARead, SGL: []SGE{{Addr: a.addr(0), Length: 8, LKey: a.mr.LKey()}}, RemoteAddr: b.addr(0), RKey: b.mr.RKey()}
+		}, WCRemAccessErr, CauseQPAccess},
 		{"out of bounds", nil, func(a, b *end) SendWR {
 			return SendWR{Opcode: WRRDMAWrite, SGL: []SGE{{Addr: a.addr(0), Length: 64, LKey: a.mr.LKey()}}, RemoteAddr: b.addr(len(b.buf) - 32), RKey: b.mr.RKey()}
-		}, WCRemAccessErr},
+		}, WCRemAccessErr, CauseBounds},
 		{"bad lkey", nil, func(a, b *end) SendWR {
 			return SendWR{Opcode: WRRDMAWrite, SGL: []SGE{{Addr: a.addr(0), Length: 8, LKey: a.mr.LKey() + 0x100}}, RemoteAddr: b.addr(0), RKey: b.mr.RKey()}
-		}, WCLocProtErr},
+		}, WCLocProtErr, CauseKey},
+		{"local range outside the region", nil, func(a, b *end) SendWR {
+			return SendWR{Opcode: WRRDMAWrite, SGL: []SGE{{Addr: a.addr(len(a.buf) - 4), Length: 8, LKey: a.mr.LKey()}}, RemoteAddr: b.addr(0), RKey: b.mr.RKey()}
+		}, WCLocProtErr, CauseBounds},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,6 +119,8 @@ func TestRCErrorCompletions(t *testing.T) {
 			require.NoError(t, a.qp.PostSend(wr, SendWR{WRID: 10, Opcode: WRNop, Signaled: true}))
 			wcs := waitWC(t, a.cq, 2)
 			assert.Equal(t, c.status, wcs[0].Status, "%v", wcs[0].Status)
+			assert.Equal(t, c.cause, wcs[0].Cause, "%v", wcs[0].Cause)
+			assert.Contains(t, wcs[0].Err().Error(), "the emulated device saw "+c.cause.String())
 			assert.Equal(t, uint64(9), wcs[0].WRID)
 			assert.Equal(t, WCWRFlushErr, wcs[1].Status, "the WQE after the error is flushed")
 			attr, _, err := a.qp.Query()

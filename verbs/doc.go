@@ -12,7 +12,11 @@
 // its Go counterpart (attribute objects become plain configuration structs:
 // CQConfig, QPConfig, SRQConfig, QPAttr, AHAttr; their setters and getters
 // become fields). Calls are named after the DOCA or ibverbs function they
-// mirror in every error they return.
+// mirror in every error they return. DOCASDKFunctions does the same for
+// the host functions of the DOCA SDK (3.3) that 3.0 lacks,
+// DOCAEventFunctions for the SDK's completion-channel and
+// asynchronous-event functions, and DOCASDKNotProvided lists the SDK
+// functions this package does not provide, with the reason.
 //
 // # Objects and creation order
 //
@@ -109,8 +113,11 @@
 // (ErrNotSupported); read its entry 0 directly. Data buffers given to RegMR
 // must not be Go heap memory: use mmap, C or CUDA allocations (the NIC, or
 // the emulator, reads and writes them behind the Go runtime's back).
-// PollWait is the host wait: it always takes a timeout and fails with
-// ErrTimeOut instead of blocking forever.
+// PollWait polls with a timeout and fails with ErrTimeOut instead of
+// blocking forever (a timeout of 0 or less polls once); PollWaitContext
+// polls until its context ends, with no bound of its own. Both spin and
+// cost CPU while they wait: the blocking wait is a completion channel
+// (see Completion channels and asynchronous events below).
 //
 // # Errors of queues
 //
@@ -170,7 +177,9 @@
 //
 // ConnectRC runs RST -> INIT -> RTR -> RTS with the DOCA examples' values:
 // path MTU the smaller of the two endpoints' MTUs, PSNs from the endpoints,
-// port 1, ack timeout 14, retry count 7, RNR retry 1, min RNR timer 1,
+// port 1, ack timeout 14, retry count 7, RNR retry 7 (forever, as
+// perftest: DOCA's examples use 1, which fails a SEND whose receive the
+// peer posts a little late), min RNR timer 1,
 // remote write and read allowed, IB-spec atomics, P_Key index 0, and an AH
 // with hop limit 255 from the local GID index to the remote GID (RoCE) or,
 // on an InfiniBand link layer, without GRH to the remote LID. Every value
@@ -178,6 +187,12 @@
 // pointers so that a meaningful zero (ack timeout 0: wait forever) is not
 // mistaken for "default". RCTransitions returns the three steps without
 // applying them. A failed transition returns the QP to RST.
+//
+// The peer may send as soon as this QP reaches RTR, possibly before
+// ConnectRC returns. Receives for its first SENDs are posted in INIT:
+// ConnectOptions.RecvWRs lists receives ConnectRC posts right after RST ->
+// INIT, and ConnectOptions.AfterInit is called there (to post to an SRQ,
+// or anything else that must precede RTR).
 //
 // # QP transitions
 //
@@ -320,17 +335,60 @@
 // and DeviceAttr.QPTypeSupported still reports DOCA's answer), and the host
 // data path (PostSend, PostRecv, Poll) is part of the package.
 //
+// # Wait-on-CQ work requests
+//
+// A QP created with QPConfig.CoreDirectMaster can post a wait-on-CQ work
+// request (SetWaitCQPIWR, opcode WRWaitCQ; the SDK's
+// doca_verbs_bridge_set_wait_cq_pi_wr): its send queue stalls until a CQ
+// of the same device has produced a given CQE, and the work requests
+// posted after it start only then, with no host step in between. A
+// signaled wait completes with WCWait (DOCA: IBV_WC_DRIVER1).
+// CQ.ConsumerIndex and CQ.ProducerIndex give the positions to wait for.
+// examples/verbs_wait_cq_wr chains two QPs this way.
+//
+// # Interop with IB Verbs
+//
+// A program that holds rdma-core objects brings them in, and one that
+// needs rdma-core calls takes ours out, as unsafe.Pointer values (the SDK's
+// bridge calls): OpenIBVDevice (a struct ibv_device *), ImportIBVContext (a
+// struct ibv_context * opened with DevX, left open at Close),
+// Context.ImportIBVPD (a struct ibv_pd *, left allocated at Close),
+// Context.IBVContext and PD.IBVPD. Context.ExportHandle and
+// PD.ExportHandle give the handles ImportContextHandle and
+// Context.ImportPDHandle take in another process (rdma-core's
+// ibv_import_device and ibv_import_pd, v32 or newer). On an emulated
+// device these calls fail with ErrNotRDMACoreDevice (code
+// ErrNotSupported).
+//
 // # Completion channels and asynchronous events
 //
-// There are none. The driver boundary (internal/mlx5.Device) carries PRM
-// commands, memory registrations and UAR pages only: it has no completion
-// channel (ibv_comp_channel), no DevX event subscription and no
-// asynchronous event file descriptor, and the emulated device raises no
-// events that user space could receive. CQs are therefore polled (Poll and
-// PollWait on the host, or GPU code), and failures surface as error
-// completions (a WC with a non-zero Status) and as the QP state Query
-// reports, not as events. DOCA Verbs has no event API either: its CQs are
-// meant to be polled by the GPU.
+// A host program waits for completions without spinning on a completion
+// channel (CompChannel, doca_verbs_comp_channel): create it on the Context
+// (Context.NewCompChannel), give it to the CQs it serves
+// (CQConfig.CompChannel), arm a CQ for its next completion (CQ.ReqNotify;
+// solicited completions only on request), and block in
+// CompChannel.GetEvent, which takes a context.Context and returns the CQ
+// of the next event; acknowledge events with CQ.AckEvents (a CQ with
+// events received and not acknowledged refuses Close with ErrInUse
+// wrapping ErrUnackedEvents, where DOCA and rdma-core would wait). Each arm
+// gives one event: poll the CQ empty after re-arming. A program with its
+// own epoll loop waits on CompChannel.FD (nonblocking, readable while an
+// event is pending) and takes events with TryGetEvent. This is the
+// documented blocking wait: PollWait and PollWaitContext poll (the first
+// bounded by a timeout, a timeout of 0 or less polling once; the second
+// by its context only) and cost CPU while they wait.
+//
+// Asynchronous events (doca_verbs_get_async_event and friends) report
+// what happens to objects outside their completions: see
+// Context.GetAsyncEvent and AsyncEventType.
+//
+// Behind both, the device writes event queue entries (EQEs) to event
+// queues (CREATE_EQ): a COMP entry when an armed CQ completes, CQ_ERROR,
+// the QP and SRQ events, port changes and fatal errors on the
+// asynchronous queue. On a ConnectX the kernel owns the EQs and forwards
+// the entries to DevX event channels (mlx5dv_devx_subscribe_devx_event);
+// the emulated devices do the same, their emulated kernel reading the
+// EQEs their emulated firmware writes with the PRM's owner-bit protocol.
 //
 // # Errors
 //

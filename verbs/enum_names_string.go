@@ -286,6 +286,8 @@ func (v WCOpcode) String() string {
 		return "RECV_RDMA_WITH_IMM"
 	case WCOther:
 		return "OTHER"
+	case WCWait:
+		return "DRIVER1"
 	}
 	return "WCOpcode(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
@@ -313,6 +315,8 @@ func (v WROpcode) String() string {
 		return "MASKED_ATOMIC_FETCH_AND_ADD"
 	case WRNop:
 		return "NOP"
+	case WRWaitCQ:
+		return "WAIT_CQ_PI"
 	}
 	return "WROpcode(" + strconv.FormatUint(uint64(v), 10) + ")"
 }

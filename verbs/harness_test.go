@@ -18,6 +18,7 @@ type end struct {
 	buf []byte // mmap'd data buffer
 	mr  *MR
 	gid GID
+	ch  *CompChannel // the CQ's completion channel (pairOpts.compChannel)
 }
 
 func (e *end) addr(off int) uint64 { return uint64(uintptr(unsafe.Pointer(&e.buf[off]))) }
@@ -32,6 +33,8 @@ type pairOpts struct {
 	cqSize     uint32
 	retry      uint8
 	ackTimeout uint8
+	// compChannel gives each end's CQ a completion channel (end.ch).
+	compChannel bool
 }
 
 func defaultPairOpts() pairOpts {
@@ -66,7 +69,12 @@ func newEnd(t testing.TB, dev string, o pairOpts) *end {
 	e := &end{}
 	var err error
 	e.ctx, e.pd = openPD(t, dev)
-	e.cq, err = NewCQ(e.ctx, CQConfig{Size: o.cqSize})
+	if o.compChannel {
+		e.ch, err = e.ctx.NewCompChannel()
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, e.ch.Close()) })
+	}
+	e.cq, err = NewCQ(e.ctx, CQConfig{Size: o.cqSize, CompChannel: e.ch})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, e.cq.Close()) })
 	cfg := o.qp

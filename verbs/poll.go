@@ -1,6 +1,8 @@
 package verbs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -55,14 +57,73 @@ type CompletionError struct {
 	Status     WCStatus
 	VendorErr  uint8  // vendor_err_synd of the CQE
 	WQECounter uint16 // SQ index (requester) or RQ index (responder) of the failed WQE
+	// Cause is the check an emulated device saw fail, for WCLocProtErr and
+	// WCRemAccessErr; CauseUnknown on hardware.
+	Cause AccessCause
 }
 
 func (e *CompletionError) Error() string {
 	if e == nil {
 		return "<nil>"
 	}
-	return fmt.Sprintf("%s completion on QP 0x%x for WQE %d (wr_id %d): %s (syndrome 0x%02x), vendor syndrome 0x%02x",
+	s := fmt.Sprintf("%s completion on QP 0x%x for WQE %d (wr_id %d): %s (syndrome 0x%02x), vendor syndrome 0x%02x",
 		e.Opcode, e.QPN, e.WQECounter, e.WRID, e.Status, uint8(e.Status), e.VendorErr)
+	switch {
+	case e.Cause != CauseUnknown:
+		return s + ": the emulated device saw " + e.Cause.String()
+	case e.Status == WCRemAccessErr:
+		return s + ": likely causes: " + remAccessCauses
+	case e.Status == WCLocProtErr:
+		return s + ": likely causes: " + locProtCauses
+	}
+	return s
+}
+
+// The causes of WCRemAccessErr and WCLocProtErr a ConnectX does not tell
+// apart (its vendor syndromes are undocumented), as CompletionError lists
+// them.
+const (
+	remAccessCauses = "wrong rkey (the peer's region was deregistered, or the rkey is not the one its MR.Region gave), " +
+		"address range outside the peer's region (remote address or length), " +
+		"the peer's region lacks the access right (AccessRemoteWrite, AccessRemoteRead, AccessRemoteAtomic), " +
+		"or the peer's QP does not allow the operation (AllowRemoteWrite, AllowRemoteRead, RemoteAtomic at its RST -> INIT)"
+	locProtCauses = "wrong lkey (or a region deregistered), address range outside the local region, " +
+		"a region of another PD than the QP's, or a READ or atomic into a region without AccessLocalWrite"
+)
+
+// AccessCause is the check that an emulated device saw fail in a
+// WCLocProtErr or WCRemAccessErr completion (for WCRemAccessErr, the
+// responder's check). A ConnectX does not say which check failed: on
+// hardware the cause is CauseUnknown, and CompletionError lists the likely
+// ones.
+type AccessCause uint8
+
+// The access causes, the emulated device's vendor syndromes.
+const (
+	CauseUnknown  AccessCause = 0
+	CauseKey      AccessCause = AccessCause(mlx5.VendorSynEmuKey)      // the key names no valid region
+	CausePD       AccessCause = AccessCause(mlx5.VendorSynEmuPD)       // the region belongs to another PD than the QP's
+	CauseBounds   AccessCause = AccessCause(mlx5.VendorSynEmuBounds)   // the address range lies outside the region
+	CauseRight    AccessCause = AccessCause(mlx5.VendorSynEmuRight)    // the region lacks the access right
+	CauseQPAccess AccessCause = AccessCause(mlx5.VendorSynEmuQPAccess) // the responder QP does not allow the operation
+)
+
+func (c AccessCause) String() string {
+	switch c {
+	case CauseUnknown:
+		return "an unknown cause"
+	case CauseKey:
+		return "a key that names no valid memory region (wrong key, or the region was deregistered)"
+	case CausePD:
+		return "a memory region of another PD than the QP's"
+	case CauseBounds:
+		return "an address range outside the memory region"
+	case CauseRight:
+		return "a memory region without the access right the operation needs"
+	case CauseQPAccess:
+		return "a responder QP that does not allow the operation (remote write, read or atomics not enabled)"
+	}
+	return fmt.Sprintf("AccessCause(0x%02x)", uint8(c))
 }
 
 // Unwrap returns the status.
@@ -80,7 +141,7 @@ func (wc WC) Err() error {
 		return nil
 	}
 	return &CompletionError{QPN: wc.QPN, WRID: wc.WRID, Opcode: wc.Opcode, Status: wc.Status,
-		VendorErr: wc.VendorErr, WQECounter: wc.WQECounter}
+		VendorErr: wc.VendorErr, WQECounter: wc.WQECounter, Cause: wc.Cause}
 }
 
 // WCOpcode says what completed.
@@ -98,6 +159,9 @@ const (
 	WCRecv            // a SEND arrived
 	WCRecvRDMAWithImm // an RDMA WRITE with immediate arrived
 	WCOther
+	// WCWait is the completion of a wait-on-CQ work request (WRWaitCQ;
+	// DOCA reports it as IBV_WC_DRIVER1).
+	WCWait
 )
 
 // WC is a work completion read from a CQ.
@@ -111,6 +175,10 @@ type WC struct {
 	ImmValid   bool
 	WQECounter uint16 // the 16-bit WQE index the CQE reports
 	VendorErr  uint8
+	// Cause is, for WCLocProtErr and WCRemAccessErr completions of an
+	// emulated device, the check that failed (from VendorErr); otherwise
+	// CauseUnknown.
+	Cause AccessCause
 }
 
 func wcOpcodeFor(c *mlx5.CQE) (WCOpcode, bool) {
@@ -141,6 +209,8 @@ func wcOpcodeFor(c *mlx5.CQE) (WCOpcode, bool) {
 		return WCMaskedFetchAdd, false
 	case mlx5.WQEOpNop:
 		return WCNop, false
+	case mlx5.WQEOpWait:
+		return WCWait, false
 	}
 	return WCOther, false
 }
@@ -345,6 +415,10 @@ func fillWC(wc *WC, qp *QP, c *mlx5.CQE) {
 	}
 	if c.Opcode.IsError() {
 		wc.Status, wc.VendorErr = WCStatus(c.Syndrome), c.VendorSyndrome
+		if (wc.Status == WCLocProtErr || wc.Status == WCRemAccessErr) && qp.ctx.Driver() == "emu" &&
+			wc.VendorErr >= mlx5.VendorSynEmuKey && wc.VendorErr <= mlx5.VendorSynEmuQPAccess {
+			wc.Cause = AccessCause(wc.VendorErr)
+		}
 		qp.sawError()
 	}
 	switch {
@@ -420,7 +494,13 @@ func (q *CQ) Err() error {
 // completes the work, such as the emulator's engine, can run), then sleeps
 // 20 us between polls. A CQ in error ends the wait with Poll's error; a
 // timeout first asks the device, so a CQ error is never reported as a
-// timeout.
+// timeout. A timeout of 0 or less polls once and returns at once.
+//
+// PollWait is a bounded busy wait: a wait of any length costs CPU while it
+// lasts (about 5% of a core once it sleeps between polls). To wait without
+// a bound use PollWaitContext; to wait without burning CPU, create the CQ
+// with a completion channel and block on CompChannel.GetEvent, the
+// documented blocking way.
 func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 	const op = "doca_verbs_poll_cq"
 	if q == nil {
@@ -447,6 +527,52 @@ func (q *CQ) PollWait(wcs []WC, min int, timeout time.Duration) (int, error) {
 		case spins < 64:
 		case spins < 4096:
 			runtime.Gosched() // let the thread that completes the work run
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// PollWaitContext polls as PollWait does until at least min completions
+// have been read into wcs or ctx is done, with no other bound: with
+// context.Background it waits as long as the completions take. A ctx
+// ended by its deadline is ErrTimeOut and a cancelled one ErrShutdown,
+// both wrapping ctx.Err(), with the completions read so far; a CQ in error
+// ends the wait with Poll's error. It polls (busy, then every 20 us); the
+// blocking wait without CPU cost is a completion channel
+// (CompChannel.GetEvent).
+func (q *CQ) PollWaitContext(ctx context.Context, wcs []WC, min int) (int, error) {
+	const op = "doca_verbs_poll_cq"
+	if q == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil CQ")
+	}
+	if ctx == nil {
+		return 0, newErr(op, ErrInvalidValue, "nil context.Context")
+	}
+	if min > len(wcs) {
+		return 0, newErr(op, ErrInvalidValue, "waiting for %d completions with room for %d", min, len(wcs))
+	}
+	got := 0
+	for spins := 0; ; spins++ {
+		n, err := q.Poll(wcs[got:])
+		got += n
+		if err != nil || got >= min {
+			return got, err
+		}
+		if ctx.Err() != nil {
+			if err := q.Err(); err != nil {
+				return got, &Error{Op: op, Code: codeOf(err), Msg: fmt.Sprintf("%d of %d completions on CQ 0x%x", got, min, q.cqn), Err: err}
+			}
+			code := ErrShutdown
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				code = ErrTimeOut
+			}
+			return got, wrapErr(op, code, ctx.Err(), "%d of %d completions on CQ 0x%x", got, min, q.cqn)
+		}
+		switch {
+		case spins < 64:
+		case spins < 4096:
+			runtime.Gosched()
 		default:
 			time.Sleep(20 * time.Microsecond)
 		}

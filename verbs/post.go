@@ -30,6 +30,9 @@ const (
 	WRMaskedCmpSwp   // masked ("extended") compare-and-swap of 4 or 8 bytes
 	WRMaskedFetchAdd // masked fetch-and-add of 4 or 8 bytes
 	WRNop
+	// WRWaitCQ stalls the send queue until a CQ produced a CQE (a WAIT WQE;
+	// build it with SetWaitCQPIWR).
+	WRWaitCQ
 )
 
 // SGE is one scatter/gather entry: a range of a registered region.
@@ -60,9 +63,13 @@ type SendWR struct {
 	// and the operand size, 4 or 8 bytes.
 	CompareMask, SwapMask uint64
 	AtomicSize            int
-	Signaled              bool // ask for a CQE (errors always make one)
-	Fence                 bool // wait for earlier READs/atomics of this QP
-	Solicited             bool
+	// WaitCQ and WaitIndex are the CQ and CQE index a WRWaitCQ work
+	// request waits for (SetWaitCQPIWR sets them).
+	WaitCQ    *CQ
+	WaitIndex uint32
+	Signaled  bool // ask for a CQE (errors always make one)
+	Fence     bool // wait for earlier READs/atomics of this QP
+	Solicited bool
 }
 
 // RecvWR is a receive work request.
@@ -168,6 +175,8 @@ func (q *QP) buildWQE(wr *SendWR, index uint16) (mlx5.WQE, error) {
 		return atomicWQE(op, wr, h, r)
 	case WRNop:
 		return mlx5.NewNOP(h), nil
+	case WRWaitCQ:
+		return q.waitWQE(op, wr, h)
 	}
 	return mlx5.WQE{}, newErr(op, ErrInvalidValue, "unknown opcode %v", wr.Opcode)
 }

@@ -49,6 +49,7 @@ func prmQueryCaps(dev mlx5.Device, a *DeviceAttr) error {
 	a.MaxRQDescSize = uint32(g.MaxWQESzRQ)
 	a.MaxSendWQEBB = 1 << g.LogMaxQPSz
 	a.CoreDirect = g.CD
+	a.FreeRunningClockKHz = g.DeviceFrequencyKHz
 	a.CQOverrunIgnore = g.CQOI
 	a.TSFormat = g.SQTSFormat
 	a.LogMaxMsg = g.LogMaxMsg

@@ -104,7 +104,7 @@ func TestCompletionError(t *testing.T) {
 	var ce *CompletionError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, CompletionError{QPN: a.qp.QPN(), WRID: 7, Opcode: WCRDMAWrite, Status: WCRemAccessErr,
-		VendorErr: wcs[0].VendorErr, WQECounter: wcs[0].WQECounter}, *ce)
+		VendorErr: wcs[0].VendorErr, WQECounter: wcs[0].WQECounter, Cause: CauseKey}, *ce)
 	assert.ErrorIs(t, err, WCRemAccessErr)
 	assert.NotErrorIs(t, err, WCWRFlushErr)
 	assert.Contains(t, err.Error(), "IBV_WC_REM_ACCESS_ERR (syndrome 0x13)")

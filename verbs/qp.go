@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/docasdk"
@@ -65,12 +66,13 @@ type QPConfig struct {
 // QP is a queue pair (doca_verbs_qp).
 type QP struct {
 	node
-	ctx *Context
-	dev *Dev   // nil when made on a Context
-	sdk *sdkQP // SDK mode
-	cfg QPConfig
-	obj mlx5.Obj
-	qpn uint32
+	asyncPending atomic.Int64 // asynchronous events received and not acknowledged
+	ctx          *Context
+	dev          *Dev   // nil when made on a Context
+	sdk          *sdkQP // SDK mode
+	cfg          QPConfig
+	obj          mlx5.Obj
+	qpn          uint32
 
 	sq      sqGeometry
 	rq      rqGeometry
@@ -396,6 +398,11 @@ func (q *QP) create(op string) error {
 	q.state = QPStateRST
 	q.post.init(q)
 	q.attachCQs()
+	evs := []mlx5.EventType{mlx5.EventWQCatasError, mlx5.EventWQInvalReqError, mlx5.EventWQAccessError}
+	if q.cfg.SRQ != nil {
+		evs = append(evs, mlx5.EventSRQLastWQE)
+	}
+	q.ctx.subscribeAsync(q.obj, cookieQP|uint64(q.qpn), q, evs...)
 	q.init("QP", fmt.Sprintf("QP 0x%x on %s", q.qpn, q.ctx.name))
 	return nil
 }
@@ -576,6 +583,7 @@ func (q *QP) teardown() error {
 	if err := destroyObj(op, &q.obj, "qpn 0x%x", q.qpn); err != nil {
 		return err
 	}
+	q.ctx.unsubscribeAsync(cookieQP | uint64(q.qpn))
 	if q.ownUAR && q.uar != nil {
 		if err := q.closeOwned(op, "UAR", &q.uar.node, q.uar.Close); err != nil {
 			return err
@@ -600,6 +608,11 @@ func (q *QP) Close() error {
 	if q == nil {
 		logPrint(logErr, "Failed to destroy qp: parameter verbs_qp is NULL")
 		return newErr(op, ErrInvalidValue, "nil QP")
+	}
+	if q.use(op, "QP") == nil {
+		if err := checkAsyncAcked(op, q.userName(), &q.asyncPending); err != nil {
+			return err
+		}
 	}
 	done, err := q.beginClose(op, "QP")
 	if done || err != nil {
@@ -744,6 +757,16 @@ func (q *QP) Config() QPConfig {
 		c.RecvMaxSGE = q.rq.sges
 	}
 	return c
+}
+
+// UserContext returns QPConfig.UserContext
+// (doca_verbs_qp_init_attr_get_qp_context after a query); never
+// interpreted. 0 for a nil QP.
+func (q *QP) UserContext() uintptr {
+	if q == nil {
+		return 0
+	}
+	return q.cfg.UserContext
 }
 
 // State is the QP's state. After a successful Modify it is the state

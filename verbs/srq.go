@@ -3,6 +3,7 @@ package verbs
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -36,6 +37,8 @@ type SRQ struct {
 	held []*node // the PD and external UMem
 
 	recv receiver // host-side receive posting
+
+	asyncPending atomic.Int64 // asynchronous events received and not acknowledged
 }
 
 // NewSRQ creates a shared receive queue (doca_verbs_srq_create). The PD and
@@ -82,6 +85,7 @@ func NewSRQ(c *Context, cfg SRQConfig) (_ *SRQ, err error) {
 		return nil, driverErr(op, err, "CREATE_RMP")
 	}
 	s.srqn = s.obj.ID()
+	c.subscribeAsync(s.obj, cookieSRQ|uint64(s.srqn), s, mlx5.EventSRQRQLimit)
 	s.recv.init(s.ring, uint32(s.geo.entries), uint32(s.geo.wqeSize), s.dbr, cfg.Type == SRQLinkedList)
 	s.init("SRQ", fmt.Sprintf("SRQ 0x%x on %s", s.srqn, c.name))
 	return s, nil
@@ -176,6 +180,7 @@ func (s *SRQ) teardown() error {
 	if err := destroyObj(op, &s.obj, "srqn 0x%x", s.srqn); err != nil {
 		return err
 	}
+	s.ctx.unsubscribeAsync(cookieSRQ | uint64(s.srqn))
 	if s.umem != nil {
 		if err := s.closeOwned(op, "UMem", &s.umem.node, s.umem.Close); err != nil {
 			return err
@@ -202,6 +207,11 @@ func (s *SRQ) Close() error {
 	const op = "doca_verbs_srq_destroy"
 	if s == nil {
 		return newErr(op, ErrInvalidValue, "nil SRQ")
+	}
+	if s.use(op, "SRQ") == nil {
+		if err := checkAsyncAcked(op, s.userName(), &s.asyncPending); err != nil {
+			return err
+		}
 	}
 	done, err := s.beginClose(op, "SRQ")
 	if done || err != nil {
@@ -240,4 +250,60 @@ func (s *SRQ) DBRAddr() uintptr {
 		return 0
 	}
 	return s.dbr
+}
+
+// SRQState is the state of a shared receive queue as the device reports it
+// (rmpc.state of QUERY_RMP).
+type SRQState uint8
+
+// The SRQ states.
+const (
+	SRQStateRST SRQState = SRQState(mlx5.RMPStateRST)
+	SRQStateRDY SRQState = SRQState(mlx5.RMPStateRDY)
+	SRQStateERR SRQState = SRQState(mlx5.RMPStateERR)
+)
+
+// SRQAttr is what SRQ.Query reports: the SRQ's attributes as created, with
+// the sizes the device holds (WR and MaxRecvSGE after rounding up: the
+// entries of the ring and the scatter entries a WQE has room for), and its
+// state.
+type SRQAttr struct {
+	SRQConfig
+	State SRQState
+}
+
+// Query asks the device for the SRQ's attributes (doca_verbs_srq_query,
+// QUERY_RMP): the configuration it was created with, its WR count and
+// scatter entries as the device holds them, and its state. The device's
+// answer is checked against the SRQ: a ring, PD or WQE stride other than
+// the ones created is ErrUnexpected.
+func (s *SRQ) Query() (SRQAttr, error) {
+	const op = "doca_verbs_srq_query"
+	if s == nil {
+		return SRQAttr{}, newErr(op, ErrInvalidValue, "nil SRQ")
+	}
+	if err := s.enter(op, "SRQ"); err != nil {
+		return SRQAttr{}, err
+	}
+	defer s.leave()
+	in, err := mlx5.QueryRMPIn(s.srqn).Marshal()
+	if err != nil {
+		return SRQAttr{}, wrapErr(op, ErrUnexpected, err, "build QUERY_RMP")
+	}
+	out := make([]byte, mlx5.QueryRMPOutLen)
+	if err := s.obj.Query(in, out); err != nil {
+		return SRQAttr{}, driverErr(op, err, "QUERY_RMP 0x%x", s.srqn)
+	}
+	o, err := mlx5.UnmarshalQueryRMPOut(out)
+	if err != nil {
+		return SRQAttr{}, wrapErr(op, ErrUnexpected, err, "QUERY_RMP 0x%x output", s.srqn)
+	}
+	wq := o.RMPC.WQ
+	if wq.PD != s.pd.PDN() || uint32(wq.LogWQSz) != s.geo.logSize || uint32(wq.LogWQStride) != s.geo.logWQESz {
+		return SRQAttr{}, newErr(op, ErrUnexpected, "QUERY_RMP 0x%x: pd 0x%x, log_wq_sz %d, log_wq_stride %d; the SRQ was created with pd 0x%x, %d, %d",
+			s.srqn, wq.PD, wq.LogWQSz, wq.LogWQStride, s.pd.PDN(), s.geo.logSize, s.geo.logWQESz)
+	}
+	a := SRQAttr{SRQConfig: s.cfg, State: SRQState(o.RMPC.State)}
+	a.WR, a.MaxRecvSGE = uint32(1)<<wq.LogWQSz, s.geo.sges
+	return a, nil
 }

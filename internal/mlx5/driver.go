@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"unsafe"
 )
 
 // This file is the driver boundary: everything the verbs layer needs from an
@@ -160,7 +161,69 @@ type Device interface {
 	// QueryEQN maps a completion vector to an EQ number (mlx5dv_devx_query_eqn).
 	QueryEQN(vector uint32) (uint32, error)
 
+	// CreateEventChannel opens a DevX event channel
+	// (mlx5dv_devx_create_event_channel): a nonblocking file descriptor,
+	// readable while an event the channel subscribed to is pending.
+	CreateEventChannel() (EventChannel, error)
+
 	Close() error
+}
+
+// EventChannel is a DevX event channel: the events of the objects it
+// subscribed to, each one a whole EQE with the subscription's cookie. It
+// must be closed before its device; destroying an object ends its
+// subscriptions.
+//
+// Methods are safe for concurrent use.
+type EventChannel interface {
+	// FD is the channel's file descriptor: nonblocking, readable while an
+	// event is pending. It stays owned by the channel.
+	FD() int
+	// Subscribe delivers the events of the given types on obj, with cookie
+	// (mlx5dv_devx_subscribe_devx_event). A nil obj subscribes to the
+	// device's unaffiliated events (PORT_CHANGE, INTERNAL_ERROR). A type
+	// that obj cannot raise is EINVAL.
+	Subscribe(obj Obj, types []EventType, cookie uint64) error
+	// GetEvent takes the next pending event without blocking
+	// (mlx5dv_devx_get_event): syscall.EAGAIN when none is pending.
+	GetEvent() (ChannelEvent, error)
+	// Close closes the channel (mlx5dv_devx_destroy_event_channel); the
+	// events still pending are dropped. A second Close returns nil.
+	Close() error
+}
+
+// ChannelEvent is one event read from an EventChannel.
+type ChannelEvent struct {
+	Cookie uint64 // the subscription's cookie
+	EQE    EQE    // the event queue entry firmware wrote
+}
+
+// RDMACore is implemented by the devices of the rdma-core driver (devx), for
+// programs that mix in their own libibverbs calls; emulated devices do not
+// implement it.
+type RDMACore interface {
+	// IBVContext is the device's struct ibv_context pointer.
+	IBVContext() unsafe.Pointer
+	// CmdFD is the context's command file descriptor (ibv_context.cmd_fd),
+	// the handle ibv_import_device takes, in this process or, passed over
+	// a Unix socket, in another.
+	CmdFD() int
+	// BorrowPD wraps a struct ibv_pd of this context that the caller
+	// allocated: the PD gets its PD number, and Dealloc leaves it
+	// allocated (its owner deallocates it).
+	BorrowPD(ibvPD unsafe.Pointer) (PD, error)
+	// ImportPD imports the PD with this kernel handle (ibv_import_pd) into
+	// this context; Dealloc unimports it (ibv_unimport_pd).
+	ImportPD(handle uint32) (PD, error)
+}
+
+// RDMACorePD is implemented by the PDs of the rdma-core driver.
+type RDMACorePD interface {
+	// Handle is the PD's kernel object handle (ibv_pd.handle), what
+	// ibv_import_pd takes.
+	Handle() uint32
+	// IBVPD is the struct ibv_pd pointer.
+	IBVPD() unsafe.Pointer
 }
 
 // PD is a protection domain.

@@ -281,6 +281,7 @@ var objCmdOps = map[Opcode]string{
 	OpDestroyCQ: "cqn", OpQueryCQ: "cqn",
 	OpDestroyQP: "qpn", OpQueryQP: "qpn",
 	OpDestroyRMP: "rmpn", OpQueryRMP: "rmpn",
+	OpDestroyEQ: "eq_number", OpQueryEQ: "eq_number",
 }
 
 // Marshal builds the 16-byte mailbox.

@@ -11,6 +11,9 @@ type Opcode = uint16
 
 const (
 	OpQueryHCACap          Opcode = 0x100
+	OpCreateEQ             Opcode = 0x301
+	OpDestroyEQ            Opcode = 0x302
+	OpQueryEQ              Opcode = 0x303
 	OpCreateCQ             Opcode = 0x400
 	OpDestroyCQ            Opcode = 0x401
 	OpQueryCQ              Opcode = 0x402
@@ -43,6 +46,12 @@ func OpcodeName(v Opcode) string {
 	switch v {
 	case OpQueryHCACap:
 		return "QUERY_HCA_CAP"
+	case OpCreateEQ:
+		return "CREATE_EQ"
+	case OpDestroyEQ:
+		return "DESTROY_EQ"
+	case OpQueryEQ:
+		return "QUERY_EQ"
 	case OpCreateCQ:
 		return "CREATE_CQ"
 	case OpDestroyCQ:

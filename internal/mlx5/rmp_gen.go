@@ -24,6 +24,9 @@ const (
 
 	// RMPCWQBit is the position of the wq context inside the rmpc.
 	RMPCWQBit = 0x180
+
+	// ModifyRMPInLen is the size of the MODIFY_RMP input.
+	ModifyRMPInLen = 272
 )
 
 // WQType is wq.wq_type.
@@ -285,4 +288,66 @@ func UnmarshalQueryRMPOut(b []byte) (QueryRMPOut, error) {
 	o.OutHeader = h
 	err = decodeFields("unmarshal "+name, b, QueryRMPOutLen, o.bindings())
 	return o, err
+}
+
+// ModifyRMPInFields is the bit layout of ModifyRMPIn, relative to the start of the structure.
+var ModifyRMPInFields = struct {
+	RMPState   Field // rmp_state
+	RMPN       Field // rmpn
+	BitmaskLWM Field // lwm
+}{
+	RMPState:   F(0x040, 4),
+	RMPN:       F(0x048, 24),
+	BitmaskLWM: F(0x0bf, 1),
+}
+
+// ModifyRMPIn is the MODIFY_RMP input: the RMP's current state, its number,
+// the bitmask of the fields to change (only lwm: BitmaskLWM) and the new
+// rmpc. A limit watermark (rmpc.wq.lwm) arms the RMP's SRQ_RQ_LIMIT event:
+// raised once when fewer than lwm receive WQEs are posted, which disarms it
+// (lwm reads 0 again).
+type ModifyRMPIn struct {
+	CmdHeader
+	RMPState   RMPState   // rmp_state
+	RMPN       uint32     // rmpn
+	BitmaskLWM bool       // lwm
+	RMPC       RMPContext // rmp_context
+}
+
+// bindings ties every member of ModifyRMPIn to its field, in layout-table order.
+func (x *ModifyRMPIn) bindings() []binding {
+	bs := make([]binding, 0, 3)
+	bs = append(bs,
+		bindUint("rmp_state", ModifyRMPInFields.RMPState, &x.RMPState),
+		bindUint("rmpn", ModifyRMPInFields.RMPN, &x.RMPN),
+		bindBool("lwm", ModifyRMPInFields.BitmaskLWM, &x.BitmaskLWM),
+	)
+	bs = append(bs, nest("rmp_context", RMPCMailboxBit, x.RMPC.bindings())...)
+	return bs
+}
+
+// Marshal builds the MODIFY_RMP input mailbox (ModifyRMPInLen bytes).
+func (in ModifyRMPIn) Marshal() ([]byte, error) {
+	const name = "MODIFY_RMP in"
+	b, err := marshalIn(name, in.CmdHeader, OpModifyRMP, ModifyRMPInLen)
+	if err != nil {
+		return nil, err
+	}
+	if err := encodeFields("marshal "+name, b, ModifyRMPInLen, in.bindings()); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UnmarshalModifyRMPIn parses a MODIFY_RMP input mailbox: ModifyRMPInLen bytes with opcode OpModifyRMP.
+func UnmarshalModifyRMPIn(b []byte) (ModifyRMPIn, error) {
+	const name = "MODIFY_RMP in"
+	var in ModifyRMPIn
+	h, err := unmarshalIn(name, b, OpModifyRMP, ModifyRMPInLen)
+	if err != nil {
+		return in, err
+	}
+	in.CmdHeader = h
+	err = decodeFields("unmarshal "+name, b, ModifyRMPInLen, in.bindings())
+	return in, err
 }

@@ -10,6 +10,20 @@ import "fmt"
 // package names.
 const VendorSyndromeODPPageFault uint8 = 0x93
 
+// The vendor syndromes the emulated device writes in the vendor_err_synd
+// byte of its LOC_PROT_ERR and REM_ACCESS_ERR completions, naming the
+// check that failed (a ConnectX's vendor syndromes are opaque and
+// undocumented; these are the emulator's own, and mean nothing on
+// hardware). For REM_ACCESS_ERR the check is the responder's, which the
+// emulated wire carries back to the requester.
+const (
+	VendorSynEmuKey      uint8 = 0xe1 // the lkey or rkey names no valid memory region (wrong key, or a region deregistered or invalidated)
+	VendorSynEmuPD       uint8 = 0xe2 // the region belongs to another PD than the QP's
+	VendorSynEmuBounds   uint8 = 0xe3 // the address range lies outside the region
+	VendorSynEmuRight    uint8 = 0xe4 // the region lacks the access right the operation needs (remote write, read or atomic; local write)
+	VendorSynEmuQPAccess uint8 = 0xe5 // the responder QP does not allow the operation (remote write, read or atomics not enabled at its RST -> INIT)
+)
+
 // Error makes a Syndrome usable as an errors.Is target.
 func (s Syndrome) Error() string {
 	return fmt.Sprintf("completion syndrome %s (0x%02x, %s)", s.String(), uint8(s), s.WCStatus())

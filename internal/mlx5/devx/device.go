@@ -30,6 +30,9 @@ type device struct {
 	mu     sync.RWMutex
 	ctx    *C.struct_ibv_context
 	closed bool
+	// borrowed marks a context the caller opened (ImportIBVContext): Close
+	// leaves it open.
+	borrowed bool
 
 	liveMu sync.Mutex
 	live   map[string]int // objects made by this device and not yet released
@@ -101,7 +104,9 @@ func (d *device) Close() error {
 	if busy > 0 {
 		return &Error{Op: "Close", Errno: syscall.EBUSY, Detail: detail}
 	}
-	if rc := C.gdk_close_device(d.ctx); rc != 0 {
+	if d.borrowed {
+		// The caller's context: it closes it.
+	} else if rc := C.gdk_close_device(d.ctx); rc != 0 {
 		return newError("ibv_close_device", syscall.Errno(rc), "device %s", d.name)
 	}
 	d.ctx = nil

@@ -305,14 +305,15 @@ func TestClosedDevice(t *testing.T) {
 	d.closed = true
 	assert.NoError(t, d.Close(), "closing twice is a no-op")
 	calls := map[string]func() error{
-		"QueryDevice": func() error { _, err := d.QueryDevice(); return err },
-		"QueryPort":   func() error { _, err := d.QueryPort(1); return err },
-		"AllocPD":     func() error { _, err := d.AllocPD(); return err },
-		"AllocUAR":    func() error { _, err := d.AllocUAR(mlx5.UARTypeNC); return err },
-		"RegUMEM":     func() error { _, err := d.RegUMEM(0x1000, 4096, 0); return err },
-		"QueryEQN":    func() error { _, err := d.QueryEQN(0); return err },
-		"GeneralCmd":  func() error { return d.GeneralCmd(hdr(16, 0x100, 1), make([]byte, 16)) },
-		"CreateObj":   func() error { _, err := d.CreateObj(hdr(16, 0x400, 0), make([]byte, 16)); return err },
+		"QueryDevice":        func() error { _, err := d.QueryDevice(); return err },
+		"QueryPort":          func() error { _, err := d.QueryPort(1); return err },
+		"AllocPD":            func() error { _, err := d.AllocPD(); return err },
+		"AllocUAR":           func() error { _, err := d.AllocUAR(mlx5.UARTypeNC); return err },
+		"RegUMEM":            func() error { _, err := d.RegUMEM(0x1000, 4096, 0); return err },
+		"QueryEQN":           func() error { _, err := d.QueryEQN(0); return err },
+		"CreateEventChannel": func() error { _, err := d.CreateEventChannel(); return err },
+		"GeneralCmd":         func() error { return d.GeneralCmd(hdr(16, 0x100, 1), make([]byte, 16)) },
+		"CreateObj":          func() error { _, err := d.CreateObj(hdr(16, 0x400, 0), make([]byte, 16)); return err },
 	}
 	for name, call := range calls {
 		err := call()

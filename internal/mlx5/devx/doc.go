@@ -100,7 +100,13 @@
 // QUERY_HCA_CAP through GeneralCmd and a firmware status and syndrome on
 // EREMOTEIO, the pdn of a real PD, UMEM registration of mmap'ed memory, the
 // three UAR types (NC_DEDICATED on rdma-core v45 and newer), QueryEQN, and a
-// DevX object (ALLOC_PD) created and destroyed. Dma-buf registration
+// DevX object (ALLOC_PD) created and destroyed. The DevX event channel
+// (CreateEventChannel: mlx5dv_devx_create_event_channel, subscribe_devx_event
+// and get_event, rdma-core v26 and newer) is tested against the fakes only:
+// that the kernel delivers a CQ's COMP events and the QP, CQ and SRQ events
+// to a DevX object's subscription, the unaffiliated PORT_CHANGE to a
+// subscription without an object, and reports a failed device as EIO on
+// the read (reported once as INTERNAL_ERROR) needs a ConnectX. Dma-buf registration
 // (RegDmabufMR, RegDmabufUMEM) on hardware additionally needs GPU memory
 // exported as a dma-buf, which the CUDA layer provides; no test here
 // reaches it.

@@ -371,3 +371,78 @@ func BenchmarkFakeGeneralCmd(b *testing.B) {
 		}
 	}
 }
+
+// The DevX event channel: created with event data (flags 0), its fd put
+// in nonblocking mode; Subscribe passes the object, the size of the event
+// array in bytes, the types and the cookie; GetEvent reads nothing
+// (EAGAIN) until an event is pending, then its cookie and EQE; a failed
+// device's read (EIO) is reported once as INTERNAL_ERROR.
+func TestFakeEventChannel(t *testing.T) {
+	withFakes(t)
+	d := openFake(t, "mlx5_0")
+	ch, err := d.CreateEventChannel()
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0), fakeverbs.Get().EventChannelFlags)
+	fd := ch.FD()
+	require.GreaterOrEqual(t, fd, 0)
+	nb, err := isNonblocking(fd)
+	require.NoError(t, err)
+	assert.True(t, nb, "the channel's fd is nonblocking")
+
+	o, err := d.CreateObj(hdr(16, uint64(mlx5.OpCreateCQ), 0), make([]byte, 16))
+	require.NoError(t, err)
+	require.NoError(t, ch.Subscribe(o, []mlx5.EventType{mlx5.EventComp, mlx5.EventCQError}, 0x1234))
+	rec := fakeverbs.Get()
+	assert.NotZero(t, rec.SubObj)
+	assert.Equal(t, []uint64{4, 0, 0x1234}, []uint64{uint64(rec.SubEventsSize), uint64(rec.SubFirstEvent), rec.SubCookie})
+	require.NoError(t, ch.Subscribe(nil, []mlx5.EventType{mlx5.EventPortChange}, 0))
+	assert.Zero(t, fakeverbs.Get().SubObj, "unaffiliated events: no object")
+	assert.ErrorIs(t, ch.Subscribe(o, nil, 1), syscall.EINVAL)
+	fakeverbs.FailCall("mlx5dv_devx_subscribe_devx_event", syscall.EINVAL)
+	assert.ErrorIs(t, ch.Subscribe(o, []mlx5.EventType{mlx5.EventComp}, 1), syscall.EINVAL)
+
+	_, err = ch.GetEvent()
+	assert.ErrorIs(t, err, syscall.EAGAIN)
+	var img [64]byte
+	e := mlx5.CompEQE(0x4242)
+	require.NoError(t, e.Encode(img[:]))
+	fakeverbs.PushEvent(0x1234, img)
+	ev, err := ch.GetEvent()
+	require.NoError(t, err)
+	assert.Equal(t, mlx5.ChannelEvent{Cookie: 0x1234, EQE: e}, ev)
+	_, err = ch.GetEvent()
+	assert.ErrorIs(t, err, syscall.EAGAIN)
+
+	fakeverbs.FailEventRead(syscall.EIO)
+	ev, err = ch.GetEvent()
+	require.NoError(t, err)
+	assert.Equal(t, mlx5.EventInternalError, ev.EQE.Type)
+	fakeverbs.FailEventRead(syscall.EIO)
+	_, err = ch.GetEvent()
+	assert.ErrorIs(t, err, syscall.EIO, "the failure is reported as an event once")
+
+	require.NoError(t, o.Destroy())
+	assert.ErrorIs(t, d.Close(), syscall.EBUSY, "the channel is open")
+	releaseTwice(t, ch.Close)
+	assert.Equal(t, -1, ch.FD())
+	_, err = ch.GetEvent()
+	assert.ErrorIs(t, err, syscall.EBADF)
+	assert.ErrorIs(t, ch.Subscribe(nil, []mlx5.EventType{mlx5.EventPortChange}, 0), syscall.EBADF)
+	require.NoError(t, d.Close())
+	rec = fakeverbs.Get()
+	assert.Equal(t, []int{1, 1}, []int{rec.Channels, rec.ChannelFrees})
+
+	d = openFake(t, "mlx5_0")
+	fakeverbs.FailCall("mlx5dv_devx_create_event_channel", syscall.ENOMEM)
+	_, err = d.CreateEventChannel()
+	assert.ErrorIs(t, err, syscall.ENOMEM)
+	require.NoError(t, d.Close())
+}
+
+func isNonblocking(fd int) (bool, error) {
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
+	if errno != 0 {
+		return false, errno
+	}
+	return r&syscall.O_NONBLOCK != 0, nil
+}

@@ -26,7 +26,19 @@ type pd struct {
 	p     *C.struct_ibv_pd
 	mrs   int // MRs registered on this PD and not yet deregistered
 	freed bool
+	// origin is how the PD came: allocated here (Dealloc deallocates it),
+	// borrowed from the caller (Dealloc leaves it) or imported by handle
+	// (Dealloc unimports it).
+	origin pdOrigin
 }
+
+type pdOrigin uint8
+
+const (
+	pdAllocated pdOrigin = iota
+	pdBorrowed
+	pdImported
+)
 
 // AllocPD calls ibv_alloc_pd and mlx5dv_init_obj(MLX5DV_OBJ_PD) for the pdn.
 func (d *device) AllocPD() (mlx5.PD, error) {
@@ -92,8 +104,15 @@ func (p *pd) Dealloc() error {
 	if p.mrs > 0 {
 		return newError(op, syscall.EBUSY, "PD 0x%x on %s still has %d MRs registered", p.pdn, p.dev.name, p.mrs)
 	}
-	if rc := C.gdk_dealloc_pd(p.p); rc != 0 {
-		return newError(op, syscall.Errno(rc), "PD 0x%x on %s", p.pdn, p.dev.name)
+	switch p.origin {
+	case pdBorrowed:
+		// The caller's PD: it deallocates it.
+	case pdImported:
+		C.gdk_unimport_pd(p.p)
+	default:
+		if rc := C.gdk_dealloc_pd(p.p); rc != 0 {
+			return newError(op, syscall.Errno(rc), "PD 0x%x on %s", p.pdn, p.dev.name)
+		}
 	}
 	runtime.KeepAlive(p)
 	p.p = nil

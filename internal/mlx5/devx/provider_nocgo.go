@@ -4,6 +4,7 @@ package devx
 
 import (
 	"syscall"
+	"unsafe"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
 )
@@ -46,3 +47,12 @@ func errNoCgo() error {
 		Reason:  "this binary was built with CGO_ENABLED=0, so it cannot load rdma-core; rebuild with cgo enabled (a C compiler and rdma-core's headers, libibverbs-dev)",
 	}
 }
+
+// OpenIBVDevice fails: without cgo there is no rdma-core.
+func OpenIBVDevice(unsafe.Pointer) (mlx5.Device, error) { return nil, errNoCgo() }
+
+// ImportIBVContext fails: without cgo there is no rdma-core.
+func ImportIBVContext(unsafe.Pointer) (mlx5.Device, error) { return nil, errNoCgo() }
+
+// ImportContext fails: without cgo there is no rdma-core.
+func ImportContext(int) (mlx5.Device, error) { return nil, errNoCgo() }

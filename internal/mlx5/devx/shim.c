@@ -46,6 +46,13 @@ static const struct gdk_sym_info gdk_syms[GDK_SYM_COUNT] = {
 	[GDK_MLX5DV_DEVX_ALLOC_UAR] = {"mlx5dv_devx_alloc_uar", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
 	[GDK_MLX5DV_DEVX_FREE_UAR] = {"mlx5dv_devx_free_uar", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
 	[GDK_MLX5DV_DEVX_QUERY_EQN] = {"mlx5dv_devx_query_eqn", "MLX5_1.7", GDK_LIB_MLX5, 0, 21},
+	[GDK_MLX5DV_DEVX_CREATE_EVENT_CHANNEL] = {"mlx5dv_devx_create_event_channel", "MLX5_1.11", GDK_LIB_MLX5, 1, 26},
+	[GDK_MLX5DV_DEVX_DESTROY_EVENT_CHANNEL] = {"mlx5dv_devx_destroy_event_channel", "MLX5_1.11", GDK_LIB_MLX5, 1, 26},
+	[GDK_MLX5DV_DEVX_SUBSCRIBE_DEVX_EVENT] = {"mlx5dv_devx_subscribe_devx_event", "MLX5_1.11", GDK_LIB_MLX5, 1, 26},
+	[GDK_MLX5DV_DEVX_GET_EVENT] = {"mlx5dv_devx_get_event", "MLX5_1.11", GDK_LIB_MLX5, 1, 26},
+	[GDK_IBV_IMPORT_DEVICE] = {"ibv_import_device", "IBVERBS_1.10", GDK_LIB_IBVERBS, 1, 32},
+	[GDK_IBV_IMPORT_PD] = {"ibv_import_pd", "IBVERBS_1.10", GDK_LIB_IBVERBS, 1, 32},
+	[GDK_IBV_UNIMPORT_PD] = {"ibv_unimport_pd", "IBVERBS_1.10", GDK_LIB_IBVERBS, 1, 32},
 };
 
 const struct gdk_sym_info *gdk_sym_info_at(int i)
@@ -105,6 +112,16 @@ typedef int (*umem_dereg_fn)(struct mlx5dv_devx_umem *);
 typedef struct mlx5dv_devx_uar *(*alloc_uar_fn)(struct ibv_context *, uint32_t);
 typedef void (*free_uar_fn)(struct mlx5dv_devx_uar *);
 typedef int (*query_eqn_fn)(struct ibv_context *, uint32_t, uint32_t *);
+typedef struct mlx5dv_devx_event_channel *(*create_event_channel_fn)(
+	struct ibv_context *, enum mlx5dv_devx_create_event_channel_flags);
+typedef void (*destroy_event_channel_fn)(struct mlx5dv_devx_event_channel *);
+typedef int (*subscribe_devx_event_fn)(struct mlx5dv_devx_event_channel *, struct mlx5dv_devx_obj *,
+				       uint16_t, uint16_t[], uint64_t);
+typedef ssize_t (*get_event_fn)(struct mlx5dv_devx_event_channel *,
+				struct mlx5dv_devx_async_event_hdr *, size_t);
+typedef struct ibv_context *(*import_device_fn)(int);
+typedef struct ibv_pd *(*import_pd_fn)(struct ibv_context *, uint32_t);
+typedef void (*unimport_pd_fn)(struct ibv_pd *);
 
 #define GDK_FN(type, idx) ((type)gdk_table.fn[idx])
 
@@ -337,4 +354,93 @@ int gdk_query_eqn(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn)
 {
 	GDK_NEED(GDK_MLX5DV_DEVX_QUERY_EQN, ENOTSUP);
 	return GDK_FN(query_eqn_fn, GDK_MLX5DV_DEVX_QUERY_EQN)(ctx, vector, eqn);
+}
+
+struct mlx5dv_devx_event_channel *gdk_create_event_channel(struct ibv_context *ctx)
+{
+	GDK_NEED(GDK_MLX5DV_DEVX_CREATE_EVENT_CHANNEL, NULL);
+	return GDK_FN(create_event_channel_fn, GDK_MLX5DV_DEVX_CREATE_EVENT_CHANNEL)(ctx, 0);
+}
+
+void gdk_destroy_event_channel(struct mlx5dv_devx_event_channel *ch)
+{
+	if (gdk_table.fn[GDK_MLX5DV_DEVX_DESTROY_EVENT_CHANNEL] != NULL)
+		GDK_FN(destroy_event_channel_fn, GDK_MLX5DV_DEVX_DESTROY_EVENT_CHANNEL)(ch);
+}
+
+int gdk_event_channel_fd(struct mlx5dv_devx_event_channel *ch)
+{
+	return ch->fd;
+}
+
+int gdk_subscribe_devx_event(struct mlx5dv_devx_event_channel *ch, struct mlx5dv_devx_obj *obj,
+			     uint16_t events_sz, uint16_t *events_num, uint64_t cookie)
+{
+	GDK_NEED(GDK_MLX5DV_DEVX_SUBSCRIBE_DEVX_EVENT, ENOTSUP);
+	return GDK_FN(subscribe_devx_event_fn, GDK_MLX5DV_DEVX_SUBSCRIBE_DEVX_EVENT)(
+		ch, obj, events_sz, events_num, cookie);
+}
+
+ssize_t gdk_get_event(struct mlx5dv_devx_event_channel *ch, uint64_t *cookie, void *eqe,
+		      size_t eqe_len)
+{
+	// The header (the cookie) and then the EQE, as the kernel writes them.
+	uint64_t buf[1 + 64 / sizeof(uint64_t)];
+	ssize_t n;
+
+	GDK_NEED(GDK_MLX5DV_DEVX_GET_EVENT, -1);
+	if (eqe_len > 64)
+		eqe_len = 64;
+	n = GDK_FN(get_event_fn, GDK_MLX5DV_DEVX_GET_EVENT)(
+		ch, (struct mlx5dv_devx_async_event_hdr *)buf, sizeof(buf));
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof(uint64_t)) {
+		errno = EIO;
+		return -1;
+	}
+	*cookie = buf[0];
+	n -= sizeof(uint64_t);
+	if ((size_t)n > eqe_len)
+		n = eqe_len;
+	memcpy(eqe, &buf[1], n);
+	return n;
+}
+
+struct ibv_device *gdk_context_device(struct ibv_context *ctx)
+{
+	return ctx->device;
+}
+
+int gdk_context_cmd_fd(struct ibv_context *ctx)
+{
+	return ctx->cmd_fd;
+}
+
+struct ibv_context *gdk_pd_context(struct ibv_pd *pd)
+{
+	return pd->context;
+}
+
+uint32_t gdk_pd_handle(struct ibv_pd *pd)
+{
+	return pd->handle;
+}
+
+struct ibv_context *gdk_import_device(int cmd_fd)
+{
+	GDK_NEED(GDK_IBV_IMPORT_DEVICE, NULL);
+	return GDK_FN(import_device_fn, GDK_IBV_IMPORT_DEVICE)(cmd_fd);
+}
+
+struct ibv_pd *gdk_import_pd(struct ibv_context *ctx, uint32_t handle)
+{
+	GDK_NEED(GDK_IBV_IMPORT_PD, NULL);
+	return GDK_FN(import_pd_fn, GDK_IBV_IMPORT_PD)(ctx, handle);
+}
+
+void gdk_unimport_pd(struct ibv_pd *pd)
+{
+	if (gdk_table.fn[GDK_IBV_UNIMPORT_PD] != NULL)
+		GDK_FN(unimport_pd_fn, GDK_IBV_UNIMPORT_PD)(pd);
 }

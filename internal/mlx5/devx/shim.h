@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
 
@@ -50,6 +51,13 @@ enum gdk_sym {
 	GDK_MLX5DV_DEVX_ALLOC_UAR,
 	GDK_MLX5DV_DEVX_FREE_UAR,
 	GDK_MLX5DV_DEVX_QUERY_EQN,
+	GDK_MLX5DV_DEVX_CREATE_EVENT_CHANNEL,
+	GDK_MLX5DV_DEVX_DESTROY_EVENT_CHANNEL,
+	GDK_MLX5DV_DEVX_SUBSCRIBE_DEVX_EVENT,
+	GDK_MLX5DV_DEVX_GET_EVENT,
+	GDK_IBV_IMPORT_DEVICE,
+	GDK_IBV_IMPORT_PD,
+	GDK_IBV_UNIMPORT_PD,
 	GDK_SYM_COUNT
 };
 
@@ -130,5 +138,23 @@ int gdk_umem_dereg(struct mlx5dv_devx_umem *umem);
 struct mlx5dv_devx_uar *gdk_alloc_uar(struct ibv_context *ctx, uint32_t flags);
 void gdk_free_uar(struct mlx5dv_devx_uar *uar);
 int gdk_query_eqn(struct ibv_context *ctx, uint32_t vector, uint32_t *eqn);
+struct mlx5dv_devx_event_channel *gdk_create_event_channel(struct ibv_context *ctx);
+void gdk_destroy_event_channel(struct mlx5dv_devx_event_channel *ch);
+int gdk_event_channel_fd(struct mlx5dv_devx_event_channel *ch);
+int gdk_subscribe_devx_event(struct mlx5dv_devx_event_channel *ch, struct mlx5dv_devx_obj *obj,
+			     uint16_t events_sz, uint16_t *events_num, uint64_t cookie);
+// gdk_get_event reads one event: its cookie and the EQE (eqe_len bytes);
+// it returns the bytes of EQE read, or -1 with errno.
+ssize_t gdk_get_event(struct mlx5dv_devx_event_channel *ch, uint64_t *cookie, void *eqe,
+		      size_t eqe_len);
+
+// Interop with rdma-core objects a program made itself.
+struct ibv_device *gdk_context_device(struct ibv_context *ctx); // ctx->device
+int gdk_context_cmd_fd(struct ibv_context *ctx);                // ctx->cmd_fd
+struct ibv_context *gdk_pd_context(struct ibv_pd *pd);          // pd->context
+uint32_t gdk_pd_handle(struct ibv_pd *pd);                      // pd->handle
+struct ibv_context *gdk_import_device(int cmd_fd);
+struct ibv_pd *gdk_import_pd(struct ibv_context *ctx, uint32_t handle);
+void gdk_unimport_pd(struct ibv_pd *pd);
 
 #endif

@@ -37,6 +37,7 @@ var cmdSizes = func() map[uint16]cmdSize {
 		mlx5.OpCreateRMP:            {mlx5.CreateRMPInLen, short},
 		mlx5.OpQueryRMP:             {short, mlx5.QueryRMPOutLen},
 		mlx5.OpDestroyRMP:           {short, short},
+		mlx5.OpModifyRMP:            {mlx5.ModifyRMPInLen, short},
 	}
 	for _, op := range mlx5.Transitions() {
 		t, _ := mlx5.TransitionFor(op)
@@ -345,10 +346,16 @@ func (o *object) Modify(in, out []byte) error {
 	code := uint16(mlx5.Get(b, fOpcode))
 	_, isQP := transitionOf(code)
 	if o.kind == objRMP && code == mlx5.OpModifyRMP {
-		// MODIFY_RMP passes the kernel; the emulated firmware does not
-		// implement it (BAD_OP).
-		n.mu.RUnlock()
-		return finish(op, in, out, fwError(SynBadOpcode))
+		defer n.mu.RUnlock()
+		if e := checkLen(code, b, out); e != 0 {
+			return finish(op, in, out, e)
+		}
+		clear(out[:mlx5.CmdShortLen])
+		r := n.rmps[o.id]
+		if r == nil || r.ctx != o.ctx {
+			return finish(op, in, out, fwError(SynNoRMP))
+		}
+		return finish(op, in, out, r.modify(b))
 	}
 	if o.kind != objQP || !isQP {
 		n.mu.RUnlock()
@@ -427,6 +434,7 @@ func (o *object) Destroy() error {
 		return err
 	}
 	o.dead = true
+	n.unsubscribeObj(o.kind, o.id)
 	untrack(o)
 	return nil
 }

@@ -34,15 +34,20 @@ type cq struct {
 	cqc  [mlx5.CQCLen]byte // as created; QUERY_CQ overlays the live fields
 	refs int               // QPs using the CQ; n.mu
 
-	mu      sync.Mutex
-	pc      uint32          // producer counter (free-running)
-	status  uint8           // 0 OK, 9 overflow, 0xa write failure
-	armed   mlx5.CQArmState // cqc.st
-	armSN   uint32
-	errored bool
-	ci      uint32    // consumer counter last read from a DBR in device memory
-	pend    []cqeSlot // produced CQEs not yet written to a ring in device memory
-	queued  bool      // the CQ is on its NIC's list of CQs to flush
+	mu       sync.Mutex
+	pc       uint32          // producer counter (free-running)
+	status   uint8           // 0 OK, 9 overflow, 0xa write failure
+	eqn      uint32          // c_eqn: the EQ of its COMP events
+	armed    mlx5.CQArmState // cqc.st
+	armSN    uint8           // sn of the last arm taken
+	firedSN  int             // sn of the arm that last fired, -1 before any
+	solPC    uint32          // producer counter after the last solicited or error CQE
+	evDue    bool            // fired with CQEs still pending: the event follows their flush
+	flushing bool            // a flush is writing CQEs taken from pend
+	errored  bool
+	ci       uint32    // consumer counter last read from a DBR in device memory
+	pend     []cqeSlot // produced CQEs not yet written to a ring in device memory
+	queued   bool      // the CQ is on its NIC's list of CQs to flush
 
 	fmu        sync.Mutex // serialises flushes, held across the copies
 	wbuf, wfin []byte     // the flush's staging: bodies first, then final
@@ -130,7 +135,7 @@ func (c *devCtx) createCQ(in, out []byte) fwError {
 		return fwError(SynLimitCQ)
 	}
 	q := &cq{ctx: c, cqn: cqn, ring: ring, roff: roff, dbr: dbr, doff: doff, log: log,
-		cc: x.CC, oi: x.OI, uar: u}
+		cc: x.CC, oi: x.OI, uar: u, eqn: mlx5.Get32(ctxb, eqnDword), firedSN: -1}
 	copy(q.cqc[:], ctxb)
 	n.cqs[q.cqn] = q
 	n.refreshCQs()
@@ -277,7 +282,7 @@ func (q *cq) push(e cqe) bool {
 		c.Encode(s.b[:])
 		q.pend = append(q.pend, s)
 		q.pc++
-		q.fired(e.se)
+		q.fired(e.se || e.opcode == cqeReqErr || e.opcode == cqeRespErr, true)
 		if !q.queued {
 			q.queued = true
 			q.ctx.nic.queueFlush(q)
@@ -293,7 +298,7 @@ func (q *cq) push(e cqe) bool {
 		traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: e.qpn}, stageCQE, e.wqeCount)
 	}
 	q.pc++
-	q.fired(e.se)
+	q.fired(e.se || e.opcode == cqeReqErr || e.opcode == cqeRespErr, false)
 	return true
 }
 
@@ -318,11 +323,30 @@ func (q *cq) roomLocked(n uint32) bool {
 	return true
 }
 
-// fired moves an armed CQ to fired; q.mu held.
-func (q *cq) fired(se bool) {
-	if q.armed == mlx5.CQArmed || (q.armed == mlx5.CQSolicitedArmed && se) {
-		q.armed = mlx5.CQFired
+// fired is called for every CQE produced; sol reports a solicited or an
+// error CQE (both fire a CQ armed for solicited completions, as the IBA
+// asks). An armed CQ moves to FIRED and writes a COMP event to its EQ:
+// at once for a ring in host memory, after the flush that makes the CQE
+// visible for one in device memory (pending). q.mu held.
+func (q *cq) fired(sol, pending bool) {
+	if sol {
+		q.solPC = q.pc
 	}
+	if q.armed == mlx5.CQArmed || (q.armed == mlx5.CQSolicitedArmed && sol) {
+		q.fire(pending)
+	}
+}
+
+// fire moves the CQ to FIRED and raises its COMP event, or leaves it due
+// to the next flush when CQEs are pending. q.mu held.
+func (q *cq) fire(pending bool) {
+	q.armed = mlx5.CQFired
+	q.firedSN = int(q.armSN)
+	if pending {
+		q.evDue = true
+		return
+	}
+	q.ctx.nic.raise(q.eqn, mlx5.CompEQE(q.cqn))
 }
 
 // flush writes the pending CQEs of a ring in device memory with one batch
@@ -344,6 +368,7 @@ func (q *cq) flush() {
 	q.pend = nil
 	q.queued = false
 	dead := q.errored && q.status == cqStatusWriteErr
+	q.flushing = len(p) > 0 && !dead
 	q.mu.Unlock()
 	if len(p) == 0 || dead {
 		return
@@ -387,11 +412,16 @@ func (q *cq) flush() {
 			}
 		}
 	}
-	if err := b.run(); err != nil {
+	err := b.run()
+	if err != nil {
 		q.mu.Lock()
 		q.fault(cqStatusWriteErr)
+		q.flushing, q.evDue = false, false
 		q.mu.Unlock()
-	} else if tracing.Load() != nil {
+	} else if q.takeDue() {
+		q.ctx.nic.raise(q.eqn, mlx5.CompEQE(q.cqn))
+	}
+	if err == nil && tracing.Load() != nil {
 		for i := range p {
 			if p[i].req {
 				traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: p[i].qpn}, stageCQE, p[i].idx)
@@ -409,12 +439,22 @@ func (q *cq) flush() {
 // failure 0xa), as a ConnectX does on a CQ error: it writes no CQE any
 // more, and every QP that completes to it moves to ERR (QUERY_QP state
 // ERR); their WQEs are flushed without CQEs. q.mu held. Software learns of
-// it from QUERY_CQ and QUERY_QP (hardware also raises a CQ_ERROR event).
+// it from QUERY_CQ and QUERY_QP, and from the events: CQ_ERROR (syndrome
+// CQ_OVERRUN, or CQ_ACCESS_VIOLATION for a failed write) on the CQ, then
+// WQ_CATAS_ERROR on each QP it moved to ERR.
 func (q *cq) fault(status uint8) {
+	if q.errored {
+		return
+	}
 	q.status, q.errored = status, true
+	syn := mlx5.CQErrorOverrun
+	if status == cqStatusWriteErr {
+		syn = mlx5.CQErrorAccessViolation
+	}
+	q.ctx.nic.raiseAsync(mlx5.CQErrorEQE(q.cqn, syn))
 	for _, p := range *q.ctx.nic.qpSnap.Load() {
 		if (p.scq == q || p.rcq == q) && p.state.Load() != stRST {
-			p.toError()
+			p.toError(mlx5.EventWQCatasError)
 		}
 	}
 }
@@ -426,15 +466,56 @@ func (q *cq) produced() uint32 {
 	return q.pc
 }
 
+// takeDue ends a flush whose CQEs are written, and reports (and clears) an
+// event due after it. CQEs produced meanwhile (pending, for the next
+// flush) may include the one that fired: the event then waits for that
+// flush.
+func (q *cq) takeDue() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.flushing = false
+	if len(q.pend) > 0 {
+		return false
+	}
+	due := q.evDue && !q.errored
+	q.evDue = false
+	return due
+}
+
+// unflushed reports whether CQEs produced are not yet visible in a ring in
+// device memory: pending, or being written by a flush. q.mu held.
+func (q *cq) unflushed() bool { return len(q.pend) > 0 || q.flushing }
+
 // arm records a CQ arm doorbell (UAR offset 0x20): {sn<<28 | cmd | ci, cqn}.
+//
+// One event per arm: an arm whose sequence number is that of the arm that
+// last fired is a repeat of it (software increments sn for each event it
+// takes) and is ignored, so a CQ fires again only after software took the
+// event and armed anew. An arm whose consumer index is behind the producer
+// fires at once: completions software has not consumed are there (for a
+// solicited arm, a solicited or error completion among them), so an event
+// is never lost between software's last poll and its arm. A CQ in error
+// takes no arm. A ring in device memory counts its pending CQEs as
+// produced; their event follows their flush.
 func (q *cq) arm(word uint32) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	sn, cmd, _ := mlx5.DecodeCQArmWord(word)
-	q.armSN = uint32(sn)
+	sn, cmd, ci := mlx5.DecodeCQArmWord(word)
+	if q.errored || (q.armed == mlx5.CQFired && int(sn) == q.firedSN) {
+		return
+	}
+	q.armSN = sn
 	if cmd == mlx5.CQArmSolicited {
 		q.armed = mlx5.CQSolicitedArmed
 	} else {
 		q.armed = mlx5.CQArmed
+	}
+	ahead := (q.pc - ci) & mask24
+	if q.cc {
+		ahead = 0 // a collapsed CQ keeps no index to compare
+	}
+	sol := (q.solPC - ci) & mask24
+	if ahead != 0 && (q.armed == mlx5.CQArmed || (sol != 0 && sol <= ahead)) {
+		q.fire(q.unflushed())
 	}
 }

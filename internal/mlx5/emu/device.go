@@ -70,8 +70,12 @@ func (c *devCtx) QueryPort(port uint8) (mlx5.PortAttr, error) {
 	if err := c.checkOpen("query_port"); err != nil {
 		return mlx5.PortAttr{}, err
 	}
+	st := mlx5.PortActive
+	if c.nic.portDown.Load() {
+		st = mlx5.PortDown
+	}
 	return mlx5.PortAttr{
-		State: mlx5.PortActive, MaxMTU: portMTU, ActiveMTU: portMTU, GIDTblLen: gidTableSize,
+		State: st, MaxMTU: portMTU, ActiveMTU: portMTU, GIDTblLen: gidTableSize,
 		LinkLayer: mlx5.LinkLayerEthernet, ActiveSpeed: 0x80, ActiveWidth: 2,
 	}, nil
 }

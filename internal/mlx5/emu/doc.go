@@ -174,7 +174,7 @@
 // UAR pages are 4 KiB anonymous host pages (mmap), which a GPU can map
 // (UAR.IOMemory is false). The NIC's engine goroutine polls every page's
 // doorbell slots (0x800/0x900/0xa00/0xb00 bfreg halves, 0x600 DBR-less, 0x020
-// CQ arm), taking each 8-byte value with a compare-and-swap to zero (0 is
+// CQ arm: see Events), taking each 8-byte value with a compare-and-swap to zero (0 is
 // never a doorbell: QPN 0 and CQN 0 are not allocated). Pacing: it polls
 // without sleeping for 100 µs after the last work (2 ms on a NIC with a QP
 // whose rings are in device memory: a GPU kernel's doorbell cannot wake
@@ -183,6 +183,53 @@
 // of the processors or more, every millisecond otherwise), then sleeps
 // from 5 µs doubling to 1 ms (50 µs with such a QP) while idle, and a
 // frame or a host doorbell wakes it.
+//
+// # Events
+//
+// When a NIC is made, its emulated kernel creates its event queues with
+// CREATE_EQ commands built by package mlx5 (eq.go): one per completion
+// vector (COMP events; the EQNs QueryEQN returns, 0x10..0x13) and one
+// asynchronous EQ (every other event type), in rings of host memory it
+// hands to the device (the PAS carries the ring's address: the emulator
+// has no physical addresses, and firmware accepts only pages the driver
+// gave it). DevX cannot create EQs (EINVAL, as the kernel's DevX path
+// refuses the kernel's own EQ commands here). Firmware writes each event
+// as a 64-byte EQE at the EQ's producer counter with the pass's owner bit
+// (0 on the first pass), the owner byte last, and runs the EQ's interrupt
+// on the goroutine that raised it: the kernel's handler takes every EQE
+// software owns, hands it to the DevX event channels subscribed to its
+// object (or, for PORT_CHANGE and INTERNAL_ERROR, to the device), and moves
+// the consumer counter. An event channel (CreateEventChannel) is an
+// eventfd in semaphore mode whose count is its number of pending events;
+// Subscribe takes what the kernel takes (a live object of the channel's
+// context and types that object raises), and destroying an object ends its
+// subscriptions (TestKernelEQs, TestEventChannelSubscribe, TestEQWraps).
+//
+// CQ arm (the 0x020 doorbell; QUERY_CQ's st): an arm records its sequence
+// number and command; the next completion (any, or for a solicited arm a
+// solicited or error one) moves the CQ to FIRED and writes a COMP EQE on
+// its c_eqn, after the CQE is visible (for a ring in device memory, after
+// the flush that writes it). One event per arm: an arm repeating the
+// sequence number of the arm that last fired is ignored, and an arm whose
+// consumer index is behind the producer (completions not consumed; for a
+// solicited arm, a solicited or error one among them) fires at once. A CQ
+// in error takes no arm (TestCQEventPerArm).
+//
+// Asynchronous events, where a ConnectX raises them: CQ_ERROR (syndrome
+// CQ_OVERRUN, or CQ_ACCESS_VIOLATION for a failed CQE write) on a CQ that
+// goes to error, then WQ_CATAS_ERROR on each QP it moves to ERR; a
+// responder QP that a class C error moves to ERR raises WQ_ACCESS_ERROR
+// (remote access violation, or a local protection error on its receive
+// buffer), WQ_INVAL_REQ_ERROR (an invalid request, a SEND longer than its
+// receive) or WQ_CATAS_ERROR (an operational error of its own); a
+// requester QP moved to ERR by an error completion raises none (the CQE is
+// its report); any QP of an SRQ that enters ERR (software's 2ERR included)
+// raises SRQ_LAST_WQE; an RMP whose limit watermark MODIFY_RMP armed raises
+// SRQ_RQ_LIMIT once when a receive leaves fewer WQEs posted than the
+// watermark (not at once when fewer are posted already), which disarms it;
+// NIC.SetPortState raises PORT_CHANGE (PORT_DOWN, PORT_ACTIVE) and
+// NIC.InjectFatal INTERNAL_ERROR (and moves every QP to ERR). Each QP event
+// is raised once, on its move to ERR.
 //
 // # Diagnostics
 //
@@ -384,6 +431,12 @@
 //     receive with REMOTE_INVAL_REQ_ERR (as the Linux soft-RoCE responder
 //     does) and NAKs the request as invalid.
 //   - RoCE only: the GID table has one entry (index 0, RoCE v2, IPv4).
+//   - A requester QP moved to ERR by an error completion raises no
+//     asynchronous event; a CQ error's QPs raise WQ_CATAS_ERROR.
+//   - A port set down (SetPortState) changes the state QUERY_PORT reports
+//     and raises PORT_CHANGE; the wire keeps carrying frames.
+//   - After InjectFatal the NIC keeps executing commands (so that software
+//     can tear down); a ConnectX needs a reset.
 package emu
 
 //go:generate go run ../../enumgen

@@ -3,6 +3,7 @@ package emu
 import (
 	"sync/atomic"
 
+	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
@@ -89,7 +90,7 @@ func (q *qp) placeWrite(f *wire.Frame, mem *span, off uint64, msn uint32, last, 
 			return false
 		}
 		if err := landWrite(mem, off, f); err != nil {
-			q.nak(f, accessNak(err))
+			q.nakCause(f, accessNak(err), mlx5.VendorSynEmuKey)
 			return false
 		}
 		if last {
@@ -160,7 +161,7 @@ func (q *qp) landPending() bool {
 		r.holds = 0                  // the NAK acknowledges the packets before it
 		r.msn, r.epsn = e.msn, e.psn // as when the packet failed at once
 		l.clear()                    // nothing left to land when the NAK leaves
-		q.nak(&wire.Frame{SrcQPN: q.remoteQPN, SrcGID: wire.GID(q.rgid), PSN: e.psn, Route: e.route}, accessNak(err))
+		q.nakCause(&wire.Frame{SrcQPN: q.remoteQPN, SrcGID: wire.GID(q.rgid), PSN: e.psn, Route: e.route}, accessNak(err), mlx5.VendorSynEmuKey)
 		return false
 	}
 	return true // the batch failed and every packet alone landed

@@ -182,6 +182,23 @@ func (c *mrCache) lookup(n *NIC, key uint32) *mr {
 	return m
 }
 
+// cause names the check an access of [va, va+length) through m (nil: the
+// key named no valid region) on PD p with right need failed, as a vendor
+// syndrome of the error CQE; 0 when the access passes.
+func (m *mr) cause(p *pd, va uint64, length uint64, need mlx5.Access) uint8 {
+	switch {
+	case m == nil:
+		return mlx5.VendorSynEmuKey
+	case m.pd != p:
+		return mlx5.VendorSynEmuPD
+	case m.access&need != need:
+		return mlx5.VendorSynEmuRight
+	case va < m.iova || length > m.mem.size || va-m.iova > m.mem.size-length:
+		return mlx5.VendorSynEmuBounds
+	}
+	return 0
+}
+
 // check validates an access of [va, va+len) through the MR on PD p with
 // right need; it returns the byte offset inside the span.
 func (m *mr) check(p *pd, va uint64, length uint64, need mlx5.Access) (uint64, bool) {

@@ -83,6 +83,16 @@ type NIC struct {
 	done     chan struct{}
 
 	stats nicCounters
+
+	// Event queues and the driver's event dispatch (eq.go).
+	pagesMu sync.Mutex
+	pages   map[uint64][]byte // pages the driver gave the device, by PAS
+	eqMu    sync.Mutex
+	eqs     [numEQs]*eq
+	subMu   sync.RWMutex
+	subs    map[subKey]map[*eventChannel]uint64
+
+	portDown atomic.Bool // SetPortState: port 1 is DOWN
 }
 
 // Stats are a NIC's data-path counters since NewNIC.
@@ -135,6 +145,7 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 		qps:   map[uint32]*qp{},
 		rmps:  map[uint32]*rmp{},
 		ids:   newNICIDs(),
+		pages: map[uint64][]byte{},
 		wake:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -147,6 +158,11 @@ func makeNIC(cfg Config, manual bool) (*NIC, error) {
 	p, err := wire.Listen(wc)
 	if err != nil {
 		return nil, fmt.Errorf("emu: %s: open wire port: %w", cfg.Name, err)
+	}
+	if err := n.createKernelEQs(); err != nil {
+		n.destroyKernelEQs()
+		p.Close()
+		return nil, err
 	}
 	n.port = p
 	n.gid = mlx5.GID(p.GID())
@@ -203,6 +219,7 @@ func (n *NIC) Close() error {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
+	n.destroyKernelEQs()
 	untrack(n)
 	return n.port.Close()
 }

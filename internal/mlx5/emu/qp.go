@@ -292,7 +292,9 @@ func (q *qp) unlockBoth() { q.rmu.Unlock(); q.mu.Unlock() }
 
 // setState changes the state; both locks held.
 func (q *qp) setState(s uint32) {
-	q.state.Store(s)
+	if old := q.state.Swap(s); s == stERR && old != stERR {
+		q.errorEvents(evNone) // software's 2ERR: SRQ_LAST_WQE only
+	}
 	q.dbrKick.Store(true)
 	mlx5.Set(q.qpc[:], qf.State, uint64(s))
 	if s == stERR {
@@ -303,10 +305,32 @@ func (q *qp) setState(s uint32) {
 // toError moves the QP to ERR from the engine or the responder (only one
 // of the two locks held): the state is atomic and the flush happens in the
 // engine, under mu.
-func (q *qp) toError() {
-	q.state.Store(stERR)
+//
+// The move raises the QP's asynchronous event ev (evNone for none) and,
+// for a QP of an SRQ, SRQ_LAST_WQE, once: a QP already in ERR raises
+// nothing.
+func (q *qp) toError(ev mlx5.EventType) {
+	old := q.state.Swap(stERR)
 	q.kick.Store(true)
 	q.nic.kick()
+	if old != stERR {
+		q.errorEvents(ev)
+	}
+}
+
+// evNone asks toError for no QP event.
+const evNone mlx5.EventType = 0xff
+
+// errorEvents raises the events of a QP that entered ERR: ev, then
+// SRQ_LAST_WQE for a QP of an SRQ (its last WQE was reached: no receive
+// of the SRQ will complete on it any more).
+func (q *qp) errorEvents(ev mlx5.EventType) {
+	if ev != evNone {
+		q.nic.raiseAsync(mlx5.QPEventEQE(ev, q.qpn))
+	}
+	if q.srq != nil {
+		q.nic.raiseAsync(mlx5.QPEventEQE(mlx5.EventSRQLastWQE, q.qpn))
+	}
 }
 
 // query fills QUERY_QP's output (out holds QueryQPOutLen bytes: checkLen

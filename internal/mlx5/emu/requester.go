@@ -37,6 +37,7 @@ type outEntry struct {
 	partial  bool   // WRITE/SEND whose frames are not all transmitted yet
 	sentOff  uint64 // message bytes transmitted so far
 	syn      mlx5.Syndrome
+	vendor   uint8  // vendor syndrome of an error CQE: what the failed check was
 	first    uint32 // first PSN
 	last     uint32 // last PSN transmitted so far
 	end      uint32 // last PSN of the whole message (a NAK may name it after go-back-N rewound last)
@@ -351,9 +352,10 @@ func (q *qp) complete(now time.Time) {
 		}
 		if e.syn != 0 {
 			// The QP is in ERR (QUERY_QP says so) before its error CQE
-			// can be seen.
-			q.toError()
-			q.scq.push(cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn)})
+			// can be seen. The error CQE is its report: a requester
+			// error raises no QP event.
+			q.toError(evNone)
+			q.scq.push(cqe{opcode: cqeReqErr, wqeOp: e.op, qpn: q.qpn, wqeCount: e.idx, uidx: q.uidx, syndrome: uint8(e.syn), vendor: e.vendor})
 			r.ci += e.bbs
 			q.flush()
 			return
@@ -597,6 +599,18 @@ func (q *qp) resolve(w *wqe, need mlx5.Access) bool {
 	return true
 }
 
+// resolveCause names the local check that resolve(w, need) failed, as
+// the error CQE's vendor syndrome.
+func (q *qp) resolveCause(w *wqe, need mlx5.Access) uint8 {
+	for i := 0; i < w.nsge; i++ {
+		s := w.sges[i]
+		if c := q.req.mrs.lookup(q.nic, s.lkey).cause(q.pd, s.addr, s.len, need); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
 // execute starts one valid WQE: local checks, then its packets. again
 // reports that the port could not take its first frame (congestion):
 // nothing happened, and the WQE is to be executed again later.
@@ -609,6 +623,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		return 0, false
 	case mlx5.WQEOpDump:
 		if !q.resolve(w, 0) {
+			e.vendor = q.resolveCause(w, 0)
 			return mlx5.SyndromeLocalProtErr, false
 		}
 		e.byteCnt = uint32(w.length)
@@ -622,6 +637,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 	switch op {
 	case mlx5.WQEOpRDMAWrite, mlx5.WQEOpRDMAWriteImm, mlx5.WQEOpSend, mlx5.WQEOpSendImm, mlx5.WQEOpSendInval:
 		if !w.isInl && !q.resolve(w, 0) {
+			e.vendor = q.resolveCause(w, 0)
 			return mlx5.SyndromeLocalProtErr, false
 		}
 		if !w.isInl && w.nsge > 0 && r.tg[0].mem.gpu != nil && !q.again(w) {
@@ -648,6 +664,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		return 0, false
 	case mlx5.WQEOpRDMARead:
 		if !q.resolve(w, mlx5.AccessLocalWrite) {
+			e.vendor = q.resolveCause(w, mlx5.AccessLocalWrite)
 			return mlx5.SyndromeLocalProtErr, false
 		}
 		n := packets(w.length, q.mtu)
@@ -666,6 +683,7 @@ func (q *qp) execute(w *wqe, e *outEntry) (syn mlx5.Syndrome, again bool) {
 		return 0, false
 	default: // atomics
 		if !q.resolve(w, mlx5.AccessLocalWrite) {
+			e.vendor = q.resolveCause(w, mlx5.AccessLocalWrite)
 			return mlx5.SyndromeLocalProtErr, false
 		}
 		var f *wire.Frame

@@ -151,15 +151,54 @@ func (q *qp) flushHeld() bool {
 // nak answers a request with a NAK; class C errors (access, invalid
 // request, operational) also move the responder QP to ERR, before the NAK
 // leaves (a requester that sees its error can query the responder's state).
-func (q *qp) nak(req *wire.Frame, code wire.NakCode) {
+func (q *qp) nak(req *wire.Frame, code wire.NakCode) { q.nakCause(req, code, 0) }
+
+// nakCause is nak with the vendor syndrome (mlx5.VendorSynEmu*) naming the
+// check that failed. A remote access NAK carries it back to the requester
+// in the AETH's MSN field, which is otherwise unused there: the responder
+// is in ERR and the requester, which fails the request, reads no MSN of a
+// NAK. The requester writes it into its REM_ACCESS_ERR completion. This is
+// the emulator's own extension; a ConnectX says nothing of the cause.
+func (q *qp) nakCause(req *wire.Frame, code wire.NakCode, cause uint8) {
 	if code != wire.NakPSNSequenceError {
 		q.resp.wActive, q.resp.sActive = false, false
-		q.toError()
+		q.toError(nakEvent(code))
 	}
 	if q.uc {
 		return
 	}
-	q.send(q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code)))
+	f := q.reply(req, wire.OpAck, req.PSN, wire.NakSyndrome(code))
+	if code == wire.NakRemoteAccess && cause != 0 {
+		f.AETH.MSN = uint32(cause)
+	}
+	q.send(f)
+}
+
+// nakEvent is the asynchronous event of a responder QP that a class C
+// error moves to ERR: an access violation (WQ_ACCESS_ERROR), an invalid
+// request (WQ_INVAL_REQ_ERROR), or an operational error of its own
+// (WQ_CATAS_ERROR).
+func nakEvent(code wire.NakCode) mlx5.EventType {
+	switch code {
+	case wire.NakRemoteAccess:
+		return mlx5.EventWQAccessError
+	case wire.NakInvalidRequest:
+		return mlx5.EventWQInvalReqError
+	}
+	return mlx5.EventWQCatasError
+}
+
+// respErrorEvent is the event of a responder QP that a receive error
+// moves to ERR: a local protection error on the receive buffer is an
+// access violation, a message the receive cannot take an invalid request.
+func respErrorEvent(syn mlx5.Syndrome) mlx5.EventType {
+	switch syn {
+	case mlx5.SyndromeLocalProtErr:
+		return mlx5.EventWQAccessError
+	case mlx5.SyndromeLocalLengthErr, mlx5.SyndromeRemoteInvalReqErr:
+		return mlx5.EventWQInvalReqError
+	}
+	return mlx5.EventWQCatasError
 }
 
 // accessNak is the NAK for a failed access to responder memory: a
@@ -277,7 +316,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 	last := op != wire.OpWriteFirst && op != wire.OpWriteMiddle
 	if first {
 		if !r.rwe {
-			q.nak(f, wire.NakRemoteAccess)
+			q.nakCause(f, wire.NakRemoteAccess, mlx5.VendorSynEmuQPAccess)
 			return
 		}
 		n := uint64(f.RETH.DMALength)
@@ -288,7 +327,7 @@ func (q *qp) onWrite(f *wire.Frame) {
 		m := r.mrs.lookup(q.nic, f.RETH.RKey)
 		off, ok := m.check(q.pd, f.RETH.VA, n, mlx5.AccessRemoteWrite)
 		if !ok {
-			q.nak(f, wire.NakRemoteAccess)
+			q.nakCause(f, wire.NakRemoteAccess, m.cause(q.pd, f.RETH.VA, n, mlx5.AccessRemoteWrite))
 			return
 		}
 		r.wActive, r.wMem, r.wOff, r.wLeft, r.wTotal = true, m.mem, off, n, n
@@ -395,7 +434,7 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 		m := q.nic.lookupMR(d.LKey)
 		o, ok := m.check(p, d.Addr, uint64(d.ByteCount), mlx5.AccessLocalWrite)
 		if !ok {
-			q.respError(idx, mlx5.SyndromeLocalProtErr)
+			q.respErrorCause(idx, mlx5.SyndromeLocalProtErr, m.cause(p, d.Addr, uint64(d.ByteCount), mlx5.AccessLocalWrite))
 			q.nak(f, wire.NakRemoteOperation)
 			return recvWQE{}, false
 		}
@@ -421,10 +460,14 @@ func (q *qp) consumeRecv(rw recvWQE) {
 
 // respError writes a responder error CQE for receive WQE idx; the QP is
 // in ERR before the CQE can be seen.
-func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
-	q.toError()
+func (q *qp) respError(idx uint32, syn mlx5.Syndrome) { q.respErrorCause(idx, syn, 0) }
+
+// respErrorCause is respError with the CQE's vendor syndrome naming the
+// check that failed (mlx5.VendorSynEmu*, for LOC_PROT_ERR).
+func (q *qp) respErrorCause(idx uint32, syn mlx5.Syndrome, cause uint8) {
+	q.toError(respErrorEvent(syn))
 	q.consumeRecv(recvWQE{idx: idx})
-	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
+	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn), vendor: cause})
 }
 
 func (q *qp) onSend(f *wire.Frame) {
@@ -450,7 +493,7 @@ func (q *qp) onSend(f *wire.Frame) {
 	}
 	if land(r.sSG[:r.sN], r.sOff, f) != nil {
 		// A receive buffer deregistered under the SEND.
-		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
+		q.respErrorCause(r.sIdx, mlx5.SyndromeLocalProtErr, mlx5.VendorSynEmuKey)
 		q.nak(f, wire.NakRemoteOperation)
 		return
 	}
@@ -503,7 +546,7 @@ func (q *qp) invalidate(key uint32) bool {
 // onRead answers a READ request with response packets.
 func (q *qp) onRead(f *wire.Frame) bool {
 	if !q.resp.rre {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, mlx5.VendorSynEmuQPAccess)
 		return false
 	}
 	n := uint64(f.RETH.DMALength)
@@ -514,7 +557,7 @@ func (q *qp) onRead(f *wire.Frame) bool {
 	m := q.resp.mrs.lookup(q.nic, f.RETH.RKey)
 	off, ok := m.check(q.pd, f.RETH.VA, n, mlx5.AccessRemoteRead)
 	if !ok {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, m.cause(q.pd, f.RETH.VA, n, mlx5.AccessRemoteRead))
 		return false
 	}
 	chunk := uint64(frameChunk(q.mtu))
@@ -551,7 +594,7 @@ func (q *qp) onRead(f *wire.Frame) bool {
 					scratch = make([]byte, chunk)
 				}
 				if err := m.mem.read(scratch[:hi-lo], off+lo); err != nil {
-					q.nak(f, accessNak(err))
+					q.nakCause(f, accessNak(err), mlx5.VendorSynEmuKey)
 					return false
 				}
 				rsp.Payload = scratch[:hi-lo]
@@ -575,7 +618,7 @@ func (q *qp) onAtomic(f *wire.Frame) bool {
 	a := &f.Atomic
 	masked := f.Opcode.IsMaskedAtomic()
 	if !r.rae || r.atomicMode == 0 {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, mlx5.VendorSynEmuQPAccess)
 		return false
 	}
 	size := uint64(8)
@@ -593,12 +636,12 @@ func (q *qp) onAtomic(f *wire.Frame) bool {
 	m := r.mrs.lookup(q.nic, a.RKey)
 	off, ok := m.check(q.pd, a.VA, size, mlx5.AccessRemoteAtomic)
 	if !ok {
-		q.nak(f, wire.NakRemoteAccess)
+		q.nakCause(f, wire.NakRemoteAccess, m.cause(q.pd, a.VA, size, mlx5.AccessRemoteAtomic))
 		return false
 	}
 	orig, err := atomicOp(m.mem, off, f.Opcode, a, size)
 	if err != nil {
-		q.nak(f, accessNak(err))
+		q.nakCause(f, accessNak(err), mlx5.VendorSynEmuKey)
 		return false
 	}
 	r.atomicPSN, r.atomicOrig, r.haveAtomic = f.PSN, orig, true

@@ -17,6 +17,7 @@ type response struct {
 	op      wire.Opcode
 	psn     uint32
 	syn     wire.Syndrome
+	msn     uint32 // AETH MSN; of a remote access NAK, the responder's vendor syndrome (nakCause)
 	orig    uint64
 	payload []byte // a copy (READ responses)
 }
@@ -33,7 +34,7 @@ func (n *NIC) queueResponse(f *wire.Frame) {
 			return
 		}
 	}
-	rsp := response{qpn: f.DstQPN, srcQPN: f.SrcQPN, srcGID: f.SrcGID, op: f.Opcode, psn: f.PSN, syn: f.AETH.Syndrome, orig: f.AtomicAck}
+	rsp := response{qpn: f.DstQPN, srcQPN: f.SrcQPN, srcGID: f.SrcGID, op: f.Opcode, psn: f.PSN, syn: f.AETH.Syndrome, msn: f.AETH.MSN, orig: f.AtomicAck}
 	if len(f.Payload) > 0 {
 		rsp.payload = append([]byte(nil), f.Payload...)
 	}
@@ -222,6 +223,9 @@ func (q *qp) onResponse(rsp *response, now time.Time) bool {
 			case wire.NakInvalidRequest:
 				q.fail(e, mlx5.SyndromeRemoteInvalReqErr)
 			case wire.NakRemoteAccess:
+				if c := rsp.msn; c >= uint32(mlx5.VendorSynEmuKey) && c <= uint32(mlx5.VendorSynEmuQPAccess) {
+					e.vendor = uint8(c)
+				}
 				q.fail(e, mlx5.SyndromeRemoteAccessErr)
 			default:
 				q.fail(e, mlx5.SyndromeRemoteOpErr)

@@ -37,6 +37,7 @@ type rmp struct {
 	mu   sync.Mutex // taken inside a QP's rmu
 	hw   uint32     // WQEs consumed
 	head uint16     // linked list: next WQE to consume
+	lwm  uint16     // limit watermark: SRQ_RQ_LIMIT armed while not 0
 }
 
 // createRMP executes CREATE_RMP; n.mu held. The mailbox is decoded by
@@ -108,15 +109,16 @@ func (c *devCtx) destroyRMP(r *rmp) fwError {
 // ran): the context as created, reserved bits included, with the live
 // counters.
 func (r *rmp) query(out []byte) {
-	c, _ := mlx5.DecodeRMPContext(r.rmpc[:])
 	r.mu.Lock()
+	c, _ := mlx5.DecodeRMPContext(r.rmpc[:])
+	rmpc := r.rmpc // lwm changes under r.mu
 	c.WQ.HWCounter = r.hw
 	r.mu.Unlock()
 	if v, err := r.dbr.mem.load32(r.doff); err == nil {
 		c.WQ.SWCounter = v
 	}
 	c.WQ.DBRUMEMValid, c.WQ.WQUMEMValid = true, true
-	copy(out[rmpcByte:], r.rmpc[:]) // the bits no member names
+	copy(out[rmpcByte:], rmpc[:]) // the bits no member names
 	_ = mlx5.QueryRMPOut{RMPC: c}.MarshalTo(out)
 }
 
@@ -143,5 +145,42 @@ func (r *rmp) take(buf []byte) (idx uint32, sg []byte, ok bool, err error) {
 		sg = buf[mlx5.SRQNextSegSize:]
 	}
 	r.hw++
+	if posted := (sw - r.hw) & mlx5.DBRCounterMask; r.lwm != 0 && posted < uint32(r.lwm) {
+		r.lwm = 0
+		mlx5.Set(r.rmpc[:], wqField(wqf.LWM), 0)
+		r.ctx.nic.raiseAsync(mlx5.SRQEventEQE(mlx5.EventSRQRQLimit, r.rmpn))
+	}
 	return slot, sg, true, nil
+}
+
+// lwmBitmask is MODIFY_RMP's bitmask dword, of which only lwm (its last
+// bit) is a field the emulated firmware changes.
+var lwmBitmask = mlx5.F(0x80, 64)
+
+// modify executes MODIFY_RMP; n.mu held (read). Only the limit watermark
+// may change (bitmask lwm; every other bitmask bit zero), of an RMP in
+// RDY, to at most its number of WQEs. A watermark arms the SRQ_RQ_LIMIT
+// event: it is raised when a receive leaves fewer than lwm WQEs posted
+// (not at once when fewer are posted already), and disarms the
+// watermark. 0 disarms it.
+func (r *rmp) modify(in []byte) fwError {
+	cmd, err := mlx5.UnmarshalModifyRMPIn(in[:mlx5.ModifyRMPInLen])
+	if err != nil {
+		return fwError(SynBadInLen)
+	}
+	if cmd.OpMod != 0 {
+		return fwError(SynBadOpMod)
+	}
+	if cmd.RMPState != mlx5.RMPStateRDY {
+		return fwError(SynRMPType)
+	}
+	lwm := cmd.RMPC.WQ.LWM
+	if mlx5.Get(in, lwmBitmask) != 1 || uint32(lwm) > 1<<r.log {
+		return fwError(SynRMPModify)
+	}
+	r.mu.Lock()
+	r.lwm = lwm
+	mlx5.Set(r.rmpc[:], wqField(wqf.LWM), uint64(lwm))
+	r.mu.Unlock()
+	return 0
 }

@@ -76,6 +76,10 @@ const (
 	SynLimitQP         uint32 = 0x0e000052 // all 2^log_max_qp QPs in use
 	SynLimitRMP        uint32 = 0x0e000053 // every 24-bit RMP number in use
 	SynLimit           uint32 = 0x0e000050 // object table full (log_max_qp / log_max_cq / ...)
+	SynEQSize          uint32 = 0x0e000060 // log_eq_size above the EQ size the emulator supports
+	SynEQPAS           uint32 = 0x0e000061 // CREATE_EQ's PAS names no page the driver gave the device
+	SynNoEQ            uint32 = 0x0e000062 // eq_number names no EQ
+	SynRMPModify       uint32 = 0x0e000063 // MODIFY_RMP changes a field other than lwm, or lwm above the RMP size
 )
 
 type synInfo struct {
@@ -148,6 +152,10 @@ var syndromeTable = map[uint32]synInfo{
 	SynLimitQP:         {mlx5.StatusLimErr, fmt.Sprintf("QP table full: all %d QPs in use (log_max_qp %d)", 1<<capLogMaxQP, capLogMaxQP)},
 	SynLimitRMP:        {mlx5.StatusLimErr, fmt.Sprintf("RMP table full: all %d RMP numbers in use", mask24)},
 	SynLimit:           {mlx5.StatusLimErr, "object table full"},
+	SynEQSize:          {mlx5.StatusBadParam, "log_eq_size out of range"},
+	SynEQPAS:           {mlx5.StatusBadParam, "EQ PAS names no page of the driver"},
+	SynNoEQ:            {mlx5.StatusBadRes, "eq_number names no EQ"},
+	SynRMPModify:       {mlx5.StatusBadParam, "MODIFY_RMP of a field other than lwm, or lwm above the RMP size"},
 }
 
 // SyndromeInfo returns the status a syndrome is reported with and what it

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "fake.h"
 
@@ -24,6 +26,7 @@ static struct ibv_mr fake_mr;
 static struct mlx5dv_devx_umem fake_umem;
 static struct mlx5dv_devx_uar fake_uar;
 static int fake_obj_token;
+static struct mlx5dv_devx_event_channel fake_evch = {.fd = -1};
 
 void fake_reset(void)
 {
@@ -441,6 +444,125 @@ static int f_query_eqn(struct ibv_context *c, uint32_t vector, uint32_t *eqn)
 	return 0;
 }
 
+// The event channel: an eventfd (nonblocking, semaphore) counting the
+// events fake_push_event queued; one event is held at a time.
+static struct mlx5dv_devx_event_channel *f_create_event_channel(struct ibv_context *c,
+								 enum mlx5dv_devx_create_event_channel_flags fl)
+{
+	(void)c;
+	int e = failing("mlx5dv_devx_create_event_channel");
+
+	fake.ev_channel_flags = fl;
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	fake_evch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (fake_evch.fd < 0)
+		return NULL;
+	fake.channels++;
+	return &fake_evch;
+}
+
+static void f_destroy_event_channel(struct mlx5dv_devx_event_channel *ch)
+{
+	close(ch->fd);
+	ch->fd = -1;
+	fake.channel_frees++;
+}
+
+static int f_subscribe_devx_event(struct mlx5dv_devx_event_channel *ch, struct mlx5dv_devx_obj *obj,
+				  uint16_t events_sz, uint16_t events_num[], uint64_t cookie)
+{
+	(void)ch;
+	int e = failing("mlx5dv_devx_subscribe_devx_event");
+
+	fake.sub_obj = obj;
+	fake.sub_events_sz = events_sz;
+	fake.sub_first_event = events_sz >= 2 ? events_num[0] : 0xffff;
+	fake.sub_cookie = cookie;
+	if (e)
+		return e;
+	fake.subs++;
+	return 0;
+}
+
+void fake_push_event(uint64_t cookie, const uint8_t *eqe)
+{
+	uint64_t one = 1;
+
+	fake.ev_cookie = cookie;
+	memcpy(fake.ev_eqe, eqe, sizeof(fake.ev_eqe));
+	fake.ev_pending++;
+	if (write(fake_evch.fd, &one, sizeof(one)) != sizeof(one))
+		fake.ev_pending--;
+}
+
+static ssize_t f_get_event(struct mlx5dv_devx_event_channel *ch, struct mlx5dv_devx_async_event_hdr *data,
+			   size_t len)
+{
+	uint64_t v;
+
+	if (fake.ev_read_errno) {
+		errno = fake.ev_read_errno;
+		fake.ev_read_errno = 0;
+		return -1;
+	}
+	if (fake.ev_pending == 0 || read(ch->fd, &v, sizeof(v)) != sizeof(v)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	fake.ev_pending--;
+	if (len > sizeof(*data) + sizeof(fake.ev_eqe))
+		len = sizeof(*data) + sizeof(fake.ev_eqe);
+	data->cookie = fake.ev_cookie;
+	memcpy(data->out_data, fake.ev_eqe, len - sizeof(*data));
+	return len;
+}
+
+// ibv_import_device: a context on fake device mlx5_0 whose cmd_fd is the
+// descriptor given.
+static struct ibv_context fake_imported_ctx;
+
+static struct ibv_context *f_import_device(int fd)
+{
+	int e = failing("ibv_import_device");
+
+	fake.import_fd = fd;
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	fake.imports++;
+	memset(&fake_imported_ctx, 0, sizeof(fake_imported_ctx));
+	fake_imported_ctx.device = &fake_devs[0];
+	fake_imported_ctx.cmd_fd = fd;
+	return &fake_imported_ctx;
+}
+
+static struct ibv_pd fake_imported_pd;
+
+static struct ibv_pd *f_import_pd(struct ibv_context *c, uint32_t handle)
+{
+	int e = failing("ibv_import_pd");
+
+	fake.import_pd_handle = handle;
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	fake.pd_imports++;
+	fake_imported_pd.context = c;
+	fake_imported_pd.handle = handle;
+	return &fake_imported_pd;
+}
+
+static void f_unimport_pd(struct ibv_pd *pd)
+{
+	(void)pd;
+	fake.pd_unimports++;
+}
+
 static const struct {
 	const char *name;
 	void *fn;
@@ -472,6 +594,13 @@ static const struct {
 	{"mlx5dv_devx_alloc_uar", (void *)f_alloc_uar},
 	{"mlx5dv_devx_free_uar", (void *)f_free_uar},
 	{"mlx5dv_devx_query_eqn", (void *)f_query_eqn},
+	{"ibv_import_device", (void *)f_import_device},
+	{"ibv_import_pd", (void *)f_import_pd},
+	{"ibv_unimport_pd", (void *)f_unimport_pd},
+	{"mlx5dv_devx_create_event_channel", (void *)f_create_event_channel},
+	{"mlx5dv_devx_destroy_event_channel", (void *)f_destroy_event_channel},
+	{"mlx5dv_devx_subscribe_devx_event", (void *)f_subscribe_devx_event},
+	{"mlx5dv_devx_get_event", (void *)f_get_event},
 };
 
 void *fake_fn(const char *name)

@@ -36,10 +36,24 @@ struct fake_rec {
 	size_t inlen, outlen;
 	uint8_t in[16];
 	uint32_t eqn_vector;
+	void *sub_obj;
+	uint16_t sub_events_sz, sub_first_event;
+	uint64_t sub_cookie;
+	uint32_t ev_channel_flags;
+	int import_fd;
+	uint32_t import_pd_handle;
 
 	// Calls made, by kind.
 	int opens, closes, pds, pd_frees, mrs, mr_frees, umems, umem_frees, uars,
-		uar_frees, objs, obj_frees, cmds;
+		uar_frees, objs, obj_frees, cmds, channels, channel_frees, subs, imports, pd_imports,
+		pd_unimports;
+
+	// The event channel's pending events (fake_push_event) and the
+	// failure of its next read.
+	int ev_pending;
+	uint64_t ev_cookie;
+	uint8_t ev_eqe[64];
+	int ev_read_errno;
 
 	// Failure injection: the next call fails with fail_errno (pointer calls
 	// set errno, int calls return it). A DevX command with fail_status set
@@ -57,5 +71,9 @@ extern struct fake_rec fake;
 
 void fake_reset(void);
 void *fake_fn(const char *name);
+
+// fake_push_event queues one event on the fake event channel: its fd
+// becomes readable.
+void fake_push_event(uint64_t cookie, const uint8_t *eqe);
 
 #endif

@@ -86,6 +86,14 @@ type Record struct {
 	InLen, OutLen                        uint64
 	In                                   [16]byte
 	EQNVector                            uint32
+	SubObj                               uintptr
+	SubEventsSize, SubFirstEvent         uint16
+	SubCookie                            uint64
+	EventChannelFlags                    uint32
+	Channels, ChannelFrees, Subs         int
+	ImportFD                             int
+	ImportPDHandle                       uint32
+	Imports, PDImports, PDUnimports      int
 	Opens, Closes, PDs, PDFrees          int
 	MRs, MRFrees, UMEMs, UMEMFrees       int
 	UARs, UARFrees, Objs, ObjFrees, Cmds int
@@ -126,25 +134,48 @@ func Get() Record {
 			CompMask:   uint64(f.umem_in.comp_mask),
 			DmabufFD:   int(f.umem_in.dmabuf_fd),
 		},
-		InLen:     uint64(f.inlen),
-		OutLen:    uint64(f.outlen),
-		EQNVector: uint32(f.eqn_vector),
-		Opens:     int(f.opens),
-		Closes:    int(f.closes),
-		PDs:       int(f.pds),
-		PDFrees:   int(f.pd_frees),
-		MRs:       int(f.mrs),
-		MRFrees:   int(f.mr_frees),
-		UMEMs:     int(f.umems),
-		UMEMFrees: int(f.umem_frees),
-		UARs:      int(f.uars),
-		UARFrees:  int(f.uar_frees),
-		Objs:      int(f.objs),
-		ObjFrees:  int(f.obj_frees),
-		Cmds:      int(f.cmds),
+		InLen:          uint64(f.inlen),
+		OutLen:         uint64(f.outlen),
+		EQNVector:      uint32(f.eqn_vector),
+		ImportFD:       int(f.import_fd),
+		ImportPDHandle: uint32(f.import_pd_handle),
+		Imports:        int(f.imports),
+		PDImports:      int(f.pd_imports),
+		PDUnimports:    int(f.pd_unimports),
+		Opens:          int(f.opens),
+		Closes:         int(f.closes),
+		PDs:            int(f.pds),
+		PDFrees:        int(f.pd_frees),
+		MRs:            int(f.mrs),
+		MRFrees:        int(f.mr_frees),
+		UMEMs:          int(f.umems),
+		UMEMFrees:      int(f.umem_frees),
+		UARs:           int(f.uars),
+		UARFrees:       int(f.uar_frees),
+		Objs:           int(f.objs),
+		ObjFrees:       int(f.obj_frees),
+		Cmds:           int(f.cmds),
+
+		SubObj:            uintptr(f.sub_obj),
+		SubEventsSize:     uint16(f.sub_events_sz),
+		SubFirstEvent:     uint16(f.sub_first_event),
+		SubCookie:         uint64(f.sub_cookie),
+		EventChannelFlags: uint32(f.ev_channel_flags),
+		Channels:          int(f.channels),
+		ChannelFrees:      int(f.channel_frees),
+		Subs:              int(f.subs),
 	}
 	for i := range r.In {
 		r.In[i] = byte(f.in[i])
 	}
 	return r
 }
+
+// PushEvent queues one event (its cookie and 64-byte EQE) on the fake
+// event channel, whose fd becomes readable.
+func PushEvent(cookie uint64, eqe [64]byte) {
+	C.fake_push_event(C.uint64_t(cookie), (*C.uint8_t)(unsafe.Pointer(&eqe[0])))
+}
+
+// FailEventRead makes the next read of the fake event channel fail with e.
+func FailEventRead(e syscall.Errno) { C.fake.ev_read_errno = C.int(e) }
