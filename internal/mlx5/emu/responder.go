@@ -39,6 +39,19 @@ type responder struct {
 	sOff    uint64
 	sCap    uint64
 
+	// Receive WQEs read ahead from an RQ in device memory (rqEntry):
+	// rqN entries from index rqBase, copied with the DBR that posted them.
+	rqBuf  []byte
+	rqBase uint32
+	rqN    uint32
+	rqDBR  [4]byte
+	rqB    batch
+
+	// The staged landing of a SEND's last packet (stageSend): its pieces
+	// and the spans they go to, pinned until the CQ's flush wrote them.
+	pre    []preWrite
+	pinned []*span
+
 	// Replay of the last atomic for a duplicate request.
 	atomicPSN  uint32
 	atomicOrig uint64
@@ -359,16 +372,14 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 			return recvWQE{}, false
 		}
 	} else {
-		head, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
-		if err != nil || head&mlx5.DBRCounterMask == r.rqCI&mlx5.DBRCounterMask {
-			q.rnr(f)
-			return recvWQE{}, false
-		}
 		idx = r.rqCI
-		stride := uint64(1) << q.rqStr
-		sg = make([]byte, stride)
-		if q.wq.mem.read(sg, q.rqOff+uint64(idx&(1<<q.rqLog-1))*stride) != nil {
+		var ok bool
+		var err error
+		if sg, ok, err = q.rqEntry(idx); err != nil {
 			q.nak(f, wire.NakRemoteOperation)
+			return recvWQE{}, false
+		} else if !ok {
+			q.rnr(f)
 			return recvWQE{}, false
 		}
 	}
@@ -404,6 +415,90 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 		r.sCap += uint64(d.ByteCount)
 	}
 	return recvWQE{idx: idx}, true
+}
+
+// rqReadAhead bounds the receive WQEs one read of an RQ in device memory
+// copies.
+const rqReadAhead = 256
+
+// rqEntry returns receive WQE idx of the QP's RQ, ok false when software
+// has not posted it (the DBR's receive counter is idx). An RQ in host
+// memory costs a load of the DBR and a read of the WQE. An RQ in device
+// memory is read ahead: when idx is not among the WQEs read last, one
+// batch of copies reads the DBR and then up to rqReadAhead WQEs from idx
+// (the copies of a batch run in order, so every WQE the DBR counts was
+// written before it was read: software stores the WQE, fences, then the
+// DBR), and the receives that follow cost no copy until those are used.
+// A WQE software posts again by only advancing the DBR (its bytes the same)
+// is read again, as a ConnectX reads every WQE when it comes to it.
+func (q *qp) rqEntry(idx uint32) ([]byte, bool, error) {
+	r := &q.resp
+	stride := uint64(1) << q.rqStr
+	size := uint32(1) << q.rqLog
+	if q.wq.mem.gpu == nil {
+		head, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
+		if err != nil || head&mlx5.DBRCounterMask == idx&mlx5.DBRCounterMask {
+			return nil, false, nil // unreadable DBR: as if nothing was posted
+		}
+		sg := make([]byte, stride)
+		if err := q.wq.mem.read(sg, q.rqOff+uint64(idx&(size-1))*stride); err != nil {
+			return nil, false, err
+		}
+		return sg, true, nil
+	}
+	if d := idx - r.rqBase; d < r.rqN {
+		return r.rqBuf[uint64(d)*stride:][:stride], true, nil
+	}
+	n := min(size, rqReadAhead)
+	if r.rqBuf == nil {
+		r.rqBuf = make([]byte, uint64(n)*stride)
+	}
+	b := &r.rqB
+	sameGPU := q.dbr.mem.gpu == q.wq.mem.gpu
+	var head uint32
+	if sameGPU {
+		b.read(q.dbr.mem, q.doff+mlx5.QPDBRRecvOffset, r.rqDBR[:])
+	} else {
+		h, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
+		if err != nil {
+			return nil, false, nil
+		}
+		head = h
+		if avail := (h - idx) & mlx5.DBRCounterMask; avail < n {
+			n = avail
+		}
+		if n == 0 {
+			r.rqBase, r.rqN = idx, 0
+			return nil, false, nil
+		}
+	}
+	// The WQEs from idx, in at most two pieces where the ring wraps; they
+	// go to rqBuf from its start, so entry idx+k is at k (modulo the ring
+	// size, which n never exceeds).
+	first := idx & (size - 1)
+	k := min(n, size-first)
+	b.read(q.wq.mem, q.rqOff+uint64(first)*stride, r.rqBuf[:uint64(k)*stride])
+	if k < n {
+		b.read(q.wq.mem, q.rqOff, r.rqBuf[uint64(k)*stride:uint64(n)*stride])
+	}
+	t0 := timelineStart()
+	err := b.run()
+	if !t0.IsZero() {
+		noteSince("rq-read", q.qpn, int64(idx), int64(n), t0)
+	}
+	if err != nil {
+		r.rqN = 0
+		return nil, false, err
+	}
+	if sameGPU {
+		head = binary.BigEndian.Uint32(r.rqDBR[:])
+	}
+	avail := min((head-idx)&mlx5.DBRCounterMask, n)
+	r.rqBase, r.rqN = idx, avail
+	if avail == 0 {
+		return nil, false, nil
+	}
+	return r.rqBuf[:stride], true, nil
 }
 
 // rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
@@ -448,12 +543,29 @@ func (q *qp) onSend(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	if land(r.sSG[:r.sN], r.sOff, f) != nil {
-		// A receive buffer deregistered under the SEND.
-		q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
-		q.nak(f, wire.NakRemoteOperation)
-		return
+	// How the payload lands: in the CQE (scatter-to-CQE: a message of at
+	// most 32 bytes, on a QP created with cs_res; the receive WQE is still
+	// taken and its length checked, as for any receive, and the buffer is
+	// left untouched), with the CQE in one batch (the last packet into
+	// device memory of the receive CQ's GPU: staged), or now.
+	inline := q.cs32 && first && last && p <= mlx5.CQEInlineMax && f.Ref == nil
+	var staged bool
+	if !inline {
+		var err error
+		if last {
+			staged, err = q.stageSend(f)
+		}
+		if err == nil && !staged {
+			err = land(r.sSG[:r.sN], r.sOff, f)
+		}
+		if err != nil {
+			// A receive buffer deregistered under the SEND.
+			q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
+			q.nak(f, wire.NakRemoteOperation)
+			return
+		}
 	}
+	defer q.unstage()
 	r.sOff += p
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
@@ -479,14 +591,77 @@ func (q *qp) onSend(f *wire.Frame) {
 		c.opcode = cqeRespSendInv
 		binary.BigEndian.PutUint32(c.imm[:], f.InvRKey)
 	}
-	traceLanded(f.SrcGID, f.SrcQPN)
+	if inline {
+		copy(c.inl[:], f.Payload)
+		c.inline = true
+	}
+	c.pre = r.pre
 	r.sActive = false
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})
 	q.rcq.push(c)
+	if staged {
+		// The payload and the CQE land now, before the ACK leaves.
+		q.rcq.flush()
+	}
+	traceLanded(f.SrcGID, f.SrcQPN)
 	if f.AckReq {
 		q.ack(f, lastPSN)
 	}
+}
+
+// stageSend prepares the landing of the last packet of a SEND with its
+// receive CQE, so that payload and CQE cost one batch of copies between
+// them instead of one each: it does when the payload is in the frame and
+// every receive buffer piece it lands in is device memory of the GPUMemory
+// of the receive CQ's ring. The pieces go to r.pre and their spans are
+// pinned (a deregistration waits for the flush); unstage undoes it. It
+// reports false, nil when the packet must land now, and an error when a
+// piece's memory was deregistered.
+func (q *qp) stageSend(f *wire.Frame) (bool, error) {
+	r := &q.resp
+	g := q.rcq.ring.mem.gpu
+	if f.Ref != nil || len(f.Payload) == 0 || g == nil {
+		return false, nil
+	}
+	off, rest := r.sOff, f.Payload
+	r.pre = r.pre[:0]
+	for _, t := range r.sSG[:r.sN] {
+		if len(rest) == 0 {
+			break
+		}
+		if off >= t.len {
+			off -= t.len
+			continue
+		}
+		if t.mem.gpu != g {
+			r.pre = r.pre[:0]
+			return false, nil
+		}
+		k := min(t.len-off, uint64(len(rest)))
+		r.pre = append(r.pre, preWrite{mem: t.mem, off: t.off + off, b: rest[:k]})
+		rest, off = rest[k:], 0
+	}
+	for _, w := range r.pre {
+		if !w.mem.pin() {
+			q.unstage()
+			return false, errRetired
+		}
+		r.pinned = append(r.pinned, w.mem)
+	}
+	return true, nil
+}
+
+// unstage forgets a staged landing and unpins its spans.
+func (q *qp) unstage() {
+	r := &q.resp
+	for i, s := range r.pinned {
+		s.unpin()
+		r.pinned[i] = nil
+	}
+	r.pinned = r.pinned[:0]
+	clear(r.pre)
+	r.pre = r.pre[:0]
 }
 
 // invalidate executes the invalidation a SEND with invalidate asks for:
