@@ -59,6 +59,13 @@
 // align_up(n*64+8, 4096) bytes and one UMEM. QPHL.LocalEndpoint and
 // QPHL.ConnectRC connect it to a peer (see package verbs for the endpoint
 // encodings and the defaults), and GPUQP().DeviceQP() is what kernels take.
+// QPHLConfig.RQWQEs adds a receive queue (the SDK-era high-level
+// attributes' rq_nwqe): its 16-byte receive WQEs at the start of the work
+// queue, before the SQ, a receive CQ of as many entries in GPU memory
+// (QPHL.RecvCQ, RecvCQRing), and the receive doorbell record (word 0 of the
+// QP's record) in memory device code writes in every NIC handler mode (CPU_GPU
+// memory where a CPU helper writes the send record). QPHLConfig.RecvInline
+// (recv_inline) puts receives of at most 32 bytes in their CQE.
 //
 // The device structs have one definition, the C header
 // cuda/include/common/doca_gpunetio_verbs_dev.h; internal/devstruct takes
