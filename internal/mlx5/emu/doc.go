@@ -162,11 +162,19 @@
 // the DBR counted cost no copy until they are used (a WQE posted again by
 // only advancing the DBR is read again when its turn comes; an RQ in host
 // memory, which CPU threads write, costs a load of the DBR and a read of
-// the WQE). The last packet of a SEND whose receive buffer is device
-// memory of the receive CQ's GPUMemory lands with its CQE: one batch
-// writes the payload and then the CQE, before the ACK leaves, so a lone
-// SEND costs the receiver one batch, as a lone RDMA WRITE does (a WRITE
-// with immediate costs two: landing, then CQE). With scatter-to-CQE
+// the WQE). The last packet of a SEND (with or without immediate) whose
+// receive buffer is device memory of the receive CQ's GPUMemory lands
+// with its CQE: one batch writes the payload and then the CQE, before the
+// ACK leaves, so a lone SEND costs the receiver one batch, as a lone RDMA
+// WRITE does (a WRITE with immediate costs two: landing, then CQE). Under
+// a burst (wire.Frame.More) the SENDs wait, their payloads copied aside,
+// and land with their CQEs in one batch, as the WRITE packets of a burst
+// do: when the burst ends, every 16 SENDs or 60 KiB, before any response
+// of the QP leaves and before anything else of the QP happens (a WRITE
+// lands after the SENDs before it); a receive buffer deregistered
+// meanwhile completes its receive RESP_ERR LOCAL_PROT_ERR then, with a NAK
+// of its packet and the QP to ERR, as if its landing had failed at once.
+// With scatter-to-CQE
 // (qpc.cs_res = 1) a receive of at most 32 bytes is written into bytes
 // 0..31 of its CQE with format Inline32 (op_own bit 0x4) and the receive
 // buffer is not written; cs_res 2 (64 bytes in a 128-byte CQE) and the

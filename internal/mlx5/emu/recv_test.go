@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
+	"github.com/gdaki/gpunetio/internal/mlx5/emu/wire"
 )
 
 // Tests of the receive side over rings that device code writes: an RQ, its
@@ -248,4 +249,102 @@ func TestRecvInlineCQE(t *testing.T) {
 			t.Fatalf("op_own %#x, buffer %q", raw[63], y.data[:5])
 		}
 	})
+}
+
+// sendRig hands SEND and WRITE packets straight to a receiver y whose RQ,
+// CQ and buffers are in fake GPU memory (as its wire would, More as given).
+type sendRig struct {
+	*landRig
+}
+
+func newSendRig(t *testing.T) *sendRig {
+	g := useGPU(t, newFakeGPU())
+	a, b := twoNICs(t)
+	x, y := pair(t, a, b, qpOpts{}, qpOpts{gpu: g, rq: true, logRQ: 5, dataLen: 4096})
+	time.Sleep(20 * time.Millisecond) // the DBR reads the transitions to RTS ask for
+	return &sendRig{&landRig{t: t, g: g, a: a, b: b, x: x, y: y, q: y.qpObj()}}
+}
+
+// send hands y a SEND ONLY of data.
+func (r *sendRig) send(data []byte, more bool) {
+	r.b.respond(&wire.Frame{Opcode: wire.OpSendOnly, AckReq: true, DstQPN: r.y.qpn, SrcQPN: r.x.qpn, PSN: r.epsn(),
+		SrcGID: wire.GID(r.a.GID()), DstGID: wire.GID(r.b.GID()), Payload: data, More: more})
+}
+
+// The SENDs of a burst into device memory land with their CQEs in one
+// batch of copies when the burst ends (none is visible before), in order,
+// each in its own receive; a later WRITE of the burst to a staged
+// receive's buffer lands after it.
+func TestDeviceRecvBurstOneBatch(t *testing.T) {
+	r := newSendRig(t)
+	y := r.y
+	for i := 0; i < 12; i++ {
+		y.postRecv(y.va(i*64), 64)
+	}
+	c0 := r.g.calls.Load()
+	for i := 0; i < 10; i++ {
+		r.send(bytes.Repeat([]byte{byte('a' + i)}, 40), i < 9)
+		if i < 9 {
+			if _, ok := y.tryPoll(); ok {
+				t.Fatalf("a CQE of the burst is visible after SEND %d", i)
+			}
+		}
+	}
+	// One batch reads the RQ (DBR and WQEs), one lands the ten SENDs.
+	if n := r.g.calls.Load() - c0; n != 2 {
+		t.Fatalf("a burst of 10 SENDs cost %d batches of copies, want 2", n)
+	}
+	for i := 0; i < 10; i++ {
+		c, ok := y.tryPoll()
+		if !ok || c.Opcode != mlx5.CQERespSend || c.WQECounter != uint16(i) || c.ByteCnt != 40 {
+			t.Fatalf("receive %d: %v %v counter %d bytes %d", i, ok, c.Opcode, c.WQECounter, c.ByteCnt)
+		}
+		if got := r.data(i*64, 40); !bytes.Equal(got, bytes.Repeat([]byte{byte('a' + i)}, 40)) {
+			t.Fatalf("receive %d: %q", i, got)
+		}
+	}
+	// SEND (staged) into receive 10 at 640, then a WRITE over it, then
+	// the end of the burst: the WRITE's bytes stay.
+	r.send([]byte("staged send"), true)
+	r.write(640, []byte("WRITE after"), true)
+	r.send([]byte("last"), false)
+	if got := string(r.data(640, 11)); got != "WRITE after" {
+		t.Fatalf("a WRITE after a staged SEND to the same bytes: %q", got)
+	}
+	for i := 10; i < 12; i++ {
+		if c, ok := y.tryPoll(); !ok || c.WQECounter != uint16(i) {
+			t.Fatalf("receive %d: %v counter %d", i, ok, c.WQECounter)
+		}
+	}
+}
+
+// A receive buffer deregistered while its SEND waits for the burst: the
+// receive completes RESP_ERR LOCAL_PROT_ERR when the burst lands, the QP
+// goes to ERR, and nothing lands in the retired range.
+func TestDeviceRecvBurstDeregistered(t *testing.T) {
+	r := newSendRig(t)
+	y := r.y
+	at := y.addr(y.data[2048:])
+	mr2, err := y.dev.RegMR(y.pd, at, 1024, uint64(at), mlx5.AccessLocalWrite)
+	must(t, err)
+	y.lock()
+	slot := y.rq[0:64]
+	mlx5.DataSeg{ByteCount: 64, LKey: mr2.LKey(), Addr: uint64(at)}.Put(slot)
+	mlx5.DataSeg{LKey: mlx5.InvalidLKey}.Put(slot[16:])
+	y.rqHead = 1
+	binary.BigEndian.PutUint32(y.qpDBR[0:4], 1)
+	y.unlock()
+	r.send([]byte("into a region that goes"), true)
+	must(t, mr2.Dereg())
+	r.send([]byte("ends the burst"), false)
+	c, ok := y.tryPoll()
+	if !ok || c.Opcode != mlx5.CQERespErr || c.Syndrome != mlx5.SyndromeLocalProtErr || c.WQECounter != 0 {
+		t.Fatalf("first CQE: %v %v %v counter %d; want RESP_ERR LOCAL_PROT_ERR counter 0", ok, c.Opcode, c.Syndrome, c.WQECounter)
+	}
+	if s := y.queryQP().State; s != mlx5.QPStateERR {
+		t.Fatalf("receiver QP %v, want ERR", s)
+	}
+	if got := r.data(2048, 23); bytes.Equal(got, []byte("into a region that goes")) {
+		t.Fatal("the payload landed in a deregistered region")
+	}
 }

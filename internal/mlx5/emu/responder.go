@@ -47,10 +47,12 @@ type responder struct {
 	rqDBR  [4]byte
 	rqB    batch
 
-	// The staged landing of a SEND's last packet (stageSend): its pieces
-	// and the spans they go to, pinned until the CQ's flush wrote them.
+	// SENDs whose payload lands with the CQE, in one batch for a burst
+	// (stageRecv, flushStaged): their payload bytes, pieces and CQEs.
+	staged []stagedRecv
 	pre    []preWrite
-	pinned []*span
+	stBuf  []byte
+	stUsed int
 
 	// Replay of the last atomic for a duplicate request.
 	atomicPSN  uint32
@@ -219,8 +221,8 @@ func (q *qp) respondLocked(f *wire.Frame) {
 		return // dropped, as a NIC drops packets for no matching connection
 	}
 	r := &q.resp
-	if r.land.pending() && !plainWrite(f.Opcode) && !q.landPending() {
-		return // the deferred packets land before anything else happens
+	if ((r.land.pending() && !plainWrite(f.Opcode)) || (len(r.staged) > 0 && !isSend(f.Opcode))) && !q.landPending() {
+		return // the deferred packets and staged receives land before anything else happens
 	}
 	if d := (f.PSN - r.epsn) & mask24; d != 0 {
 		if q.uc {
@@ -275,6 +277,16 @@ func (q *qp) duplicate(f *wire.Frame) {
 }
 
 // plainWrite reports whether op is a WRITE packet without an immediate.
+// isSend reports whether op is a SEND packet.
+func isSend(op wire.Opcode) bool {
+	switch op {
+	case wire.OpSendFirst, wire.OpSendMiddle, wire.OpSendLast, wire.OpSendLastImm, wire.OpSendOnly, wire.OpSendOnlyImm,
+		wire.OpSendLastInv, wire.OpSendOnlyInv:
+		return true
+	}
+	return false
+}
+
 func plainWrite(op wire.Opcode) bool {
 	switch op {
 	case wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast, wire.OpWriteOnly:
@@ -517,6 +529,7 @@ func (q *qp) consumeRecv(rw recvWQE) {
 // respError writes a responder error CQE for receive WQE idx; the QP is
 // in ERR before the CQE can be seen.
 func (q *qp) respError(idx uint32, syn mlx5.Syndrome) {
+	q.flushStaged() // the receives before this one complete first
 	q.toError()
 	q.consumeRecv(recvWQE{idx: idx})
 	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn)})
@@ -546,26 +559,27 @@ func (q *qp) onSend(f *wire.Frame) {
 	// How the payload lands: in the CQE (scatter-to-CQE: a message of at
 	// most 32 bytes, on a QP created with cs_res; the receive WQE is still
 	// taken and its length checked, as for any receive, and the buffer is
-	// left untouched), with the CQE in one batch (the last packet into
-	// device memory of the receive CQ's GPU: staged), or now.
+	// left untouched), staged with its CQE (the last packet of a SEND with
+	// or without immediate into device memory of the receive CQ's GPU:
+	// payload and CQE land in the CQ's flush, with those of the SENDs of
+	// the same burst), or now. Whatever is not staged waits for the
+	// staged receives before it: their effects keep the packets' order.
 	inline := q.cs32 && first && last && p <= mlx5.CQEInlineMax && f.Ref == nil
-	var staged bool
-	if !inline {
-		var err error
-		if last {
-			staged, err = q.stageSend(f)
-		}
-		if err == nil && !staged {
-			err = land(r.sSG[:r.sN], r.sOff, f)
-		}
-		if err != nil {
+	stage := !inline && last && op != wire.OpSendOnlyInv && op != wire.OpSendLastInv && q.stageable(f)
+	if !stage && len(r.staged) > 0 && !q.landPending() {
+		return
+	}
+	if stage && r.stUsed+len(f.Payload) > landMax && !q.flushStaged() {
+		return // a staged receive failed: its NAK went, the QP is in ERR
+	}
+	if !inline && !stage {
+		if err := land(r.sSG[:r.sN], r.sOff, f); err != nil {
 			// A receive buffer deregistered under the SEND.
 			q.respError(r.sIdx, mlx5.SyndromeLocalProtErr)
 			q.nak(f, wire.NakRemoteOperation)
 			return
 		}
 	}
-	defer q.unstage()
 	r.sOff += p
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
 	r.epsn = (lastPSN + 1) & mask24
@@ -595,37 +609,82 @@ func (q *qp) onSend(f *wire.Frame) {
 		copy(c.inl[:], f.Payload)
 		c.inline = true
 	}
-	c.pre = r.pre
 	r.sActive = false
+	msn := r.msn
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})
-	q.rcq.push(c)
-	if staged {
-		// The payload and the CQE land now, before the ACK leaves.
-		q.rcq.flush()
+	if stage {
+		q.stageRecv(f, c, msn)
+		if !f.More || len(r.staged) >= maxHeldAcks {
+			// The burst ends (or has staged enough): payloads and CQEs
+			// land now, before the ACK leaves.
+			if !q.flushStaged() {
+				return
+			}
+		}
+	} else {
+		q.rcq.push(c)
+		traceLanded(f.SrcGID, f.SrcQPN)
 	}
-	traceLanded(f.SrcGID, f.SrcQPN)
 	if f.AckReq {
 		q.ack(f, lastPSN)
 	}
 }
 
-// stageSend prepares the landing of the last packet of a SEND with its
-// receive CQE, so that payload and CQE cost one batch of copies between
-// them instead of one each: it does when the payload is in the frame and
-// every receive buffer piece it lands in is device memory of the GPUMemory
-// of the receive CQ's ring. The pieces go to r.pre and their spans are
-// pinned (a deregistration waits for the flush); unstage undoes it. It
-// reports false, nil when the packet must land now, and an error when a
-// piece's memory was deregistered.
-func (q *qp) stageSend(f *wire.Frame) (bool, error) {
+// stagedRecv is a SEND whose payload lands with its CQE (onSend): the
+// CQE, its payload pieces (in resp.stBuf) and what a NAK needs if the
+// landing fails.
+type stagedRecv struct {
+	c     cqe
+	psn   uint32 // the last packet's
+	msn   uint32 // the responder's MSN before the message
+	route wire.Route
+	gid   wire.GID
+	qpn   uint32
+}
+
+// stageable reports whether the last packet of a SEND can land with its
+// CQE: its payload is in the frame and fits the staging buffer, and every
+// receive buffer piece it lands in is device memory of the GPUMemory of
+// the receive CQ's ring.
+func (q *qp) stageable(f *wire.Frame) bool {
 	r := &q.resp
 	g := q.rcq.ring.mem.gpu
-	if f.Ref != nil || len(f.Payload) == 0 || g == nil {
-		return false, nil
+	if f.Ref != nil || len(f.Payload) == 0 || len(f.Payload) > landMax || g == nil {
+		return false
 	}
-	off, rest := r.sOff, f.Payload
-	r.pre = r.pre[:0]
+	off, n := r.sOff, uint64(len(f.Payload))
+	for _, t := range r.sSG[:r.sN] {
+		if n == 0 {
+			break
+		}
+		if off >= t.len {
+			off -= t.len
+			continue
+		}
+		if t.mem.gpu != g {
+			return false
+		}
+		k := min(t.len-off, n)
+		n, off = n-k, 0
+	}
+	return true
+}
+
+// stageRecv keeps the last packet of a SEND (stageable) and its CQE c for
+// flushStaged: its payload is copied into the QP's staging buffer (the
+// frame's is not kept), which the caller made room in.
+func (q *qp) stageRecv(f *wire.Frame, c cqe, msn uint32) {
+	r := &q.resp
+	if r.stBuf == nil {
+		r.stBuf = make([]byte, landMax)
+	}
+	at := r.stUsed
+	copy(r.stBuf[at:], f.Payload)
+	r.stUsed += len(f.Payload)
+	rest := r.stBuf[at:r.stUsed]
+	first := len(r.pre)
+	off := r.sOff - uint64(len(f.Payload))
 	for _, t := range r.sSG[:r.sN] {
 		if len(rest) == 0 {
 			break
@@ -634,34 +693,86 @@ func (q *qp) stageSend(f *wire.Frame) (bool, error) {
 			off -= t.len
 			continue
 		}
-		if t.mem.gpu != g {
-			r.pre = r.pre[:0]
-			return false, nil
-		}
 		k := min(t.len-off, uint64(len(rest)))
 		r.pre = append(r.pre, preWrite{mem: t.mem, off: t.off + off, b: rest[:k]})
 		rest, off = rest[k:], 0
 	}
-	for _, w := range r.pre {
-		if !w.mem.pin() {
-			q.unstage()
-			return false, errRetired
-		}
-		r.pinned = append(r.pinned, w.mem)
-	}
-	return true, nil
+	c.pre = r.pre[first:len(r.pre):len(r.pre)]
+	r.staged = append(r.staged, stagedRecv{c: c, psn: f.PSN, msn: msn, route: f.Route, gid: f.SrcGID, qpn: f.SrcQPN})
 }
 
-// unstage forgets a staged landing and unpins its spans.
-func (q *qp) unstage() {
+// flushStaged lands the staged receives: their CQEs go to the receive CQ
+// with their payloads, and the CQ's flush writes each payload before the
+// CQEs, one batch for all of them (rmu held). The receive buffers are
+// pinned for it; if one was deregistered meanwhile, the receives before
+// it land, its receive completes RESP_ERR LOCAL_PROT_ERR and its packet is
+// NAKed (remote operational error, as a landing that fails at once), the
+// held ACK is dropped (the NAK acknowledges what came before) and the
+// receives after it are discarded, as a QP in ERR discards what follows
+// an error. It reports false in that case.
+func (q *qp) flushStaged() bool {
 	r := &q.resp
-	for i, s := range r.pinned {
-		s.unpin()
-		r.pinned[i] = nil
+	if len(r.staged) == 0 {
+		return true
 	}
-	r.pinned = r.pinned[:0]
+	defer q.clearStaged()
+	if q.dead {
+		return true
+	}
+	ok := len(r.staged)
+	var pinned []*span
+	for i := range r.staged {
+		good := true
+		for _, w := range r.staged[i].c.pre {
+			if !w.mem.pin() {
+				good = false
+				break
+			}
+			pinned = append(pinned, w.mem)
+		}
+		if !good {
+			ok = i
+			break
+		}
+	}
+	for i := range r.staged[:ok] {
+		q.rcq.push(r.staged[i].c)
+	}
+	if ok > 0 {
+		q.rcq.flush()
+	}
+	for _, s := range pinned {
+		s.unpin()
+	}
+	for i := range r.staged[:ok] {
+		traceLanded(r.staged[i].gid, r.staged[i].qpn)
+	}
+	if ok == len(r.staged) {
+		return true
+	}
+	st := r.staged[ok]
+	r.holds = 0
+	r.msn, r.epsn = st.msn, st.psn
+	q.toError()
+	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: st.c.wqeCount, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeLocalProtErr)})
+	q.clearStaged()
+	r.land.clear() // later than the staged receives: discarded with them
+	r.wActive, r.sActive = false, false
+	if !q.uc {
+		q.nic.port.Reply(q.replyIn(&r.f, &wire.Frame{SrcQPN: st.qpn, SrcGID: st.gid, PSN: st.psn, Route: st.route},
+			wire.OpAck, st.psn, wire.NakSyndrome(wire.NakRemoteOperation)))
+	}
+	return false
+}
+
+// clearStaged forgets the staged receives, keeping the buffers.
+func (q *qp) clearStaged() {
+	r := &q.resp
+	clear(r.staged)
+	r.staged = r.staged[:0]
 	clear(r.pre)
 	r.pre = r.pre[:0]
+	r.stUsed = 0
 }
 
 // invalidate executes the invalidation a SEND with invalidate asks for:
