@@ -232,7 +232,7 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 	if got := q.qp.WQ().SQWQEBBs; got != q.n {
 		return nil, newErr(op, ErrUnexpected, "SQ has %d WQEBBs for %d WQEs: the device QP needs one WQEBB per WQE", got, q.n)
 	}
-	if q.exp, err = g.exportQP(op, q.qp, q.cq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
+	if q.exp, err = g.exportQP(op, q.qp, q.cq, nil, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
 		return nil, err
 	}
 	q.handler = q.exp.NICHandler()
