@@ -276,8 +276,16 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 	if q.rqN > 0 && (wq.RQEntries != q.rqN || wq.RQWQESize != rqWQESize) {
 		return nil, newErr(op, ErrUnexpected, "RQ has %d WQEs of %d bytes for %d: the device QP needs %d-byte receive WQEs, one per receive", wq.RQEntries, wq.RQWQESize, q.rqN, rqWQESize)
 	}
-	if q.exp, err = g.exportQP(op, q.qp, q.cq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
+	if q.exp, err = g.exportQP(op, q.qp, q.cq, q.rcq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
 		return nil, err
+	}
+	if q.rqN > 0 && q.sqDBR != nil && q.sqDBR.Type == MemCPUGPU {
+		// The record page is CPU_GPU memory, registered by its host
+		// address: device code reaches word 0 through the page's device
+		// mapping, which need not be the same address.
+		q.exp.mu.Lock()
+		q.exp.tmpl.RQDBRec = uint64(q.sqDBR.Dev)
+		q.exp.mu.Unlock()
 	}
 	q.handler = q.exp.NICHandler()
 	return q, nil
@@ -390,10 +398,6 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 	q.sqDBRU, err = q.regUMem(op, dev, q.sqDBR, cfg.MemRegType)
 	return err
 }
-
-// rqWQESize is the size of the receive WQEs of a high-level QP: one data
-// segment, what the device receive path writes.
-const rqWQESize = 16
 
 // rqBytes is the size of the RQ ring at the start of the work queue: the
 // receive WQEs, at least 64 bytes (the smallest RQ a QP takes).

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gdaki/gpunetio/internal/devstruct"
 	"github.com/gdaki/gpunetio/internal/mlx5"
 	"github.com/gdaki/gpunetio/internal/mmio"
 	"github.com/gdaki/gpunetio/verbs"
@@ -74,6 +75,17 @@ func TestQPHLReceiveQueue(t *testing.T) {
 			assert.Equal(t, hl.RecvCQ(), hl.QP().RecvCQ())
 			_, entries, _ := hl.RecvCQ().Ring()
 			assert.Equal(t, uint32(4), entries, "a receive CQ as deep as the RQ")
+			// The device QP kernels get: its receive half.
+			dev, err := hl.GPUQP().DeviceQP()
+			require.NoError(t, err)
+			dq, err := devstruct.DecodeQP(hostSlice(uintptr(dev), uintptr(devstruct.QPSize)))
+			require.NoError(t, err)
+			assert.Equal(t, uint32(4), dq.RQWQENum)
+			assert.Equal(t, uint64(hl.RQRing()), dq.RQWQEDAddr)
+			assert.Equal(t, uint64(hl.RecvCQRing().Dev), dq.CQRQ.CQEDAddr)
+			assert.Equal(t, uint32(4), dq.CQRQ.CQENum)
+			assert.Equal(t, hl.RecvCQ().CQN(), dq.CQRQ.CQNum)
+			assert.NotZero(t, dq.RQDBRec, "a receive doorbell record device code writes")
 			for i := uint32(0); i < 10; i++ {
 				p.postRecvHL(t, i, int(i%4)*256, 256)
 				msg := []byte("a SEND into the receive queue of a high-level QP, #")

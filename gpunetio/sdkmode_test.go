@@ -293,7 +293,7 @@ func runSameAPI(t *testing.T, newG func(t *testing.T) *GPU) map[string]string {
 			out = append(out, outcome(q.CQRing().Free(), "free an owned ring"))
 			out = append(out, outcome(d.Close(), "close the NetDev under it"))
 			out = append(out, outcome(q.QP().Close(), "close its QP"))
-			_, err = g.ExportQP(q.QP(), nil, ExportConfig{})
+			_, err = g.ExportQP(q.QP(), nil, nil, ExportConfig{})
 			out = append(out, outcome(err, "export without CQ"))
 			out = append(out, outcome(q.Close(), ""), outcome(q.Close(), "twice"))
 			return strings.Join(out, "; ")
