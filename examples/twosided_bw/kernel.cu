@@ -48,7 +48,10 @@ __device__ static __forceinline__ void server_run(struct doca_gpu_dev_verbs_qp *
 		}
 		struct mlx5_cqe64 *cqe = NULL;
 		doca_gpu_dev_verbs_recv_wait<TWOSIDED_RSM, TWOSIDED_NIC>(qp, no_dump, &ticket, &cqe);
-		if ((cqe->op_own >> 4) == MLX5_CQE_RESP_ERR) {
+		/* recv_wait reports no error: the CQE's opcode does (op_own, byte 63, read through the
+		 * inline view, which names every byte of the 64). */
+		const uint8_t op_own = ((struct doca_gpu_dev_verbs_cqe64_inline *)cqe)->op_own;
+		if ((op_own >> 4) == DOCA_GPUNETIO_IB_MLX5_CQE_RESP_ERR) {
 			printf("Error CQE on receive %llu!\n", (unsigned long long)ticket);
 			atomicAdd(err_count, 1u);
 		} else if (doca_gpu_dev_verbs_cqe_get_bytes(cqe) != size) {
