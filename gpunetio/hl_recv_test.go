@@ -142,3 +142,40 @@ func TestQPHLReceiveQueueBadConfig(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want)
 	}
 }
+
+// ResetTrackingAndMemory rewinds the receive side of a QP exported with its
+// receive CQ as it does the send side: RQ indexes and lock to 0, cq_rq's
+// consumer index to 0 and its cqe_rsvd to the old rq_rsvd_index, the
+// receive record and RQ ring cleared, the receive CQ ring refilled.
+func TestResetTrackingReceiveSide(t *testing.T) {
+	p, q := hostPair(t, QPHLConfig{SQWQEs: 8, RQWQEs: 4, NICHandler: NICHandlerCPUProxy})
+	dev, err := q.DeviceQP()
+	require.NoError(t, err)
+	p.postRecvHL(t, 0, 0, 64)
+	copy(p.b.buf[4096:], "one receive")
+	require.NoError(t, p.peerQP.PostSend(verbs.SendWR{Opcode: verbs.WRSend, Signaled: true,
+		SGL: []verbs.SGE{{Addr: p.b.addr(4096), Length: 11, LKey: p.b.mr.LKey()}}}))
+	p.recvCQE(t, 0)
+	// What device code would have advanced.
+	img := hostSlice(uintptr(dev), uintptr(devstruct.QPSize))
+	cur, err := devstruct.DecodeQP(img)
+	require.NoError(t, err)
+	cur.RQRsvdIndex, cur.RQReadyIndex, cur.RQWQEPI, cur.RQLock, cur.CQRQ.CQECI = 1, 1, 1, 1, 1
+	cur.Put(img)
+
+	require.NoError(t, q.ResetTrackingAndMemory())
+	got, err := devstruct.DecodeQP(img)
+	require.NoError(t, err)
+	assert.Zero(t, got.RQRsvdIndex)
+	assert.Zero(t, got.RQReadyIndex)
+	assert.Zero(t, got.RQWQEPI)
+	assert.Zero(t, got.RQLock)
+	assert.Zero(t, got.CQRQ.CQECI)
+	assert.Equal(t, uint64(1), got.CQRQ.CQERsvd, "cqe_rsvd bridges the old numbering")
+	assert.Equal(t, uint32(0), le32(hostSlice(p.hl.QP().DBRAddr(), 4)), "receive record")
+	assert.Equal(t, make([]byte, 64), hostSlice(uintptr(p.hl.RQRing()), 64), "RQ ring")
+	ring := hostSlice(uintptr(p.hl.RecvCQRing().Dev), 4*64)
+	for i, v := range ring {
+		require.Equal(t, byte(0xff), v, "receive CQ ring byte %d", i)
+	}
+}
