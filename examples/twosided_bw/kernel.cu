@@ -29,9 +29,9 @@ __device__ static __forceinline__ void server_run(struct doca_gpu_dev_verbs_qp *
 {
 	const uint32_t tid = threadIdx.x;
 	const uint32_t rounds = num_iters / blockDim.x;
-	const struct doca_gpu_dev_verbs_addr dst = {.addr = local + size * tid, .key = lkey_be};
-	const struct doca_gpu_dev_verbs_addr flag = {.addr = flag_raddr, .key = flag_rkey_be};
-	const struct doca_gpu_dev_verbs_addr no_dump = {.addr = 0, .key = 0};
+	const struct doca_gpu_dev_verbs_addr dst = {local + size * tid, lkey_be};
+	const struct doca_gpu_dev_verbs_addr flag = {flag_raddr, flag_rkey_be};
+	const struct doca_gpu_dev_verbs_addr no_dump = {0, 0};
 
 	for (uint32_t r = 0; r < rounds; r++) {
 		doca_gpu_dev_verbs_ticket_t ticket;
@@ -72,7 +72,7 @@ __device__ static __forceinline__ void client_run(struct doca_gpu_dev_verbs_qp *
 	const uint32_t rounds = num_iters / blockDim.x;
 	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	struct doca_gpu_dev_verbs_cq *cq = doca_gpu_dev_verbs_qp_get_cq_sq(qp);
-	const struct doca_gpu_dev_verbs_addr src = {.addr = local + size * tid, .key = lkey_be};
+	const struct doca_gpu_dev_verbs_addr src = {local + size * tid, lkey_be};
 
 	for (uint32_t r = 0; r < rounds; r++) {
 		if (tid == 0) {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/gdaki/gpunetio/cuda"
 
 	"github.com/gdaki/gpunetio/examples/internal/common"
 	"github.com/gdaki/gpunetio/gpunetio"
@@ -48,4 +51,24 @@ func TestFlagBase(t *testing.T) {
 		assert.Equal(t, flagBase(k-1, iters)+rounds(iters), flagBase(k, iters))
 	}
 	assert.Equal(t, uint64(4), rounds(iters))
+}
+
+// kernel.cu compiles with NVRTC from the embedded headers alone (here for
+// a fixed architecture: no GPU is needed), with its four entry points. It
+// keeps a plain t.Skipf (examples import no internal package): the GPU
+// suite builds the same kernel with nvcc.
+func TestKernelCompilesWithNVRTC(t *testing.T) {
+	if _, err := cuda.NVRTCLibrary(); errors.Is(err, cuda.ErrNoNVRTC) {
+		t.Skipf("no NVRTC library (libnvrtc) on this machine: %v", err)
+	}
+	src, err := os.ReadFile("kernel.cu")
+	require.NoError(t, err)
+	out, err := cuda.Compile(string(src), "kernel.cu", &cuda.CompileOptions{Arch: "sm_80"})
+	require.NoError(t, err)
+	for _, server := range []bool{false, true} {
+		for _, s := range []gpunetio.ExecScope{gpunetio.ExecScopeThread, gpunetio.ExecScopeWarp} {
+			assert.Contains(t, string(out.PTX), ".entry "+kernelName(server, s)+"(")
+		}
+	}
+	assert.NotEmpty(t, out.Image())
 }
