@@ -143,3 +143,30 @@ func TestExportRQRejects(t *testing.T) {
 	}
 	assert.Zero(t, g.Live(), "nothing stays allocated after a refusal")
 }
+
+// ResetTrackingAndMemory rewinds the receive side too: indexes and lock to
+// 0, cq_rq's consumer index to 0 and its reserved count to the old
+// rq_rsvd_index, the receive DBR word to 0.
+func TestResetTrackingRQ(t *testing.T) {
+	s := newSide(t, "emu0")
+	g, _ := hostGPU(t)
+	vqp, scq, rcq := rqQP(t, s, 64, 1, 64)
+	q, err := g.ExportQP(vqp, scq, rcq, ExportConfig{NICHandler: NICHandlerGPUSMDB})
+	require.NoError(t, err)
+	defer q.Close()
+	dev, err := q.DeviceQP()
+	require.NoError(t, err)
+	img := hostSlice(uintptr(dev), uintptr(devstruct.QPSize))
+	cur, err := devstruct.DecodeQP(img)
+	require.NoError(t, err)
+	cur.RQRsvdIndex, cur.RQReadyIndex, cur.RQWQEPI, cur.CQRQ.CQECI = 9, 9, 9, 5
+	cur.Put(img)
+	hostSlice(vqp.DBRAddr(), 4)[3] = 9
+	require.NoError(t, q.ResetTrackingAndMemory())
+	got, err := devstruct.DecodeQP(img)
+	require.NoError(t, err)
+	assert.Zero(t, got.RQRsvdIndex+got.RQReadyIndex+got.RQWQEPI+got.CQRQ.CQECI)
+	assert.Equal(t, uint64(9), got.CQRQ.CQERsvd)
+	assert.Equal(t, make([]byte, 4), hostSlice(vqp.DBRAddr(), 4), "receive DBR word cleared")
+	assert.Equal(t, uint32(64), got.RQWQENum, "the geometry stays")
+}
