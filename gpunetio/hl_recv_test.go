@@ -179,3 +179,18 @@ func TestResetTrackingReceiveSide(t *testing.T) {
 		require.Equal(t, byte(0xff), v, "receive CQ ring byte %d", i)
 	}
 }
+
+// A group's main QP gets the receive queue the config asks for; its
+// companion, which only posts WAITs, gets none.
+func TestQPGroupHLReceiveQueue(t *testing.T) {
+	g, _ := hostGPU(t)
+	s := newSide(t, "emu0")
+	grp, err := NewQPGroupHL(QPHLConfig{GPU: g, PD: s.pd, SQWQEs: 8, RQWQEs: 8, NICHandler: NICHandlerCPUProxy})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, grp.Close()) }()
+	assert.Equal(t, uint32(8), grp.Main.RQWQEs())
+	assert.NotNil(t, grp.Main.RecvCQ())
+	assert.Zero(t, grp.Companion.RQWQEs())
+	assert.Nil(t, grp.Companion.RecvCQ())
+	assert.Zero(t, grp.Companion.RQRing())
+}
