@@ -158,7 +158,7 @@
 // Receives cost the same. A receive queue in device memory (a GPU thread
 // posts its WQEs and advances its doorbell record) is read ahead: when a
 // SEND finds no WQE among those read last, one batch reads the DBR and,
-// after it, up to 256 WQEs from the consumer counter, and the receives
+// after it, up to 1024 WQEs (32 KiB) from the consumer counter, and the receives
 // the DBR counted cost no copy until they are used (a WQE posted again by
 // only advancing the DBR is read again when its turn comes; an RQ in host
 // memory, which CPU threads write, costs a load of the DBR and a read of
@@ -169,7 +169,7 @@
 // WRITE does (a WRITE with immediate costs two: landing, then CQE). Under
 // a burst (wire.Frame.More) the SENDs wait, their payloads copied aside,
 // and land with their CQEs in one batch, as the WRITE packets of a burst
-// do: when the burst ends, every 16 SENDs or 60 KiB, before any response
+// do: when the burst ends, every 17 SENDs or 60 KiB, before any response
 // of the QP leaves and before anything else of the QP happens (a WRITE
 // lands after the SENDs before it); a receive buffer deregistered
 // meanwhile completes its receive RESP_ERR LOCAL_PROT_ERR then, with a NAK

@@ -429,15 +429,19 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 	return recvWQE{idx: idx}, true
 }
 
-// rqReadAhead bounds the receive WQEs one read of an RQ in device memory
-// copies.
-const rqReadAhead = 256
+// rqReadAhead and rqReadAheadBytes bound the receive WQEs one read of an
+// RQ in device memory copies: a quick batch, a few tens of KiB.
+const (
+	rqReadAhead      = 1024
+	rqReadAheadBytes = 32 << 10
+)
 
 // rqEntry returns receive WQE idx of the QP's RQ, ok false when software
 // has not posted it (the DBR's receive counter is idx). An RQ in host
 // memory costs a load of the DBR and a read of the WQE. An RQ in device
 // memory is read ahead: when idx is not among the WQEs read last, one
-// batch of copies reads the DBR and then up to rqReadAhead WQEs from idx
+// batch of copies reads the DBR and then up to rqReadAhead WQEs (at most
+// rqReadAheadBytes) from idx
 // (the copies of a batch run in order, so every WQE the DBR counts was
 // written before it was read: software stores the WQE, fences, then the
 // DBR), and the receives that follow cost no copy until those are used.
@@ -461,7 +465,7 @@ func (q *qp) rqEntry(idx uint32) ([]byte, bool, error) {
 	if d := idx - r.rqBase; d < r.rqN {
 		return r.rqBuf[uint64(d)*stride:][:stride], true, nil
 	}
-	n := min(size, rqReadAhead)
+	n := min(size, rqReadAhead, uint32(rqReadAheadBytes/stride))
 	if r.rqBuf == nil {
 		r.rqBuf = make([]byte, uint64(n)*stride)
 	}
@@ -615,7 +619,7 @@ func (q *qp) onSend(f *wire.Frame) {
 	q.consumeRecv(recvWQE{idx: r.sIdx})
 	if stage {
 		q.stageRecv(f, c, msn)
-		if !f.More || len(r.staged) >= maxHeldAcks {
+		if !f.More || len(r.staged) > maxHeldAcks {
 			// The burst ends (or has staged enough): payloads and CQEs
 			// land now, before the ACK leaves.
 			if !q.flushStaged() {
