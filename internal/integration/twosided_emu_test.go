@@ -46,10 +46,10 @@ func newTSSide(t *testing.T, g *gpunetio.GPU, name string, hc handlerCase) *tsSi
 	d, err := verbs.OpenDev(pd)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	scq, err := d.NewCQ(verbs.CQConfig{Size: 128})
+	scq, err := d.NewCQ(verbs.CQConfig{Size: 128, Overrun: true}) // device code never writes CQ records
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, scq.Close()) })
-	rcq, err := d.NewCQ(verbs.CQConfig{Size: tsRQ})
+	rcq, err := d.NewCQ(verbs.CQConfig{Size: tsRQ, Overrun: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rcq.Close()) })
 	s.qp, err = d.NewQP(verbs.QPConfig{SendCQ: scq, RecvCQ: rcq, SQWR: 128, RQWR: tsRQ, SendMaxSGE: 1, RecvMaxSGE: 1})
@@ -318,4 +318,66 @@ func TestTwoSidedErrors(t *testing.T) {
 		assert.NoError(t, err)
 		assert.True(t, c.Valid())
 	})
+}
+
+// TestTwoSidedLowLevel builds the WQEs by hand as SDK users do: receives
+// written with get_rwqe_ptr + wqe_prepare_recv and published with
+// submit<..., QP_RQ> (no reservation), a SEND_IMM and a two-segment SEND
+// built with wqe_prepare_send. The receiver sees RESP_SEND_IMM with the
+// immediate, then RESP_SEND with both segments' bytes in order; a third
+// SEND fills a receive re-armed by advancing the record over an entry
+// written once, a lap earlier in a ring of tsRQ entries.
+func TestTwoSidedLowLevel(t *testing.T) {
+	a, b := tsPair(t, handlers[0], 7)
+	excl := devhost.Mode{Sharing: devhost.SharingExclusive, Handler: devhost.HandlerGPUSMDB}
+	b.q.PrepareRecv(b.q.RWQEPtr(0), b.laddr(0), 64)
+	b.q.PrepareRecv(b.q.RWQEPtr(1), b.laddr(64), 64)
+	require.NoError(t, b.q.RQSubmit(2, excl))
+	_, _, pi := b.q.RQIndexes()
+	assert.Equal(t, uint64(2), pi, "rq_wqe_pi follows the submit")
+
+	copy(a.buf, "immediate payload")
+	copy(a.buf[100:], "two ")
+	copy(a.buf[200:], "segments")
+	base, err := a.q.Reserve(2, excl)
+	require.NoError(t, err)
+	la, lb := a.laddr(0), a.laddr(100)
+	require.NoError(t, a.q.PrepareSend(a.q.WQEPtr(base), uint16(base), 0x0b, devhost.CtrlCQUpdate, be32(0xfeedbeef),
+		devhost.Seg{Addr: la.Addr, Key: la.Key, Bytes: 17}))
+	lc := a.laddr(200)
+	require.NoError(t, a.q.PrepareSend(a.q.WQEPtr(base+1), uint16(base+1), 0x0a, devhost.CtrlCQUpdate, 0,
+		devhost.Seg{Addr: lb.Addr, Key: lb.Key, Bytes: 4}, devhost.Seg{Addr: lc.Addr, Key: lc.Key, Bytes: 8}))
+	require.NoError(t, a.q.MarkReady(base, base+1, devhost.SharingExclusive, devhost.ReadyDefault))
+	require.NoError(t, a.q.Submit(base+2, excl))
+	require.NoError(t, a.q.Wait(base+1, devhost.SharingExclusive, tsWait))
+
+	c, err := b.q.PollRecvCQ(0, devhost.SharingExclusive, true, tsWait)
+	require.NoError(t, err)
+	assert.Equal(t, uint8(3), c.Opcode(), "RESP_SEND_IMM")
+	assert.Equal(t, uint32(0xfeedbeef), c.Immediate())
+	assert.Equal(t, uint32(17), c.ByteCount())
+	assert.Equal(t, "immediate payload", string(b.buf[:17]))
+	c, err = b.q.PollRecvCQ(1, devhost.SharingExclusive, true, tsWait)
+	require.NoError(t, err)
+	assert.Equal(t, uint8(2), c.Opcode())
+	assert.Equal(t, uint32(12), c.ByteCount())
+	assert.Equal(t, "two segments", string(b.buf[64:76]))
+
+	// Re-arm: RQ index tsRQ uses ring entry 0 again, written above and never rewritten.
+	for k := 2; k < tsRQ; k++ { // the receives in between (entries 2..tsRQ-1)
+		b.q.PrepareRecv(b.q.RWQEPtr(uint64(k)), b.laddr(128), 64)
+	}
+	require.NoError(t, b.q.RQSubmit(tsRQ+1, excl))
+	copy(a.buf[300:], "wrapped")
+	var last uint64
+	for k := 2; k <= tsRQ; k++ {
+		tk, err := a.q.Send(a.laddr(300), 7, excl)
+		require.NoError(t, err)
+		last = tk
+	}
+	require.NoError(t, a.q.Wait(last, devhost.SharingExclusive, tsWait))
+	c, err = b.q.PollRecvCQ(tsRQ, devhost.SharingExclusive, true, tsWait)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(7), c.ByteCount())
+	assert.Equal(t, "wrapped", string(b.buf[:7]), "the re-armed entry 0 points at offset 0 again")
 }
