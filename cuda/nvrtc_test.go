@@ -170,6 +170,7 @@ func TestHeaderTable(t *testing.T) {
 	require.NotEmpty(t, names)
 	require.Contains(t, names, "doca_gpunetio_device.h")
 	require.Contains(t, names, "device/doca_gpunetio_dev_verbs_qp.cuh")
+	require.Contains(t, names, "device/doca_gpunetio_dev_verbs_twosided.cuh")
 	require.Contains(t, names, "common/doca_gpunetio_verbs_def.h")
 	require.Contains(t, names, "host/doca_error.h")
 	bases := map[string]string{}

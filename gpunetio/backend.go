@@ -51,6 +51,9 @@ type backend interface {
 	// matching gdrcopy.ErrUnavailable when GDRCopy cannot be used.
 	gdrAvailable() error
 	gdrMap(dev, size uintptr) (cpu uintptr, release func() error, err error)
+	// rdmaWritesOrdering is the CUDA device attribute
+	// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING (cuda.RDMAWritesOrdering*).
+	rdmaWritesOrdering() (int, error)
 	release() error
 }
 

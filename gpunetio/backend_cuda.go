@@ -93,6 +93,10 @@ func (b *cudaBackend) dmabufFD(p, size uintptr) (int, error) {
 
 func (b *cudaBackend) gdrAvailable() error { return gdrcopy.Open() }
 
+func (b *cudaBackend) rdmaWritesOrdering() (int, error) {
+	return b.dev.Attribute(cuda.AttrGPUDirectRDMAWritesOrdering)
+}
+
 func (b *cudaBackend) gdrMap(dev, size uintptr) (uintptr, func() error, error) {
 	m, err := gdrcopy.Pin(dev, size)
 	if err != nil {

@@ -19,12 +19,17 @@ type hostBackend struct {
 	registered map[uintptr]uintptr
 	noGDR      bool
 	noDmabuf   bool
+	// writesOrdering is what rdmaWritesOrdering reports: the CPU sees
+	// NIC writes to host memory in order (owner ordering) unless a test
+	// sets another value.
+	writesOrdering int
 	// failRegister, when set, decides whether a host registration fails.
 	failRegister func(p, size uintptr, flags uint32) error
 }
 
 func newHostBackend() *hostBackend {
-	return &hostBackend{allocs: map[uintptr][]byte{}, registered: map[uintptr]uintptr{}, noDmabuf: true}
+	return &hostBackend{allocs: map[uintptr][]byte{}, registered: map[uintptr]uintptr{}, noDmabuf: true,
+		writesOrdering: cuda.RDMAWritesOrderingOwner}
 }
 
 func (b *hostBackend) describe() string { return "host-memory test GPU" }
@@ -123,6 +128,8 @@ func (b *hostBackend) dmabufSupported() bool { return !b.noDmabuf }
 func (b *hostBackend) dmabufFD(p, size uintptr) (int, error) {
 	return -1, fmt.Errorf("host test GPU: no dma-buf: %w", syscall.EOPNOTSUPP)
 }
+
+func (b *hostBackend) rdmaWritesOrdering() (int, error) { return b.writesOrdering, nil }
 
 func (b *hostBackend) gdrAvailable() error {
 	if b.noGDR {

@@ -17,7 +17,9 @@
 // ErrInvalidValue while anything is live, exactly like doca_gpu_destroy.
 //
 // GPU.ExportQP builds the exported QP (*QP) and its host template of struct
-// doca_gpu_dev_verbs_qp; QP.DeviceQP copies it to GPU memory once and
+// doca_gpu_dev_verbs_qp, with the receive queue and receive CQ when it is
+// given one (for the two-sided device API: doca_gpu_dev_verbs_recv,
+// doca_gpu_dev_verbs_recv_wait); QP.DeviceQP copies it to GPU memory once and
 // returns the address kernels take. GPU.ExportQPs puts several device QPs in
 // one array (*DevQPArray). Tear down in reverse: kernels, services
 // (Service.Close or Unmonitor), DevQPArray.Close and FlatList.Close,
@@ -59,6 +61,13 @@
 // align_up(n*64+8, 4096) bytes and one UMEM. QPHL.LocalEndpoint and
 // QPHL.ConnectRC connect it to a peer (see package verbs for the endpoint
 // encodings and the defaults), and GPUQP().DeviceQP() is what kernels take.
+// QPHLConfig.RQWQEs adds a receive queue (the SDK-era high-level
+// attributes' rq_nwqe): its 16-byte receive WQEs at the start of the work
+// queue, before the SQ, a receive CQ of as many entries in GPU memory
+// (QPHL.RecvCQ, RecvCQRing), and the receive doorbell record (word 0 of the
+// QP's record) in memory device code writes in every NIC handler mode (CPU_GPU
+// memory where a CPU helper writes the send record). QPHLConfig.RecvInline
+// (recv_inline) puts receives of at most 32 bytes in their CQE.
 //
 // The device structs have one definition, the C header
 // cuda/include/common/doca_gpunetio_verbs_dev.h; internal/devstruct takes
@@ -76,7 +85,13 @@
 // doca_umem_gpu_create), UAR, CQ and QP through the SDK. Export has no SDK
 // path, as in DOCA 3.0: it builds the same device QP (struct
 // doca_gpu_dev_verbs_qp) from the verbs getters, which read the SDK's, so
-// kernels do not change. The QP ordering semantic
+// kernels do not change. That holds for the receive half too: the receive
+// ring, its size and WQE size (doca_verbs_qp_get_wq), doorbell-record word 0
+// (doca_verbs_qp_get_dbr_addr) and the receive CQ (doca_verbs_cq_get_wq,
+// _get_dbr_addr, _get_cqn) go into our layout; the SDK's
+// doca_gpu_verbs_export_qp is not called and its struct not translated (it
+// has the SDK's own layout, which differs between releases, and its receive
+// submit path differs; see cuda/README.md, "Device QP layout"). The QP ordering semantic
 // (QPHLConfig.OrderingSemantic) is SDK-only: elsewhere anything but
 // verbs.OrderingIBTA is refused with ErrNotSupported naming SDK mode. A GPU
 // of one mode and a device object of the other do not mix

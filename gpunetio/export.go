@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gdaki/gpunetio/cuda"
 	"github.com/gdaki/gpunetio/internal/devstruct"
 	"github.com/gdaki/gpunetio/verbs"
 )
@@ -26,6 +27,7 @@ type QP struct {
 	g       *GPU
 	qp      *verbs.QP
 	cq      *verbs.CQ
+	rqCQ    *verbs.CQ // nil: exported without its receive queue
 	ext     SendDBRModeExt
 	handler NICHandler // resolved
 
@@ -52,10 +54,24 @@ type QP struct {
 }
 
 // ExportQP builds the exported handle and the host template of the device QP
-// for qp and its send CQ (doca_gpu_verbs_export_qp). Nothing is copied to
-// the GPU until DeviceQP (or GPU.ExportQPs).
+// for qp, its send CQ and its receive CQ (doca_gpu_verbs_export_qp, whose
+// cq_sq and cq_rq they are). Nothing is copied to the GPU until DeviceQP
+// (or GPU.ExportQPs).
 //
-// The export holds qp and sqCQ (verbs.QP.Hold, verbs.CQ.Hold) until Close:
+// rqCQ nil exports the send queue only (the receive-queue fields of the
+// device QP stay zero; kernels must not post receives on it). With rqCQ,
+// kernels post receives and wait for them (doca_gpu_dev_verbs_recv,
+// doca_gpu_dev_verbs_recv_wait): rqCQ must be the QP's receive CQ and serve
+// no other queue (not the send CQ), the QP's receive queue must hold
+// 1..32768 entries of 16 bytes (one scatter entry, verbs.QPConfig.RecvMaxSGE
+// 1) and rqCQ at least as many CQEs; its ring and the QP's doorbell record
+// must be memory the GPU can write (device or CPU_GPU memory). The device
+// QP's rq_dbrec is word 0 of the QP's doorbell record with every NIC
+// handler: receives have no doorbell register, the NIC reads the record.
+// need_mcst is set when the GPU does not see GPUDirect RDMA writes in order
+// (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING below OWNER).
+//
+// The export holds qp, sqCQ and rqCQ (verbs.QP.Hold, verbs.CQ.Hold) until Close:
 // while exported, closing either (or what they use: their UAR, UMEMs, PD)
 // fails with ErrInUse naming the export, so neither a kernel nor the CPU
 // proxy can ring a freed doorbell page. A closed QP or CQ is refused
@@ -66,19 +82,19 @@ type QP struct {
 // to CPU_PROXY, any other request fails. CPU_PROXY gets an 8-byte mailbox in
 // CPU_GPU memory. AUTO then resolves to GPU_SM_NO_DBR for NO_DBR_EXT QPs or
 // SW-emulated no-DBR, else GPU_SM_DB.
-func (g *GPU) ExportQP(qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) (*QP, error) {
-	return g.exportQP("doca_gpu_verbs_export_qp", qp, sqCQ, cfg, "gpunetio.QP")
+func (g *GPU) ExportQP(qp *verbs.QP, sqCQ, rqCQ *verbs.CQ, cfg ExportConfig) (*QP, error) {
+	return g.exportQP("doca_gpu_verbs_export_qp", qp, sqCQ, rqCQ, cfg, "gpunetio.QP")
 }
 
 // exportQP is ExportQP; what names the exporting object in the holds.
-func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig, what string) (_ *QP, err error) {
+func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ, rqCQ *verbs.CQ, cfg ExportConfig, what string) (_ *QP, err error) {
 	if err := g.use(op); err != nil {
 		return nil, err
 	}
 	if qp == nil || sqCQ == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil QP or CQ")
 	}
-	q := &QP{g: g, qp: qp, cq: sqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
+	q := &QP{g: g, qp: qp, cq: sqCQ, rqCQ: rqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
 	defer func() {
 		if err != nil {
 			q.release()
@@ -87,9 +103,13 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 	}()
 	// Hold first: it refuses closed objects and keeps them open from here on.
 	holder := fmt.Sprintf("%s export of QP 0x%x to %s", what, qp.QPN(), g.b.describe())
-	for _, h := range []interface {
+	holds := []interface {
 		Hold(string) (*verbs.Hold, error)
-	}{qp, sqCQ} {
+	}{qp, sqCQ}
+	if rqCQ != nil {
+		holds = append(holds, rqCQ)
+	}
+	for _, h := range holds {
 		hd, herr := h.Hold(holder)
 		if herr != nil {
 			return nil, wrapErr(op, codeOf(herr), herr, "QP 0x%x, CQ 0x%x", qp.QPN(), sqCQ.CQN())
@@ -99,7 +119,15 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig
 	if err := g.checkExport(op, qp, sqCQ, cfg); err != nil {
 		return nil, err
 	}
+	if err := checkExportRQ(op, qp, sqCQ, rqCQ); err != nil {
+		return nil, err
+	}
 	q.fillTemplate()
+	if rqCQ != nil {
+		if err := q.fillRQ(op); err != nil {
+			return nil, err
+		}
+	}
 	resolved, err := g.exportDoorbell(op, q, cfg)
 	if err != nil {
 		return nil, err
@@ -166,6 +194,68 @@ func (q *QP) fillTemplate() {
 	t.MemType = devstruct.MemTypeGPU
 	t.CQ = devstruct.CQ{CQEDAddr: uint64(ring), CQNum: sqCQ.CQN(), CQENum: entries, DBRec: uint64(ciDBR),
 		CQEMask: entries - 1, CQESize: 64, Flags: devstruct.CQFlagInQP, MemType: devstruct.MemTypeGPU}
+}
+
+// maxRQEntries is the largest receive ring a device QP takes: device code
+// keeps RQ indexes modulo 2^16 and needs the ring to be smaller than that.
+const maxRQEntries = 1 << 15
+
+// rqWQESize is the receive WQE the device code writes: one 16-byte scatter
+// entry (DOCA_GPUNETIO_MLX5_WQE_RQ_SHIFT).
+const rqWQESize = 16
+
+// checkExportRQ checks the receive half of an export: a receive CQ needs a
+// receive ring of 16-byte WQEs that it serves alone and that fits it.
+func checkExportRQ(op string, qp *verbs.QP, sqCQ, rqCQ *verbs.CQ) error {
+	if rqCQ == nil {
+		return nil
+	}
+	wq := qp.WQ()
+	switch {
+	case rqCQ == sqCQ:
+		return newErr(op, ErrInvalidValue, "receive CQ %d is the send CQ: device receives need a CQ of their own", rqCQ.CQN())
+	case qp.RecvCQ() != rqCQ:
+		return newErr(op, ErrInvalidValue, "CQ %d is not the receive CQ of QP 0x%x", rqCQ.CQN(), qp.QPN())
+	case wq.RQEntries == 0:
+		return newErr(op, ErrInvalidValue, "receive CQ %d given for QP 0x%x, which has no receive queue", rqCQ.CQN(), qp.QPN())
+	case qp.Config().SRQ != nil:
+		return newErr(op, ErrInvalidValue, "QP 0x%x receives through an SRQ: device receives need its own receive queue", qp.QPN())
+	case wq.RQEntries > maxRQEntries || wq.RQEntries&(wq.RQEntries-1) != 0:
+		return newErr(op, ErrInvalidValue, "receive queue of %d entries: the device QP takes a power of two up to %d", wq.RQEntries, maxRQEntries)
+	case wq.RQWQESize != rqWQESize:
+		return newErr(op, ErrInvalidValue, "receive WQEs of %d bytes: device receives write one %d-byte scatter entry (RecvMaxSGE 1)", wq.RQWQESize, rqWQESize)
+	}
+	if _, entries, _ := rqCQ.Ring(); entries < wq.RQEntries {
+		return newErr(op, ErrInvalidValue, "receive CQ %d of %d entries is smaller than the receive queue (%d): device receive tickets need one CQE per receive", rqCQ.CQN(), entries, wq.RQEntries)
+	}
+	return nil
+}
+
+// fillRQ writes the receive queue, the receive CQ and need_mcst of the
+// device QP template.
+func (q *QP) fillRQ(op string) error {
+	qp, rqCQ := q.qp, q.rqCQ
+	wq := qp.WQ()
+	ring, entries, _ := rqCQ.Ring()
+	_, ciDBR, _ := rqCQ.Doorbells()
+	ord, err := q.g.b.rdmaWritesOrdering()
+	if err != nil {
+		return wrapErr(op, ErrDriver, err, "query the GPUDirect RDMA write ordering of %s", q.g.b.describe())
+	}
+	t := &q.tmpl
+	t.RQNum = qp.QPN()
+	t.RQWQEDAddr = uint64(wq.RQAddr)
+	t.RQWQENum = wq.RQEntries
+	t.RQWQEMask = wq.RQEntries - 1
+	t.RQDBRec = uint64(qp.DBRAddr()) // word 0: the receive counter
+	t.RcvWQESize = wq.RQWQESize
+	t.CQRQ = devstruct.CQ{CQEDAddr: uint64(ring), CQNum: rqCQ.CQN(), CQENum: entries, DBRec: uint64(ciDBR),
+		CQEMask: entries - 1, CQESize: 64, Flags: devstruct.CQFlagInQP | devstruct.CQFlagRQ, MemType: devstruct.MemTypeGPU}
+	t.NeedMCST = 0
+	if ord < cuda.RDMAWritesOrderingOwner {
+		t.NeedMCST = 1
+	}
+	return nil
 }
 
 // exportDoorbell decides who rings the QP's doorbell and sets it up: the
@@ -395,6 +485,14 @@ func (q *QP) CQ() *verbs.CQ {
 		return nil
 	}
 	return q.cq
+}
+
+// RecvCQ is the receive CQ given at export (nil for a send-only export).
+func (q *QP) RecvCQ() *verbs.CQ {
+	if q == nil {
+		return nil
+	}
+	return q.rqCQ
 }
 
 // GPU is the GPU the QP is exported to.

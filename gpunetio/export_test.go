@@ -71,7 +71,7 @@ func TestExportFillsDeviceQP(t *testing.T) {
 					return nil
 				}
 			}
-			q, err := g.ExportQP(vqp, cq, ExportConfig{NICHandler: tc.handler, SendDBRModeExt: tc.ext})
+			q, err := g.ExportQP(vqp, cq, nil, ExportConfig{NICHandler: tc.handler, SendDBRModeExt: tc.ext})
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, q.NICHandler())
 			assert.Equal(t, tc.assisted, q.CPUAssisted())
@@ -170,18 +170,18 @@ func TestExportRejects(t *testing.T) {
 		{"unknown ext", vqp, cq, ExportConfig{SendDBRModeExt: 7}, ErrInvalidValue, "unknown send DBR"},
 	}
 	for _, tc := range tests {
-		_, err := g.ExportQP(tc.qp, tc.cq, tc.cfg)
+		_, err := g.ExportQP(tc.qp, tc.cq, nil, tc.cfg)
 		assert.ErrorIs(t, err, tc.code, tc.name)
 		assert.ErrorContains(t, err, tc.msg, tc.name)
 	}
 	// SW-emulated needs GDRCopy.
 	b.noGDR = true
-	_, err = g.ExportQP(vqp, cq, ExportConfig{SendDBRModeExt: SendNoDBRSWEmulated})
+	_, err = g.ExportQP(vqp, cq, nil, ExportConfig{SendDBRModeExt: SendNoDBRSWEmulated})
 	assert.ErrorIs(t, err, ErrInvalidValue)
 	assert.ErrorContains(t, err, "GDRCopy")
 	// A GPU_SM_DB request whose doorbell cannot be mapped fails (no fallback).
 	b.failRegister = func(uintptr, uintptr, uint32) error { return errors.New("refused") }
-	_, err = g.ExportQP(vqp, cq, ExportConfig{NICHandler: NICHandlerGPUSMDB})
+	_, err = g.ExportQP(vqp, cq, nil, ExportConfig{NICHandler: NICHandlerGPUSMDB})
 	assert.ErrorIs(t, err, ErrDriver)
 	assert.Equal(t, 0, g.Live(), "nothing left behind by failed exports")
 }

@@ -40,6 +40,21 @@ type QPHLConfig struct {
 	// the default, verbs.OrderingIBTA, needs SDK mode (ErrNotSupported
 	// naming it otherwise), as the QP's setter is only called then.
 	OrderingSemantic verbs.OrderingSemantic
+	// RQWQEs is the receive queue's depth (rq_nwqe of the SDK-era
+	// high-level attributes): 0 makes a send-only QP (a zero-size RQ, as
+	// DOCA 3.0's high-level QPs); otherwise it is rounded up to a power of
+	// two (at most 32768) and the QP gets a receive queue of that many
+	// one-SGE (16-byte) WQEs at the start of its work queue, before the
+	// SQ, and a receive CQ of as many entries, both in GPU memory; its
+	// doorbell record (word 0 of the QP's record) is GPU-writable in every
+	// NIC handler mode (with a CPU helper the record page is CPU_GPU
+	// memory instead of plain host memory), since device code posts
+	// receives itself.
+	RQWQEs uint16
+	// RecvInline asks for scatter-to-CQE (recv_inline): receives of at
+	// most 32 bytes land in their receive CQE, not in the buffer
+	// (verbs.QPConfig.CQEInline). It needs RQWQEs > 0.
+	RecvInline bool
 }
 
 // QPHL is a high-level GPU QP (struct doca_gpu_verbs_qp_hl): a CQ and an
@@ -58,12 +73,16 @@ type QPHL struct {
 	cqRing          *Mem // the CQEs and, after them, the doorbell record (DOCA 3.0)
 	cqRingU         *verbs.UMem
 	cq              *verbs.CQ
-	sqRing, sqDBR   *Mem
+	sqRing, sqDBR   *Mem   // sqRing: the work queue, the RQ ring first when there is one
 	sqDBRHost       []byte // CPU-written DBR page
 	sqRingU, sqDBRU *verbs.UMem
 	qp              *verbs.QP
 	uar             *verbs.UAR
 	ownUAR          bool
+	rqN             uint32 // receive WQEs (0: no receive queue)
+	rcqRing         *Mem   // the receive CQ's CQEs and then its record
+	rcqRingU        *verbs.UMem
+	rcq             *verbs.CQ
 	exp             *QP
 	closed          bool
 	group           *QPGroupHL // set on the two QPs of a group
@@ -156,6 +175,12 @@ func checkHL(op string, cfg QPHLConfig, allowBF bool) error {
 	if cfg.SQWQEs == 0 || cfg.SQWQEs > 1<<15 {
 		return newErr(op, ErrInvalidValue, "SQWQEs %d: want 1..32768", cfg.SQWQEs)
 	}
+	if cfg.RQWQEs > 1<<15 {
+		return newErr(op, ErrInvalidValue, "RQWQEs %d: want 0 (no receive queue) or 1..32768", cfg.RQWQEs)
+	}
+	if cfg.RecvInline && cfg.RQWQEs == 0 {
+		return newErr(op, ErrInvalidValue, "RecvInline (scatter-to-CQE) needs a receive queue: RQWQEs is 0")
+	}
 	switch cfg.NICHandler {
 	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB:
 	case NICHandlerGPUSMBF:
@@ -213,6 +238,10 @@ const hlOwner = "a high-level QP (QPHL)"
 func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
 	g := cfg.GPU
 	q := &QPHL{g: g, dev: dev, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
+	if cfg.RQWQEs > 0 && !companion {
+		// A group's companion only posts WAITs: no receive queue.
+		q.rqN = nextPow2(uint32(cfg.RQWQEs))
+	}
 	defer func() {
 		if err != nil {
 			if cerr := q.teardown(); cerr != nil {
@@ -220,8 +249,13 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 			}
 		}
 	}()
-	if err := q.newCQ(op, cfg, cqUAR); err != nil {
+	if q.cqRing, q.cqRingU, q.cq, err = q.newCQ(op, cfg, cqUAR, q.n); err != nil {
 		return nil, err
+	}
+	if q.rqN > 0 {
+		if q.rcqRing, q.rcqRingU, q.rcq, err = q.newCQ(op, cfg, cqUAR, q.rqN); err != nil {
+			return nil, err
+		}
 	}
 	h, err := resolveHandler(cfg, uar)
 	if err != nil {
@@ -236,45 +270,81 @@ func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bo
 	if cfg.SendDBRModeExt == SendNoDBRHW {
 		qpCfg.SendDBRMode = verbs.SendNoDBRExt
 	}
+	if q.rqN > 0 {
+		qpCfg.RecvCQ, qpCfg.RQWR = q.rcq, q.rqN
+		if cfg.RecvInline {
+			qpCfg.CQEInline = verbs.ScatterToCQE32B
+		}
+	}
 	if q.qp, err = dev.NewQP(qpCfg); err != nil {
 		return nil, err
 	}
-	if got := q.qp.WQ().SQWQEBBs; got != q.n {
+	wq := q.qp.WQ()
+	if got := wq.SQWQEBBs; got != q.n {
 		return nil, newErr(op, ErrUnexpected, "SQ has %d WQEBBs for %d WQEs: the device QP needs one WQEBB per WQE", got, q.n)
 	}
-	if q.exp, err = g.exportQP(op, q.qp, q.cq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
+	if q.rqN > 0 && (wq.RQEntries != q.rqN || wq.RQWQESize != rqWQESize) {
+		return nil, newErr(op, ErrUnexpected, "RQ has %d WQEs of %d bytes for %d: the device QP needs %d-byte receive WQEs, one per receive", wq.RQEntries, wq.RQWQESize, q.rqN, rqWQESize)
+	}
+	if q.exp, err = g.exportQP(op, q.qp, q.cq, q.rcq, ExportConfig{NICHandler: h, SendDBRModeExt: cfg.SendDBRModeExt, SQUMemDevPtr: q.sqRing.Dev}, "gpunetio.QPHL"); err != nil {
 		return nil, err
+	}
+	if q.rqN > 0 && q.sqDBR != nil && q.sqDBR.Type == MemCPUGPU {
+		// The record page is CPU_GPU memory, registered by its host
+		// address: device code reaches word 0 through the page's device
+		// mapping, which need not be the same address.
+		q.exp.mu.Lock()
+		q.exp.tmpl.RQDBRec = uint64(q.sqDBR.Dev)
+		q.exp.mu.Unlock()
 	}
 	q.handler = q.exp.NICHandler()
 	return q, nil
 }
 
-// newCQ makes the QP's CQ (DOCA 3.0): one GPU buffer of
+// newCQ makes a CQ of n entries for the QP (DOCA 3.0): one GPU buffer of
 // align_up(n*64+8, page) bytes, the CQEs initialised to "not yet written"
 // (op_own 0xF1), then the doorbell record, zeroed, at n*64; one UMEM over
-// both.
-func (q *QPHL) newCQ(op string, cfg QPHLConfig, cqUAR bool) (err error) {
+// both. The send CQ has the SQ's depth, the receive CQ the RQ's.
+func (q *QPHL) newCQ(op string, cfg QPHLConfig, cqUAR bool, n uint32) (ring *Mem, u *verbs.UMem, cq *verbs.CQ, err error) {
 	g := q.g
-	cqBytes := alignUp(uintptr(q.n)*64+8, hostPage)
-	if q.cqRing, err = g.memAllocFor(hlOwner, cqBytes, hostPage, cfg.RingMem); err != nil {
-		return err
+	defer func() {
+		if err != nil {
+			// Nothing half-made goes back to the caller.
+			if u != nil {
+				if cerr := u.Close(); cerr != nil {
+					logf(LogErr, "%s: clean-up after failure: %v", op, cerr)
+				}
+			}
+			if ring != nil {
+				if cerr := ring.free(); cerr != nil {
+					logf(LogErr, "%s: clean-up after failure: %v", op, cerr)
+				}
+			}
+			ring, u, cq = nil, nil, nil
+		}
+	}()
+	cqBytes := alignUp(uintptr(n)*64+8, hostPage)
+	if ring, err = g.memAllocFor(hlOwner, cqBytes, hostPage, cfg.RingMem); err != nil {
+		return nil, nil, nil, err
 	}
 	init := make([]byte, cqBytes)
-	for i := 63; i < int(q.n)*64; i += 64 {
+	for i := 63; i < int(n)*64; i += 64 {
 		init[i] = 0xf1
 	}
-	if err = g.b.memcpyHtoD(uintptr(q.cqRing.Dev), init); err != nil {
-		return wrapErr(op, ErrDriver, err, "initialise the CQ ring")
+	if err = g.b.memcpyHtoD(uintptr(ring.Dev), init); err != nil {
+		return ring, nil, nil, wrapErr(op, ErrDriver, err, "initialise the CQ ring")
 	}
-	if q.cqRingU, err = q.regUMem(op, q.dev, q.cqRing, cfg.MemRegType); err != nil {
-		return err
+	if u, err = q.regUMem(op, q.dev, ring, cfg.MemRegType); err != nil {
+		return ring, nil, nil, err
 	}
-	cqCfg := verbs.CQConfig{Size: q.n, UMem: q.cqRingU, Overrun: true, Collapsed: cfg.CQCollapsed}
+	cqCfg := verbs.CQConfig{Size: n, UMem: u, Overrun: true, Collapsed: cfg.CQCollapsed}
 	if cqUAR {
 		cqCfg.UAR = q.uar
 	}
-	q.cq, err = q.dev.NewCQ(cqCfg)
-	return err
+	if cq, err = q.dev.NewCQ(cqCfg); err != nil {
+		return ring, u, nil, err
+	}
+	return ring, u, cq, nil
 }
 
 // resolveHandler resolves AUTO (GPU_SM_DB when the GPU can map the UAR,
@@ -303,7 +373,7 @@ func resolveHandler(cfg QPHLConfig, uar *verbs.UAR) (NICHandler, error) {
 // GPU memory; and registers both as UMEMs.
 func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 	g, dev := q.g, q.dev
-	ringBytes := alignUp(uintptr(q.n)*64, hostPage)
+	ringBytes := alignUp(q.rqBytes()+uintptr(q.n)*64, hostPage)
 	if q.sqRing, err = g.memAllocFor(hlOwner, ringBytes, hostPage, cfg.RingMem); err != nil {
 		return err
 	}
@@ -311,6 +381,15 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 		return wrapErr(op, ErrDriver, err, "clear the SQ ring")
 	}
 	if q.sqRingU, err = q.regUMem(op, dev, q.sqRing, cfg.MemRegType); err != nil {
+		return err
+	}
+	if (h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated) && q.rqN > 0 {
+		// A CPU writes the send record (word 1), device code the receive
+		// record (word 0): memory both reach.
+		if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemCPUGPU); err != nil {
+			return err
+		}
+		q.sqDBRU, err = dev.NewUMem(q.sqDBR.Host, uint64(hostPage), verbs.AccessLocalWrite, nil)
 		return err
 	}
 	if h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
@@ -328,6 +407,15 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 	}
 	q.sqDBRU, err = q.regUMem(op, dev, q.sqDBR, cfg.MemRegType)
 	return err
+}
+
+// rqBytes is the size of the RQ ring at the start of the work queue: the
+// receive WQEs, at least 64 bytes (the smallest RQ a QP takes).
+func (q *QPHL) rqBytes() uintptr {
+	if q.rqN == 0 {
+		return 0
+	}
+	return max(uintptr(q.rqN)*rqWQESize, 64)
 }
 
 // regUMem registers a GPU buffer per the memory registration type: dma-buf
@@ -407,6 +495,18 @@ func (q *QPHL) teardown() error {
 	if q.cqRing != nil {
 		step(q.cqRing.free())
 		q.cqRing = nil
+	}
+	if q.rcq != nil {
+		step(q.rcq.Close())
+		q.rcq = nil
+	}
+	if q.rcqRingU != nil {
+		step(q.rcqRingU.Close())
+		q.rcqRingU = nil
+	}
+	if q.rcqRing != nil {
+		step(q.rcqRing.free())
+		q.rcqRing = nil
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -556,7 +656,8 @@ func (q *QPHL) SQWQEs() uint32 {
 	return q.n
 }
 
-// SQRing is the GPU memory of the SQ ring.
+// SQRing is the GPU memory of the work queue: the SQ ring, after the RQ
+// ring (RQRing) when the QP has a receive queue.
 func (q *QPHL) SQRing() *Mem {
 	if q == nil {
 		return nil
@@ -570,6 +671,40 @@ func (q *QPHL) CQRing() *Mem {
 		return nil
 	}
 	return q.cqRing
+}
+
+// RQWQEs is the receive queue's depth after rounding up (0: none).
+func (q *QPHL) RQWQEs() uint32 {
+	if q == nil {
+		return 0
+	}
+	return q.rqN
+}
+
+// RQRing is the GPU address of the RQ ring (RQWQEs 16-byte receive WQEs at
+// the start of SQRing's memory), 0 without a receive queue.
+func (q *QPHL) RQRing() DevPtr {
+	if q == nil || q.rqN == 0 || q.sqRing == nil {
+		return 0
+	}
+	return q.sqRing.Dev
+}
+
+// RecvCQ is the receive CQ (nil without a receive queue).
+func (q *QPHL) RecvCQ() *verbs.CQ {
+	if q == nil {
+		return nil
+	}
+	return q.rcq
+}
+
+// RecvCQRing is the GPU memory of the receive CQ ring (nil without a
+// receive queue): RQWQEs CQEs, then the CQ's doorbell record.
+func (q *QPHL) RecvCQRing() *Mem {
+	if q == nil {
+		return nil
+	}
+	return q.rcqRing
 }
 
 // QPGroupHL is a main QP plus a companion QP (core-direct master, for the

@@ -32,7 +32,7 @@ func TestExportHoldsVerbsObjects(t *testing.T) {
 			s := newSide(t, "emu0")
 			g, _ := hostGPU(t)
 			vqp, cq := plainQP(t, s, verbs.SendDBRValid, nil)
-			q, err := g.ExportQP(vqp, cq, ExportConfig{NICHandler: h})
+			q, err := g.ExportQP(vqp, cq, nil, ExportConfig{NICHandler: h})
 			require.NoError(t, err)
 			closeRefused(t, vqp, "gpunetio.QP export of QP 0x")
 			closeRefused(t, cq, "gpunetio.QP export of QP 0x")
@@ -66,7 +66,7 @@ func TestClosedVerbsObjectsRefused(t *testing.T) {
 	require.NoError(t, dead.Close())
 	require.NoError(t, qp.Close())
 
-	_, err = g.ExportQP(qp, cq, ExportConfig{})
+	_, err = g.ExportQP(qp, cq, nil, ExportConfig{})
 	assert.ErrorIs(t, err, ErrBadState, "a closed QP")
 	assert.ErrorContains(t, err, "doca_gpu_verbs_export_qp")
 	assert.ErrorContains(t, err, "is closed")
@@ -179,7 +179,7 @@ func TestQPErrorAfterCQOverrun(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, peer.Close()) })
 	connectQP(t, vqp, peer.QPN(), b.gid)
 	connectQP(t, peer, vqp.QPN(), a.gid)
-	q, err := g.ExportQP(vqp, cq, ExportConfig{NICHandler: NICHandlerCPUProxy})
+	q, err := g.ExportQP(vqp, cq, nil, ExportConfig{NICHandler: NICHandlerCPUProxy})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, q.Close()) }()
 

@@ -82,7 +82,7 @@ func TestProgressNotSupported(t *testing.T) {
 	s := newSide(t, "emu0")
 	g, _ := hostGPU(t)
 	vqp, cq := plainQP(t, s, 0, nil)
-	q, err := g.ExportQP(vqp, cq, ExportConfig{NICHandler: NICHandlerGPUSMDB})
+	q, err := g.ExportQP(vqp, cq, nil, ExportConfig{NICHandler: NICHandlerGPUSMDB})
 	require.NoError(t, err)
 	defer q.Close()
 	_, err = q.ProgressProxy()

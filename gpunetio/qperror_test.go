@@ -98,7 +98,7 @@ func TestSetPollTimeout(t *testing.T) {
 	var nilQP *QP
 	assert.ErrorIs(t, nilQP.SetPollTimeout(1), ErrInvalidValue)
 	other := newHLPair(t, g, QPHLConfig{SQWQEs: 8, NICHandler: NICHandlerGPUSMDB})
-	exp, err := g.ExportQP(other.hl.QP(), other.hl.CQ(), ExportConfig{NICHandler: NICHandlerGPUSMDB})
+	exp, err := g.ExportQP(other.hl.QP(), other.hl.CQ(), nil, ExportConfig{NICHandler: NICHandlerGPUSMDB})
 	require.NoError(t, err)
 	require.NoError(t, exp.Close())
 	assert.ErrorIs(t, exp.SetPollTimeout(1), ErrBadState)

@@ -66,7 +66,10 @@ func (q *QP) LastError() (QPErrorInfo, error) {
 // (doca_gpu_verbs_reset_tracking_and_memory): the device QP's indices and
 // lock go to 0, cq_sq.cqe_ci to 0 and cq_sq.cqe_rsvd to the old
 // sq_rsvd_index (the CQ itself was not reset); the send DBR and the mailbox
-// go to 0, the CQ ring to 0xFF bytes and the SQ ring to 0; then the device
+// go to 0, the CQ ring to 0xFF bytes and the SQ ring to 0. An export with a
+// receive CQ gets the same on its receive side (rq_* indices and lock,
+// cq_rq.cqe_ci 0 and cqe_rsvd the old rq_rsvd_index, the receive DBR word
+// 0, the receive CQ ring 0xFF, the receive ring 0); then the device
 // QP is rewritten, which also clears the error record that device code kept
 // (see LastError) and keeps the poll bound (SetPollTimeout). It needs the
 // device QP (ErrBadState otherwise) and must not run while a kernel uses the
@@ -111,11 +114,41 @@ func (q *QP) ResetTrackingAndMemory() error {
 	if err := b.memsetD8(uintptr(t.SQWQEDAddr), 0, uintptr(t.SQWQENum)*64); err != nil {
 		return wrapErr(op, ErrDriver, err, "clear the SQ ring")
 	}
+	if q.rqCQ != nil {
+		if err := q.resetRQ(op, cur); err != nil {
+			return err
+		}
+	}
 	if err := b.memcpyHtoD(uintptr(q.devPtr), t.Encode()); err != nil {
 		return wrapErr(op, ErrDriver, err, "write the device QP")
 	}
 	if err := b.synchronize(); err != nil {
 		return wrapErr(op, ErrDriver, err, "synchronize")
+	}
+	return nil
+}
+
+// resetRQ is the receive side of ResetTrackingAndMemory; cur is the device
+// QP as it was.
+func (q *QP) resetRQ(op string, cur devstruct.QP) error {
+	b, t := q.g.b, &q.tmpl
+	t.RQWQEPI, t.RQRsvdIndex, t.RQReadyIndex, t.RQLock = 0, 0, 0, 0
+	t.CQRQ.CQECI = 0
+	t.CQRQ.CQERsvd = cur.RQRsvdIndex
+	if q.cpuAssist {
+		// A CPU writes the send word of this QP's doorbell record: it is
+		// host memory (CPU_GPU memory for a high-level QP, whose rq_dbrec
+		// is then the page's device mapping): store through its host
+		// address.
+		mmio.Store32(hostPtr(q.qp.DBRAddr()), 0)
+	} else if err := b.memsetD8(uintptr(t.RQDBRec), 0, 4); err != nil {
+		return wrapErr(op, ErrDriver, err, "clear the receive DBR")
+	}
+	if err := b.memsetD8(uintptr(t.CQRQ.CQEDAddr), 0xff, uintptr(t.CQRQ.CQENum)*64); err != nil {
+		return wrapErr(op, ErrDriver, err, "fill the receive CQ ring")
+	}
+	if err := b.memsetD8(uintptr(t.RQWQEDAddr), 0, uintptr(t.RQWQENum)*uintptr(t.RcvWQESize)); err != nil {
+		return wrapErr(op, ErrDriver, err, "clear the receive ring")
 	}
 	return nil
 }

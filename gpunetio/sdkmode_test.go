@@ -42,7 +42,7 @@ func TestSDKMode(t *testing.T) {
 		fakesdk.EnvLog + "=" + filepath.Join(root, "calls.log"), sdkResultsEnv + "=" + results,
 	}, 2*time.Minute)
 	require.NoError(t, err, "child process:\n%s", out)
-	for _, name := range []string{"TestSDKChildQPHL", "TestSDKChildGPU", "TestSDKChildSameAPI"} {
+	for _, name := range []string{"TestSDKChildQPHL", "TestSDKChildGPU", "TestSDKChildSameAPI", "TestSDKChildExportRQ"} {
 		assert.Contains(t, fakesdk.Passed(out), name, "child output:\n%s", out)
 	}
 	open := runSameAPI(t, func(t *testing.T) *GPU { g, _ := hostGPU(t); return g })
@@ -191,6 +191,58 @@ func TestSDKChildQPHL(t *testing.T) {
 	assert.Zero(t, calls["doca_dev_close"], "the NetDev is the caller's")
 }
 
+// In SDK mode the receive half of the device QP is filled by this package
+// from the SDK's getters (the receive ring, its entries and WQE size from
+// doca_verbs_qp_get_wq, doorbell-record word 0 from doca_verbs_qp_get_dbr_addr,
+// the receive CQ from doca_verbs_cq_get_wq, _get_dbr_addr and _get_cqn), in
+// the layout the headers define; the SDK's own export (whose struct has the
+// SDK's layout) is never called.
+func TestSDKChildExportRQ(t *testing.T) {
+	inChild(t)
+	g := sdkHostGPU(t)
+	d := dev(t, "emu0")
+	scq, err := d.NewCQ(verbs.CQConfig{Size: 64})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, scq.Close()) })
+	rcq, err := d.NewCQ(verbs.CQConfig{Size: 64})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rcq.Close()) })
+	qp, err := d.NewQP(verbs.QPConfig{SendCQ: scq, RecvCQ: rcq, SQWR: 64, RQWR: 64, SendMaxSGE: 1, RecvMaxSGE: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, qp.Close()) })
+	assert.Equal(t, uint32(16), qp.WQ().RQWQESize, "the SDK reports 16-byte receive WQEs for one scatter entry")
+
+	mark := callLog().Mark()
+	q, err := g.ExportQP(qp, scq, rcq, ExportConfig{NICHandler: NICHandlerCPUProxy})
+	require.NoError(t, err)
+	p, err := q.DeviceQP()
+	require.NoError(t, err)
+	calls := count(mark)
+	assert.Zero(t, calls["doca_gpu_verbs_export_qp"], "the SDK's export is not used")
+	dq, err := devstruct.DecodeQP(hostSlice(uintptr(p), uintptr(devstruct.QPSize)))
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0xfedcba), dq.RQNum)
+	assert.Equal(t, uint64(0x7e0000100000), dq.RQWQEDAddr, "the SDK's receive ring")
+	assert.Equal(t, uint32(64), dq.RQWQENum)
+	assert.Equal(t, uint32(63), dq.RQWQEMask)
+	assert.Equal(t, uint32(16), dq.RcvWQESize)
+	assert.Equal(t, uint64(0x7e0000200000), dq.RQDBRec, "word 0 of the SDK's doorbell record")
+	assert.Equal(t, uint64(0x7e0000200000+4), dq.SQDBRec)
+	assert.Equal(t, uint64(0x7d0000000000), dq.CQRQ.CQEDAddr)
+	assert.Equal(t, uint32(0xabcdef), dq.CQRQ.CQNum)
+	assert.Equal(t, uint64(0x7d0000100000), dq.CQRQ.DBRec)
+	assert.Equal(t, devstruct.CQFlagInQP|devstruct.CQFlagRQ, dq.CQRQ.Flags)
+	require.NoError(t, q.Close())
+
+	// Two scatter entries per receive: 32-byte WQEs, refused.
+	wide, err := d.NewQP(verbs.QPConfig{SendCQ: scq, RecvCQ: rcq, SQWR: 64, RQWR: 64, SendMaxSGE: 1, RecvMaxSGE: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, wide.Close()) })
+	_, err = g.ExportQP(wide, scq, rcq, ExportConfig{NICHandler: NICHandlerCPUProxy})
+	assert.ErrorIs(t, err, ErrInvalidValue)
+	assert.ErrorContains(t, err, "receive WQEs of 32 bytes")
+}
+
 // The GPU handle in SDK mode: allocations, frees and dma-bufs through the
 // SDK; failures mapped to DOCA's codes; an open-mode GPU and an SDK Dev do
 // not mix; a QPHL without NetDev opens and closes a device object itself.
@@ -293,7 +345,7 @@ func runSameAPI(t *testing.T, newG func(t *testing.T) *GPU) map[string]string {
 			out = append(out, outcome(q.CQRing().Free(), "free an owned ring"))
 			out = append(out, outcome(d.Close(), "close the NetDev under it"))
 			out = append(out, outcome(q.QP().Close(), "close its QP"))
-			_, err = g.ExportQP(q.QP(), nil, ExportConfig{})
+			_, err = g.ExportQP(q.QP(), nil, nil, ExportConfig{})
 			out = append(out, outcome(err, "export without CQ"))
 			out = append(out, outcome(q.Close(), ""), outcome(q.Close(), "twice"))
 			return strings.Join(out, "; ")

@@ -10,6 +10,7 @@
 #      client on emu1, one GPU, MPS): put_bw and write_bw (64 B and 1 MiB
 #      rows) and write_lat (1 and 64 B rows); put_bw once more with the
 #      examples' default of 2048 messages per size (its 64 B row);
+#      twosided_bw (SEND/receive, both sides' kernels: 64 B and 1 MiB rows);
 #   3. a summary: every figure beside its target, bandwidths also as a
 #      fraction of the cuMemcpy DtoH bandwidth measured in step 1.
 # Runs from prebuilt binaries (make gpu-build: build/bin/emubench and the
@@ -85,6 +86,7 @@ pair put_bw put_bw -- -i "$BW_ITERS" -e 0 -p 0
 # read-ahead weigh a quarter as much as in the 512-message launch above.
 pair put_bw_2048 put_bw -- -i 2048 -e 0 -p 0
 pair write_bw write_bw -- -i "$BW_ITERS" -p 0
+pair twosided_bw twosided_bw -i "$BW_ITERS" -e 0 -p 0 -- -i "$BW_ITERS" -e 0 -p 0
 pair write_lat write_lat -p 0 -i "$LAT_ITERS" -- -p 0 -i "$LAT_ITERS"
 
 # col FILE BYTES COLUMN: a column of a table row.
@@ -101,6 +103,8 @@ p64d=$(col "$LOG/put_bw_2048/client.out" 64 4)
 p1m=$(col "$LOG/put_bw/client.out" 1048576 3)
 w64=$(col "$LOG/write_bw/client.out" 64 4)
 w1m=$(col "$LOG/write_bw/client.out" 1048576 3)
+t64=$(col "$LOG/twosided_bw/client.out" 64 4)
+t1m=$(col "$LOG/twosided_bw/client.out" 1048576 3)
 l1=$(col "$LOG/write_lat/client.out" 1 3)
 l64=$(col "$LOG/write_lat/client.out" 64 3)
 
@@ -117,6 +121,9 @@ l64=$(col "$LOG/write_lat/client.out" 64 3)
   printf '  %-34s %14s %14s %10s\n' "  median of 15 launches (min-max)" "-" "$(val inproc.put_bw_64B_of15_median) ($(val inproc.put_bw_64B_of15_min)-$(val inproc.put_bw_64B_of15_max))" ""
   printf '  %-34s %14s %14s %10s\n' "  2048 per launch (examples' default)" "$(mmsg "$p64d")" "-" ""
   printf '  %-34s %14s %14s %10s\n' "write_bw 64 B (M msgs/s)" "$(mmsg "$w64")" "-" ""
+  printf '  %-34s %14s %14s %10s\n' "twosided_bw 64 B (M msgs/s)" "$(mmsg "$t64")" "-" ""
+  printf '  %-34s %14s %14s %10s\n' "  per round of 512 (us)" "$(awk -v r="$t64" 'BEGIN { if (r != "" && r > 0) printf "%.1f", 512 / r; else print "-" }')" "-" ""
+  printf '  %-34s %14s %14s %10s\n' "twosided_bw 1 MiB (Gbps)" "${t1m:--}" "-" ""
   printf '  %-34s %14s %14s %10s\n' "put_bw 1 MiB (Gbps)" "${p1m:--}" "$(val inproc.put_bw_1MiB)" ">= 100"
   printf '  %-34s %14s %14s %10s\n' "  of cuMemcpy DtoH" "$(frac "$p1m")" "$(val inproc.put_bw_1MiB_of_dtoh)" ""
   printf '  %-34s %14s %14s %10s\n' "write_bw 1 MiB (Gbps)" "${w1m:--}" "$(val inproc.write_bw_1MiB)" ">= 100"

@@ -5,7 +5,7 @@
 # arrived" line naming how the kernel was built. Then every benchmark example
 # in every supported exec scope and NIC handler, each run as two processes
 # (server on emu0, client on emu1) on one GPU. Checks the exit statuses, the
-# server's validation line (put_bw, write_bw), that every row of the table is
+# server's validation line (put_bw, write_bw, twosided_bw), that every row of the table is
 # present with the right message sizes and iteration count, and that its
 # numbers are positive and consistent with each other (and with the -o JSON
 # file). Prints a summary.
@@ -167,6 +167,13 @@ for scope in 0 1; do
 done
 for h in 0 1 2; do
   run_case "write_bw -p $h" write_bw bw -- -i "$BW_ITERS" -p "$h"
+done
+# Two-sided: both sides run kernels (the server posts receives and waits for
+# them), so the server gets the same -i, -e and -p.
+for scope in 0 1; do
+  for h in 0 1 2; do
+    run_case "twosided_bw -e $scope -p $h" twosided_bw bw -i "$BW_ITERS" -e "$scope" -p "$h" -- -i "$BW_ITERS" -e "$scope" -p "$h"
+  done
 done
 for h in 0 1 2 6; do
   run_case "write_lat -p $h" write_lat lat -p "$h" -i "$LAT_ITERS" -- -p "$h" -i "$LAT_ITERS"

@@ -6,7 +6,9 @@
 # Every row prints its absolute Mops/s; the rows with a target (a posting rate to reach: 0.95x of
 # DOCA GPUNetIO 2.0.1's headers on an H100 for that variant and geometry, 1.5x for the shared-QP
 # warp put; see post_rate.cu) add it and ok/MISS, and a TARGET line each closes every geometry's
-# table. --probe adds the doorbell cost breakdown.
+# table. --probe adds the doorbell cost breakdown. The two-sided rows (send.*, recv.*: SEND and
+# receive posting, thread and warp scope, on a shared QP and on a QP per thread or warp) print
+# their absolute Mops/s beside put's; --only send.warp.gpu,recv.warp.gpu,put.warp.gpu picks them.
 #
 # --candidates builds one binary per build-time candidate of the submit core (see
 # doca_gpunetio_dev_verbs_qp.cuh, GDAKI_DEV_CANDIDATE_*) in parallel and runs the variants that

@@ -151,6 +151,8 @@ func TestBadSizes(t *testing.T) {
 		{"receive_max_sges zero", qp(func(c *QPConfig) { c.RecvMaxSGE = 0 }), ErrInvalidValue, qpOp, []string{"receive_max_sges is 0"}},
 		{"receive_max_sges over WQE size", qp(func(c *QPConfig) { c.RecvMaxSGE = 33 }), ErrInvalidValue, qpOp, []string{"receive_max_sges 33 (rounded up to 64)", "device max"}},
 		{"max_inline_data over WQE size", qp(func(c *QPConfig) { c.MaxInlineData = 4096 }), ErrInvalidValue, qpOp, []string{"max_inline_data 4096"}},
+		{"scatter-to-CQE without a receive queue", qp(func(c *QPConfig) { c.RQWR, c.RecvCQ, c.CQEInline = 0, nil, ScatterToCQE32B }), ErrInvalidValue, qpOp, []string{"scatter-to-CQE", "needs a receive queue"}},
+		{"scatter-to-CQE unknown", qp(func(c *QPConfig) { c.CQEInline = 9 }), ErrInvalidValue, qpOp, []string{"unknown scatter-to-CQE mode"}},
 		{"user index over 24 bits", qp(func(c *QPConfig) { c.UserIndex = 1 << 24 }), ErrInvalidValue, qpOp, []string{"user index 0x1000000"}},
 		{"qp wq umem offset", func(t *testing.T, f *fixture) error {
 			u := f.umem(t)

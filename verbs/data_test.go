@@ -129,3 +129,34 @@ func TestRCErrorCompletions(t *testing.T) {
 		})
 	}
 }
+
+// A QP made with CQEInline ScatterToCQE32B gets receives of at most 32
+// bytes in its receive CQE (inline format bit, data in bytes 0..31), the
+// receive buffer untouched; longer ones land in the buffer.
+func TestCQEInlineReceive(t *testing.T) {
+	o := defaultPairOpts()
+	o.qp.CQEInline = ScatterToCQE32B
+	a, b := newPair(t, o)
+	ring, entries, _ := b.cq.Ring()
+	cqes := mem(ring, int(entries)*64)
+	for i, msg := range []string{"scattered into the CQE", "thirty-three bytes, one too many!"} {
+		for j := range b.buf[:64] {
+			b.buf[j] = 0xee
+		}
+		require.NoError(t, b.qp.PostRecv(RecvWR{WRID: uint64(i), SGL: []SGE{{Addr: b.addr(0), Length: 64, LKey: b.mr.LKey()}}}))
+		require.NoError(t, a.qp.PostSend(SendWR{Opcode: WRSend, Signaled: true, InlineData: []byte(msg)}))
+		assert.Equal(t, WCSuccess, waitWC(t, a.cq, 1)[0].Status)
+		rwc := waitWC(t, b.cq, 1)[0]
+		require.Equal(t, WCSuccess, rwc.Status)
+		require.Equal(t, uint32(len(msg)), rwc.ByteLen)
+		cqe := cqes[(i%int(entries))*64:][:64]
+		if len(msg) <= 32 {
+			assert.NotZero(t, cqe[63]&0x4, "inline format bit")
+			assert.Equal(t, msg, string(cqe[:len(msg)]))
+			assert.Equal(t, byte(0xee), b.buf[0], "the buffer of an inlined receive is not written")
+		} else {
+			assert.Zero(t, cqe[63]&0xc, "normal format")
+			assert.Equal(t, msg, string(b.buf[:len(msg)]))
+		}
+	}
+}

@@ -109,6 +109,17 @@ func (v OrderingSemantic) String() string {
 	return "OrderingSemantic(" + strconv.FormatUint(uint64(v), 10) + ")"
 }
 
+// String returns the name of v ("NONE" for ScatterToCQENone), or ScatterToCQE(n) for a value without one.
+func (v ScatterToCQE) String() string {
+	switch v {
+	case ScatterToCQENone:
+		return "NONE"
+	case ScatterToCQE32B:
+		return "32B"
+	}
+	return "ScatterToCQE(" + strconv.FormatUint(uint64(v), 10) + ")"
+}
+
 // String returns the name of v ("DBR_VALID" for SendDBRValid), or SendDBRMode(n) for a value without one.
 func (v SendDBRMode) String() string {
 	switch v {

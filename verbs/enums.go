@@ -151,6 +151,16 @@ const (
 	OrderingOOOAll OrderingSemantic = 0x2 // out-of-order placement for every operation
 )
 
+// ScatterToCQE is a QP's responder scatter-to-CQE mode (enum
+// doca_verbs_qp_scatter_to_cqe of the DOCA SDK): QPConfig.CQEInline.
+type ScatterToCQE uint8
+
+// The scatter-to-CQE modes.
+const (
+	ScatterToCQENone ScatterToCQE = 0 // receives land in their buffers
+	ScatterToCQE32B  ScatterToCQE = 1 // receives of at most 32 bytes land in the CQE
+)
+
 // SendDBRMode is how the NIC learns the SQ producer index (enum doca_verbs_qp_send_dbr_mode).
 type SendDBRMode uint32
 

@@ -61,6 +61,16 @@ type QPConfig struct {
 	// an SDK that provides the setter (ModeInfo.SetOrderingSemantic);
 	// otherwise creating the QP fails with ErrNotSupported.
 	OrderingSemantic OrderingSemantic
+	// CQEInline is responder scatter-to-CQE (the DOCA SDK's
+	// doca_verbs_qp_init_attr_set_cqe_inline, qpc.cs_res): with
+	// ScatterToCQE32B a receive of at most 32 bytes is written into its
+	// 64-byte receive CQE (the CQE's inline format bit set) and not into
+	// the receive buffer. It needs a receive queue or SRQ; open mode only
+	// (ErrNotSupported in SDK mode). It is meant for receive CQs that
+	// device code polls (doca_gpu_dev_verbs_cqe_get_inl_data reads the
+	// bytes): CQ.Poll reports the length and does not copy the bytes into
+	// the buffer.
+	CQEInline ScatterToCQE
 }
 
 // QP is a queue pair (doca_verbs_qp).
@@ -124,6 +134,9 @@ func (d *Dev) NewQP(cfg QPConfig) (*QP, error) {
 	if cfg.OrderingSemantic != OrderingIBTA && d.mode == ModeOpen {
 		logPrint(logInfo, docasdk.MsgSetOrderingUnsupportedOpen)
 		return nil, sdkOnly(op, fmt.Sprintf("QP ordering semantic %v", cfg.OrderingSemantic))
+	}
+	if cfg.CQEInline != ScatterToCQENone && d.mode == ModeSDK {
+		return nil, newErr(op, ErrNotSupported, "scatter-to-CQE (CQEInline %v) is set on open-mode QPs only", cfg.CQEInline)
 	}
 	logUse(docasdk.ObjQP, d.mode)
 	for _, x := range []struct {
@@ -293,6 +306,15 @@ func checkQPConfig(op string, c *Context, cfg QPConfig) error {
 	}
 	if (cfg.RQWR > 0 || cfg.SRQ != nil) && cfg.RecvCQ == nil {
 		return newErr(op, ErrInvalidValue, "a receive queue or SRQ needs a receive CQ")
+	}
+	switch cfg.CQEInline {
+	case ScatterToCQENone:
+	case ScatterToCQE32B:
+		if cfg.RQWR == 0 && cfg.SRQ == nil {
+			return newErr(op, ErrInvalidValue, "scatter-to-CQE (CQEInline %v) needs a receive queue or SRQ", cfg.CQEInline)
+		}
+	default:
+		return newErr(op, ErrInvalidValue, "unknown scatter-to-CQE mode %v", cfg.CQEInline)
 	}
 	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
 		if cq != nil && cq.ctx != c {
@@ -524,6 +546,9 @@ func createQPIn(q *QP, wq, dbr *UMem, dbrOff uint64) mlx5.CreateQPIn {
 		c.CQNSnd, c.LogSQSize = cfg.SendCQ.cqn, uint8(q.sq.logSize)
 	} else {
 		c.NoSQ = true
+	}
+	if cfg.CQEInline == ScatterToCQE32B {
+		c.CSRes = mlx5.ResScatData32CQE
 	}
 	switch {
 	case cfg.SRQ != nil:

@@ -351,7 +351,7 @@ func TestSDKChildRouted(t *testing.T) {
 	}
 	assert.Equal(t, uint32(0xfedcba), qp.QPN())
 	wq := qp.WQ()
-	assert.Equal(t, WQInfo{SQAddr: 0x7e0000000000, SQWQEBBs: 32, RQAddr: 0x7e0000100000, RQEntries: 16, RQWQESize: 64, SQWQESize: 64}, wq)
+	assert.Equal(t, WQInfo{SQAddr: 0x7e0000000000, SQWQEBBs: 32, RQAddr: 0x7e0000100000, RQEntries: 16, RQWQESize: 32, SQWQESize: 64}, wq) // 2 receive SGEs: 32-byte WQEs
 	assert.Equal(t, uintptr(0x7e0000200000), qp.DBRAddr())
 	assert.Equal(t, uintptr(0x7c0000000800), qp.DoorbellAddr())
 	assert.Equal(t, SendDBRValid, qp.SendDBRMode())

@@ -7,6 +7,13 @@
  * plain references (not library code) run in the same process at three geometries; each figure
  * is the median of 5 runs of at least 10 ms.
  *
+ * Two-sided rows (send.*, recv.*): 64-byte SEND WQEs through doca_gpu_dev_verbs_send and 16-byte
+ * receive WQEs through doca_gpu_dev_verbs_recv (RQ ring and its doorbell record in GPU memory, word
+ * 0 of the QP's record). Neither call takes a code_opt, so each checks slot availability; the
+ * send and receive CQs say every earlier WQE completed (cqe_ci at its maximum), so the check
+ * costs what it costs against a NIC that keeps up: a look at the CQ's consumer index once the
+ * ring has wrapped, no wait.
+ *
  * Each row gives the absolute rate, and where one is set the target in Mops/s (0.95x, or 1.5x
  * for the shared-QP warp put, of DOCA GPUNetIO 2.0.1's headers measured on an H100) with
  * "ok"/"MISS". Beside it, as a diagnostic: the ratio to the matching plain reference measured in
@@ -21,6 +28,7 @@
  * scripts/post-rate.sh builds and runs it; --candidates there compares build-time variants.
  */
 #include <doca_gpunetio_device.h>
+#include <doca_gpunetio_dev_verbs_twosided.cuh>
 
 #include <algorithm>
 #include <cstdio>
@@ -49,7 +57,7 @@
 
 /* ---- Library variants ----------------------------------------------------------------------- */
 
-enum op_kind { OP_PUT, OP_P, OP_PUT_SIGNAL };
+enum op_kind { OP_PUT, OP_P, OP_PUT_SIGNAL, OP_SEND, OP_RECV };
 
 /* qp_div: threads per QP (0 = one QP for the whole grid). */
 template <op_kind OP, enum doca_gpu_dev_verbs_exec_scope SCOPE, enum doca_gpu_dev_verbs_resource_sharing_mode RSM>
@@ -66,6 +74,10 @@ __global__ void k_lib(struct doca_gpu_dev_verbs_qp *qps, int qp_div, int iters)
 			doca_gpu_dev_verbs_put<RSM, NIC_AUTO, SCOPE>(qp, raddr, laddr, 64, &t, OPT_SKIP);
 		else if (OP == OP_P)
 			doca_gpu_dev_verbs_p<uint64_t, RSM, NIC_AUTO, SCOPE>(qp, raddr, (uint64_t)i, &t, OPT_SKIP);
+		else if (OP == OP_SEND)
+			doca_gpu_dev_verbs_send<RSM, NIC_AUTO, SCOPE>(qp, laddr, 64, &t);
+		else if (OP == OP_RECV)
+			doca_gpu_dev_verbs_recv<RSM, NIC_AUTO, SCOPE>(qp, laddr, 64, &t);
 		else
 			doca_gpu_dev_verbs_put_signal<SIG_ADD, RSM, NIC_AUTO, SCOPE>(qp, raddr, laddr, 64, saddr, laddr, 1, &t,
 										     OPT_SKIP);
@@ -341,16 +353,23 @@ struct qp_set {
 	uint8_t *d_rings = nullptr;
 	uint8_t *d_dbr = nullptr;
 	uint8_t *d_cqes = nullptr;
+	uint8_t *d_rq = nullptr;
 	uint8_t *h_uar = nullptr;
 };
 
 static uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
 
-static qp_set make_qps(int n, uint16_t wqes, uint8_t *h_uar_pages)
+/* rq: the QPs also get a receive queue of wqes 16-byte entries, and both CQs report every WQE
+ * complete (the two-sided rows). */
+static qp_set make_qps(int n, uint16_t wqes, uint8_t *h_uar_pages, bool rq = false)
 {
 	qp_set s;
 	s.n = n;
 	s.wqes = wqes;
+	if (rq) {
+		CK(cudaMalloc(&s.d_rq, (size_t)n * wqes * 16));
+		CK(cudaMemset(s.d_rq, 0, (size_t)n * wqes * 16));
+	}
 	CK(cudaMalloc(&s.d_qps, sizeof(struct doca_gpu_dev_verbs_qp) * n));
 	CK(cudaMalloc(&s.d_rings, (size_t)n * wqes * 64));
 	CK(cudaMalloc(&s.d_dbr, (size_t)n * 8));
@@ -386,6 +405,17 @@ static qp_set make_qps(int n, uint16_t wqes, uint8_t *h_uar_pages)
 		q.cq_sq.cqe_mask = 63;
 		q.cq_sq.cqe_size = 64;
 		q.cq_sq.mem_type = DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU;
+		if (rq) {
+			q.rq_num = qpn;
+			q.rq_wqe_num = wqes;
+			q.rq_wqe_mask = wqes - 1u;
+			q.rq_wqe_daddr = s.d_rq + (size_t)i * wqes * 16;
+			q.rq_dbrec = (__be32 *)(s.d_dbr + (size_t)i * 8);
+			q.rcv_wqe_size = 16;
+			q.cq_rq = q.cq_sq;
+			q.cq_sq.cqe_ci = ~0ull;
+			q.cq_rq.cqe_ci = ~0ull;
+		}
 	}
 	CK(cudaMemcpy(s.d_qps, img.data(), sizeof(img[0]) * n, cudaMemcpyHostToDevice));
 	return s;
@@ -397,6 +427,7 @@ static void free_qps(qp_set &s)
 	cudaFree(s.d_rings);
 	cudaFree(s.d_dbr);
 	cudaFree(s.d_cqes);
+	cudaFree(s.d_rq);
 	s = qp_set();
 }
 
@@ -538,6 +569,32 @@ static void run_geom(runner &R, const geom &g)
 		run("p.warp.gpu", k_lib<OP_P, SCOPE_WARP, RSM_GPU>);
 		run("put_signal.thread.gpu", k_lib<OP_PUT_SIGNAL, SCOPE_THREAD, RSM_GPU>);
 		run("put_signal.warp.gpu", k_lib<OP_PUT_SIGNAL, SCOPE_WARP, RSM_GPU>);
+		free_qps(s);
+	}
+	/* Two-sided on a shared QP (whole grid), then one QP per thread / per warp. */
+	{
+		qp_set s = make_qps(1, 32768, h_uar, true);
+		auto run = [&](const char *name, auto kern) {
+			if (selected(name))
+				res.push_back({name, "raw.shared+db.gpu",
+					       R.measure([&](int it) { kern<<<grid, block>>>(s.d_qps, 0, it); }, T)});
+		};
+		run("send.thread.gpu", k_lib<OP_SEND, SCOPE_THREAD, RSM_GPU>);
+		run("send.warp.gpu", k_lib<OP_SEND, SCOPE_WARP, RSM_GPU>);
+		run("recv.thread.gpu", k_lib<OP_RECV, SCOPE_THREAD, RSM_GPU>);
+		run("recv.warp.gpu", k_lib<OP_RECV, SCOPE_WARP, RSM_GPU>);
+		free_qps(s);
+	}
+	{
+		qp_set s = make_qps(T, 256, h_uar, true);
+		auto run = [&](const char *name, const char *ref, int div, auto kern) {
+			if (selected(name))
+				res.push_back({name, ref, R.measure([&](int it) { kern<<<grid, block>>>(s.d_qps, div, it); }, T)});
+		};
+		run("send.thread.excl", "raw.thread+db.gpu", 1, k_lib<OP_SEND, SCOPE_THREAD, RSM_EXCL>);
+		run("send.warp.excl", "raw.thread", 32, k_lib<OP_SEND, SCOPE_WARP, RSM_EXCL>);
+		run("recv.thread.excl", "raw.thread+db.gpu", 1, k_lib<OP_RECV, SCOPE_THREAD, RSM_EXCL>);
+		run("recv.warp.excl", "raw.thread", 32, k_lib<OP_RECV, SCOPE_WARP, RSM_EXCL>);
 		free_qps(s);
 	}
 	/* One QP per thread (exclusive), one per warp (warp scope), batched low level, per block. */

@@ -22,6 +22,7 @@
 #include <doca_gpunetio_dev_verbs_qp.cuh>
 #include <doca_gpunetio_dev_verbs_cq.cuh>
 #include <doca_gpunetio_dev_verbs_counter.cuh>
+#include <doca_gpunetio_dev_verbs_twosided.cuh>
 #include <doca_gpunetio_verbs_def.h>
 #include <doca_error.h>
 #elif GPUNETIO_INCLUDE_STYLE == 2
@@ -31,6 +32,7 @@
 #include <common/doca_gpunetio_verbs_def.h>
 #include <device/doca_gpunetio_dev_verbs_onesided.cuh>
 #include <device/doca_gpunetio_dev_verbs_counter.cuh>
+#include <device/doca_gpunetio_dev_verbs_twosided.cuh>
 #include <host/doca_error.h>
 #endif
 
@@ -54,7 +56,7 @@
 static_assert(EIO == 5 && EBUSY == 16, "errno values");
 static_assert(INT_MAX > 0, "limits.h");
 static_assert(sizeof(__be64) == 8, "linux/types.h");
-static_assert(sizeof(struct doca_gpu_dev_verbs_qp) == 296, "QP layout");
+static_assert(sizeof(struct doca_gpu_dev_verbs_qp) == 392, "QP layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_cq) == 64, "CQ layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_wqe) == 64, "WQE layout");
 static_assert(DOCA_GPUNETIO_VERSION == 0x30000, "version"); // DOCA GPUNetIO 3.0.0
@@ -307,6 +309,101 @@ __global__ void k_counter(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_
 	doca_gpu_dev_verbs_put_signal_counter<GDAKI_VERBS_SIGNAL_OP_SET, RSM_EXCL>(qp, ra, la, 64, ra, la, 1, cqp, ra, la, 1);
 	doca_gpu_dev_verbs_get_counter(qp, ra, la, 64, cqp, ra, la, 1);
 	doca_gpu_dev_verbs_get_counter<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>(qp, ra, la, 64, cqp, ra, la, 1, 0);
+}
+
+
+#define QP_RQ DOCA_GPUNETIO_VERBS_QP_RQ
+#define MCST_ON DOCA_GPUNETIO_VERBS_MCST_ENABLED
+#define BLOCK_OFF DOCA_GPUNETIO_VERBS_BLOCKING_MODE_DISABLED
+
+/* The two-sided API and the receive-queue support of the DOCA SDK. */
+__global__ void k_twosided(struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr la,
+			   struct doca_gpu_dev_verbs_addr da, uint64_t *out)
+{
+	doca_gpu_dev_verbs_ticket_t t = 0, acc = 0;
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)0;
+	doca_gpu_dev_verbs_cqe64 *dcqe = (doca_gpu_dev_verbs_cqe64 *)0;
+	static_assert(DOCA_GPUNETIO_VERBS_QP_RQ == 1 && DOCA_GPUNETIO_MLX5_WQE_RQ_SHIFT == 4, "RQ constants");
+	static_assert(sizeof(struct doca_gpu_dev_verbs_cqe64_inline) == 64 && sizeof(struct mlx5_err_cqe_ex) == 64 &&
+			      sizeof(doca_gpu_dev_verbs_cqe64) == 64,
+		      "CQE views");
+
+	doca_gpu_dev_verbs_send(qp, la, 64, &t);
+	acc += t;
+	doca_gpu_dev_verbs_send<RSM_EXCL>(qp, la, 64, &t);
+	doca_gpu_dev_verbs_send<RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY>(qp, la, 0, &t);
+	doca_gpu_dev_verbs_send<RSM_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB, DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP>(qp, la, 8, &t);
+	doca_gpu_dev_verbs_send_thread(qp, la, 1, &t);
+	doca_gpu_dev_verbs_send_thread<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR>(qp, la, 1, &t);
+	doca_gpu_dev_verbs_send_warp(qp, la, 2, &t);
+	doca_gpu_dev_verbs_send_warp<RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF>(qp, la, 2, &t);
+	acc += t;
+
+	doca_gpu_dev_verbs_recv(qp, la, 64, &t);
+	doca_gpu_dev_verbs_recv<RSM_EXCL>(qp, la, 64, &t);
+	doca_gpu_dev_verbs_recv<RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY, DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP>(qp, la, 64, &t);
+	doca_gpu_dev_verbs_recv_thread(qp, la, 0, &t);
+	doca_gpu_dev_verbs_recv_thread<RSM_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB>(qp, la, 4, &t);
+	doca_gpu_dev_verbs_recv_warp(qp, la, 4, &t);
+	doca_gpu_dev_verbs_recv_warp<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>(qp, la, 4, &t);
+	acc += t;
+
+	doca_gpu_dev_verbs_recv_wait(qp, da, &t, &cqe);
+	doca_gpu_dev_verbs_recv_wait<RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB, MCST_ON>(qp, da, &t, &cqe);
+	doca_gpu_dev_verbs_recv_wait<RSM_EXCL, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, DOCA_GPUNETIO_VERBS_MCST_DISABLED, BLOCK_OFF>(
+		qp, da, &t, &cqe);
+	doca_gpu_dev_verbs_recv_wait(qp, da, &cqe);
+	doca_gpu_dev_verbs_recv_wait<RSM_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY, MCST_ON, BLOCK_OFF>(qp, da, &cqe);
+	doca_priv_gpu_dev_verbs_recv_wait(qp, da, &t, &cqe);
+	doca_gpu_dev_verbs_wait_recv(qp, t, da);
+	doca_gpu_dev_verbs_wait_recv<DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP, RSM_CTA, DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB>(qp, t, da);
+
+	/* The receive-queue building blocks, as SDK users fill the ring themselves. */
+	struct doca_gpu_dev_verbs_cq *rcq = doca_gpu_dev_verbs_qp_get_cq_rq(qp);
+	uint64_t idx = doca_gpu_dev_verbs_reserve_wq_slots<RSM_GPU, QP_RQ>(qp, 2);
+	idx += doca_gpu_dev_verbs_reserve_wq_slots<RSM_EXCL, QP_RQ>(qp, 1, DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK);
+	struct mlx5_wqe_data_seg *rw = doca_gpu_dev_verbs_get_rwqe_ptr(qp, (uint16_t)idx);
+	doca_gpu_dev_verbs_wqe_prepare_recv(qp, rw, la.addr, la.key, 64);
+	doca_gpu_dev_verbs_mark_wqes_ready<RSM_GPU, QP_RQ>(qp, idx, idx + 1);
+	doca_gpu_dev_verbs_mark_wqes_ready<RSM_CTA, QP_RQ>(qp, idx, idx);
+	doca_gpu_dev_verbs_wait_until_slot_available<RSM_GPU, QP_RQ>(qp, idx);
+	doca_gpu_dev_verbs_submit<RSM_GPU, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, QP_RQ>(qp, idx + 2);
+	doca_gpu_dev_verbs_submit<RSM_EXCL, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS, DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY, QP_RQ>(qp, idx + 3);
+	doca_gpu_dev_verbs_submit_db<RSM_CTA, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_CTA, QP_RQ>(qp, idx + 4);
+	doca_gpu_dev_verbs_submit_db_no_dbr<RSM_GPU, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, QP_RQ>(qp, idx + 5);
+	doca_gpu_dev_verbs_update_dbr<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, QP_RQ>(qp, (uint32_t)idx);
+	doca_priv_gpu_dev_verbs_update_dbr<QP_RQ>(qp, (uint32_t)idx);
+	acc += doca_gpu_dev_verbs_wqe_idx_inc_mask(0xffff, 2);
+
+	struct doca_gpu_dev_verbs_wqe *w = doca_gpu_dev_verbs_get_wqe_ptr(qp, 0);
+	doca_gpu_dev_verbs_wqe_prepare_send(qp, w, 0, DOCA_GPUNETIO_IB_MLX5_OPCODE_SEND, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0);
+	doca_gpu_dev_verbs_wqe_prepare_send(qp, w, 1, DOCA_GPUNETIO_IB_MLX5_OPCODE_SEND_IMM,
+					    DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0x12345678, la.addr, la.key, 8);
+	doca_gpu_dev_verbs_wqe_prepare_send(qp, w, 2, DOCA_GPUNETIO_IB_MLX5_OPCODE_SEND, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0,
+					    la.addr, la.key, 8, la.addr + 8, la.key, 8);
+	doca_gpu_dev_verbs_wqe_prepare_send(qp, w, 3, DOCA_GPUNETIO_IB_MLX5_OPCODE_SEND, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0,
+					    la.addr, la.key, 8, la.addr + 8, la.key, 8, la.addr + 16, la.key, 8);
+
+	int r = doca_gpu_dev_verbs_poll_cq_at<RSM_GPU, QP_RQ>(rcq, 1);
+	r += doca_gpu_dev_verbs_poll_one_cq_at<RSM_EXCL, QP_RQ>(rcq, 1);
+	r += doca_gpu_dev_verbs_poll_cq<RSM_GPU, QP_RQ>(rcq, 1u);
+	r += doca_gpu_dev_verbs_poll_cq(rcq, (uint64_t)2, &cqe);
+	r += doca_gpu_dev_verbs_poll_cq<RSM_CTA, QP_RQ, BLOCK_OFF>(rcq, (uint64_t)2, &cqe);
+	r += doca_gpu_dev_verbs_poll_one_cq_device_at(rcq, 3, &dcqe);
+	r += doca_gpu_dev_verbs_poll_one_cq_device_at<RSM_GPU, QP_RQ>(rcq, 3, &dcqe);
+	dcqe[1].op_own = 0xf1;
+	cqe = reinterpret_cast<struct mlx5_cqe64 *>(dcqe);
+	if (doca_gpu_dev_verbs_cqe_is_inline(cqe))
+		acc += doca_gpu_dev_verbs_cqe_get_inl_data(cqe)[0];
+	acc += doca_gpu_dev_verbs_cqe_get_bytes(cqe);
+	struct doca_gpu_dev_verbs_cqe64_inline *icqe = (struct doca_gpu_dev_verbs_cqe64_inline *)cqe;
+	struct mlx5_err_cqe_ex *ecqe = (struct mlx5_err_cqe_ex *)cqe;
+	acc += icqe->imm_inval_pkey + ecqe->syndrome + ecqe->vendor_err_synd;
+	acc += qp->rq_num + qp->rq_wqe_pi + qp->rq_wqe_num + qp->rq_wqe_mask + (uintptr_t)qp->rq_wqe_daddr +
+	       (uintptr_t)qp->rq_dbrec + qp->rcv_wqe_size + qp->rq_rsvd_index + qp->rq_ready_index + (uint64_t)qp->rq_lock +
+	       qp->cq_rq.cqe_num + (qp->need_mcst ? 1 : 0) + (qp->need_dump ? 1 : 0) + qp->last_get_wqe_idx +
+	       qp->last_dump_wqe_idx + qp->last_recv_wqe_idx;
+	*out = acc + (uint64_t)r;
 }
 
 /* ---- Section 8: the API usage of the three reference example kernels, written anew ---------- */

@@ -14,6 +14,9 @@
  *   gt_errwait_<nic>                  one failing operation and one blocking wait, called directly
  *                                     (GPU sharing mode, one thread): the wait must return on its own
  *   gt_ext_<rsm>_<nic>                the extensions: fetch_add, compare_swap, signal SET, quiet, fence
+ *   gt_twosided_<rsm>_<scope>_<nic>   recv on args.cqps[0] (emu1), send on args.qps[0] (emu0),
+ *                                     recv_wait (MCST when args.op is 1); <rsm> = gpu | cta,
+ *                                     <scope> = thread | warp (cta: thread scope, one block)
  *
  * with <rsm> = excl | gpu, <scope> = thread | warp, <nic> = auto | proxy | db | nodbr (the
  * nic_handler template argument; the QP's runtime handler must match unless it is auto).
@@ -37,6 +40,7 @@
 #include <doca_gpunetio_dev_verbs_qp.cuh>
 #include <doca_gpunetio_dev_verbs_cq.cuh>
 #include <doca_gpunetio_dev_verbs_counter.cuh>
+#include <doca_gpunetio_dev_verbs_twosided.cuh>
 
 #define GT_EXCL DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE
 #define GT_GPU DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU
@@ -81,6 +85,9 @@ enum {
 	GT_ERR_TICKET = 5,        /* a warp's tickets are not the documented slot layout */
 	GT_ERR_BAD_OP = 6,        /* op not valid for this kernel or scope */
 	GT_ERR_BAD_ARGS = 7,      /* launch shape or QP array does not fit the sharing mode */
+	GT_ERR_RECV_CQE = 8,      /* error CQE on the receive CQ */
+	GT_ERR_RECV_TIMEOUT = 9,  /* no receive CQE before the deadline */
+	GT_ERR_RECV_DATA = 10,    /* a received message has the wrong opcode, length or bytes */
 };
 
 __device__ static void gt_report(const struct gt_args &a, int code, uint32_t gtid, uint32_t iter)
@@ -577,6 +584,94 @@ __device__ static void gt_ext(const struct gt_args &a)
 		gt_report(a, GT_ERR_CQE, gtid, a.iters);
 }
 
+/* ---- two-sided API ---------------------------------------------------------------------------- */
+
+/* Bounded wait for the receive completion of RQ index ticket on the QP's receive CQ. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm>
+__device__ static int gt_poll_rq(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticket, uint64_t deadline)
+{
+	struct doca_gpu_dev_verbs_cq *cq = doca_gpu_dev_verbs_qp_get_cq_rq(qp);
+	for (;;) {
+		const int r = doca_gpu_dev_verbs_poll_one_cq_at<rsm, DOCA_GPUNETIO_VERBS_QP_RQ>(cq, ticket);
+		if (r == 0)
+			return 0;
+		if (r != EBUSY)
+			return GT_ERR_RECV_CQE;
+		if (gt_now() > deadline)
+			return GT_ERR_RECV_TIMEOUT;
+	}
+}
+
+/* Length and bytes of two-sided message idx (at least 8 bytes: the first 4 hold idx). Mirrored in
+ * Go (twosidedLen, twosidedByte). */
+__device__ static __forceinline__ uint32_t gt_ts_len(uint32_t idx, uint32_t size)
+{
+	return 8 + (idx * 37u) % (size - 7);
+}
+__device__ static __forceinline__ uint8_t gt_ts_byte(uint32_t idx, uint32_t j) { return (uint8_t)(idx * 7u + j * 13u + 1u); }
+
+/* Every thread (thread scope) or lane (warp scope) posts one receive of args.size bytes at
+ * raddr + idx * size on the receiving QP (cqps[0], key args.rkey: the receiver's lkey), writes
+ * message idx at laddr + idx * size and sends it on the sending QP (qps[0]), waits for its send and
+ * its receive (bounded), then calls recv_wait (which returns at once) and checks the message that
+ * landed in its buffer: RESP_SEND, the length of the message named by its first 4 bytes, and its
+ * bytes. Messages land in RQ order, not per thread, hence the index in the payload. With args.op 1
+ * recv_wait posts the MCST DUMP (1 byte at args.rsig, receiver's key) on the receiving QP. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode rsm, enum doca_gpu_dev_verbs_nic_handler nic,
+	  enum doca_gpu_dev_verbs_exec_scope scope>
+__device__ static void gt_twosided(const struct gt_args &a)
+{
+	const uint32_t gtid = blockIdx.x * blockDim.x + threadIdx.x;
+	const uint64_t deadline = gt_now() + a.timeout_ns;
+	if (a.nqps != 1 || a.cqps == (struct doca_gpu_dev_verbs_qp **)0 || a.size < 8 ||
+	    (rsm == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA && gridDim.x != 1)) {
+		gt_report(a, GT_ERR_BAD_ARGS, gtid, 0);
+		return;
+	}
+	struct doca_gpu_dev_verbs_qp *sqp = a.qps[0], *rqp = a.cqps[0];
+	for (uint32_t k = 0; k < a.iters; k++) {
+		const uint32_t idx = gtid * a.iters + k;
+		const uint64_t off = (uint64_t)idx * a.size;
+		doca_gpu_dev_verbs_ticket_t rt = 0, st = 0;
+		doca_gpu_dev_verbs_recv<rsm, nic, scope>(rqp, gt_addr(a.raddr + off, a.rkey), a.size, &rt);
+
+		const uint32_t len = gt_ts_len(idx, a.size);
+		uint8_t *src = (uint8_t *)(uintptr_t)(a.laddr + off);
+		*(uint32_t *)src = idx;
+		for (uint32_t j = 4; j < len; j++)
+			src[j] = gt_ts_byte(idx, j);
+		doca_gpu_dev_verbs_send<rsm, nic, scope>(sqp, gt_addr(a.laddr + off, a.lkey), len, &st);
+
+		int r = gt_poll<rsm>(sqp, st, deadline, false);
+		if (r != 0) {
+			gt_report(a, r, gtid, k);
+			return;
+		}
+		r = gt_poll_rq<rsm>(rqp, rt, deadline);
+		if (r != 0) {
+			gt_report(a, r, gtid, k);
+			return;
+		}
+		struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)0;
+		if (a.op == 1)
+			doca_gpu_dev_verbs_recv_wait<rsm, nic, DOCA_GPUNETIO_VERBS_MCST_ENABLED>(rqp, gt_addr(a.rsig, a.rkey), &rt,
+												&cqe);
+		else
+			doca_gpu_dev_verbs_recv_wait<rsm, nic>(rqp, gt_addr(a.rsig, a.rkey), &rt, &cqe);
+		const uint8_t *dst = (const uint8_t *)(uintptr_t)(a.raddr + off);
+		const uint32_t from = *(const volatile uint32_t *)dst;
+		bool ok = cqe != (struct mlx5_cqe64 *)0 && (((const volatile uint8_t *)cqe)[63] >> 4) == 2 &&
+			  doca_gpu_dev_verbs_cqe_is_inline(cqe) == 0 && from < gridDim.x * blockDim.x * a.iters &&
+			  doca_gpu_dev_verbs_cqe_get_bytes(cqe) == gt_ts_len(from, a.size);
+		for (uint32_t j = 4; ok && j < gt_ts_len(from, a.size); j++)
+			ok = ((const volatile uint8_t *)dst)[j] == gt_ts_byte(from, j);
+		if (!ok) {
+			gt_report(a, GT_ERR_RECV_DATA, gtid, k);
+			return;
+		}
+	}
+}
+
 /* ---- entry points -------------------------------------------------------------------------- */
 
 #define GT_NIC_auto DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO
@@ -585,6 +680,7 @@ __device__ static void gt_ext(const struct gt_args &a)
 #define GT_NIC_nodbr DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR
 #define GT_RSM_excl GT_EXCL
 #define GT_RSM_gpu GT_GPU
+#define GT_RSM_cta DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_CTA
 #define GT_SCOPE_thread GT_THREAD
 #define GT_SCOPE_warp GT_WARP
 
@@ -613,6 +709,11 @@ __device__ static void gt_ext(const struct gt_args &a)
 	{                                                                                                  \
 		gt_ext<GT_RSM_##rsm, GT_NIC_##nic>(a);                                                     \
 	}
+#define GT_TWOSIDED(rsm, scope, nic)                                                                       \
+	extern "C" __global__ void gt_twosided_##rsm##_##scope##_##nic(struct gt_args a)                   \
+	{                                                                                                  \
+		gt_twosided<GT_RSM_##rsm, GT_NIC_##nic, GT_SCOPE_##scope>(a);                              \
+	}
 #define GT_ALL(nic)                                                                                        \
 	GT_ONESIDED(excl, thread, nic)                                                                     \
 	GT_ONESIDED(excl, warp, nic)                                                                       \
@@ -624,7 +725,10 @@ __device__ static void gt_ext(const struct gt_args &a)
 	GT_COUNTER(gpu, nic)                                                                               \
 	GT_ERRWAIT(nic)                                                                                    \
 	GT_EXT(excl, nic)                                                                                  \
-	GT_EXT(gpu, nic)
+	GT_EXT(gpu, nic)                                                                                   \
+	GT_TWOSIDED(gpu, thread, nic)                                                                      \
+	GT_TWOSIDED(gpu, warp, nic)                                                                        \
+	GT_TWOSIDED(cta, thread, nic)
 
 GT_ALL(auto)
 GT_ALL(proxy)

@@ -9,6 +9,7 @@
 #if GPUNETIO_INCLUDE_STYLE == 1
 #include <doca_gpunetio_dev_verbs_onesided.cuh>
 #include <doca_gpunetio_dev_verbs_counter.cuh>
+#include <doca_gpunetio_dev_verbs_twosided.cuh>
 #include <doca_error.h>
 #elif GPUNETIO_INCLUDE_STYLE == 2
 #include <doca_gpunetio_device.h>
@@ -16,6 +17,7 @@
 #else
 #include <device/doca_gpunetio_dev_verbs_onesided.cuh>
 #include <device/doca_gpunetio_dev_verbs_counter.cuh>
+#include <device/doca_gpunetio_dev_verbs_twosided.cuh>
 #include <host/doca_error.h>
 #endif
 #include <infiniband/mlx5dv.h>
@@ -65,5 +67,20 @@ doca_error_t gpunetio_host_compile_check(struct doca_gpu_dev_verbs_qp *qp, struc
 	r += doca_gpu_dev_verbs_poll_cq_at<RSM_EXCL>(&qp->cq_sq, t);
 	r += doca_gpu_dev_verbs_poll_cq_collapsed_at(qp, t);
 	r += doca_gpu_dev_verbs_poll_cq(&qp->cq_sq, 1);
+	/* Two-sided (thread scope), with rdma-core's struct mlx5_cqe64 defined after the headers. */
+	struct mlx5_cqe64 *cqe = nullptr;
+	doca_gpu_dev_verbs_send(qp, a, 8, &t);
+	doca_gpu_dev_verbs_send_thread<RSM_EXCL>(qp, a, 0, &t);
+	doca_gpu_dev_verbs_recv(qp, a, 8, &t);
+	doca_gpu_dev_verbs_recv_thread<RSM_EXCL>(qp, a, 8, &t);
+	doca_gpu_dev_verbs_recv_wait(qp, a, &t, &cqe);
+	doca_gpu_dev_verbs_recv_wait<RSM_GPU, DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO, DOCA_GPUNETIO_VERBS_MCST_ENABLED>(qp, a, &cqe);
+	doca_gpu_dev_verbs_wait_recv(qp, t, a);
+	r += (int)(cqe->op_own >> 4) + (int)doca_gpu_dev_verbs_cqe_get_bytes(cqe) + (int)doca_gpu_dev_verbs_cqe_is_inline(cqe);
+	r += doca_gpu_dev_verbs_poll_cq<RSM_GPU, DOCA_GPUNETIO_VERBS_QP_RQ>(doca_gpu_dev_verbs_qp_get_cq_rq(qp), t, &cqe);
+	doca_gpu_dev_verbs_cqe64 *dc = nullptr;
+	r += doca_gpu_dev_verbs_poll_one_cq_device_at(&qp->cq_rq, t, &dc);
+	doca_gpu_dev_verbs_wqe_prepare_recv(qp, doca_gpu_dev_verbs_get_rwqe_ptr(qp, 0), 1, 2, 3);
+	doca_gpu_dev_verbs_wqe_prepare_send(qp, w, 0, MLX5_OPCODE_SEND, DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, 0, 1, 2, 3);
 	return r == 0 ? DOCA_SUCCESS : DOCA_ERROR_IO_FAILED;
 }

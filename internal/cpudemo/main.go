@@ -16,9 +16,14 @@
 // 512 slots (the kernel's 512 threads) and slot t always writes bytes
 // [t*size, (t+1)*size) of its buffer; -threads CPU threads share the slots.
 //
+// With -twosided it runs examples/twosided_bw's exchange instead
+// (twosided.go): the server's threads post receives into its high-level
+// QP's receive queue and signal with an RDMA write, the client's threads
+// send into them, both with the two-sided device API.
+//
 // Usage: cpudemo [-i 2048] [-threads 8] [-p 0|1|2] [-max-size 65536]
-// [-server emu0] [-client emu1] [-timeout 30s]. The exit status is 0 when
-// every byte arrived with no error completion, 1 otherwise.
+// [-server emu0] [-client emu1] [-timeout 30s] [-twosided]. The exit status
+// is 0 when every byte arrived with no error completion, 1 otherwise.
 package main
 
 import (
@@ -54,6 +59,9 @@ type config struct {
 	timeout        time.Duration
 	// rkeyXor corrupts the rkey the client uses (tests: error completions).
 	rkeyXor uint32
+	// twosided runs twosided_bw's exchange (SEND into posted receives)
+	// instead of put_bw's.
+	twosided bool
 }
 
 func main() {
@@ -64,7 +72,11 @@ func main() {
 	if err != nil {
 		os.Exit(1)
 	}
-	if err := run(cfg, os.Stdout); err != nil {
+	r := run
+	if cfg.twosided {
+		r = runTwoSided
+	}
+	if err := r(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "cpudemo:", err)
 		fmt.Println("CPU-driven demo FAILED")
 		os.Exit(1)
@@ -83,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.server, "server", "emu0", "RDMA device of the server")
 	fs.StringVar(&cfg.client, "client", "emu1", "RDMA device of the client")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "bound on every wait")
+	fs.BoolVar(&cfg.twosided, "twosided", false, "run twosided_bw's exchange: the server posts receives, the client sends")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -285,15 +298,23 @@ type link struct {
 // the DOCA examples' byte format, as two processes would: the server offers
 // its buffers, the client none.
 func exchange(srv, cli *side, bufs []*buffer, timeout time.Duration) (s, c link, err error) {
+	var regions []verbs.Region
+	for _, b := range bufs {
+		regions = append(regions, b.tMR.Region())
+	}
+	return exchangeRegions(srv, cli, regions, nil, timeout)
+}
+
+// exchangeRegions is exchange with the regions each side offers.
+func exchangeRegions(srv, cli *side, srvRegions, cliRegions []verbs.Region, timeout time.Duration) (s, c link, err error) {
 	if s.local, err = srv.qp.LocalEndpoint(1, 0); err != nil {
 		return s, c, err
 	}
 	if c.local, err = cli.qp.LocalEndpoint(1, 0); err != nil {
 		return s, c, err
 	}
-	for _, b := range bufs {
-		s.local.Regions = append(s.local.Regions, b.tMR.Region())
-	}
+	s.local.Regions = srvRegions
+	c.local.Regions = cliRegions
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		return s, c, err
@@ -315,14 +336,14 @@ func exchange(srv, cli *side, bufs []*buffer, timeout time.Duration) (s, c link,
 			ch <- res{err: err}
 			return
 		}
-		ep, err := verbs.ExchangeEndpointDOCA(conn, s.local.Endpoint, 0)
+		ep, err := verbs.ExchangeEndpointDOCA(conn, s.local.Endpoint, len(cliRegions))
 		ch <- res{ep, err}
 	}()
 	conn, err := net.DialTimeout("tcp4", l.Addr().String(), timeout)
 	if err == nil {
 		defer conn.Close()
 		if err = conn.SetDeadline(time.Now().Add(timeout)); err == nil {
-			c.remote, err = verbs.ExchangeEndpointDOCA(conn, c.local.Endpoint, len(bufs))
+			c.remote, err = verbs.ExchangeEndpointDOCA(conn, c.local.Endpoint, len(srvRegions))
 		}
 	}
 	if err != nil {

@@ -125,3 +125,29 @@ func TestParseFlags(t *testing.T) {
 		assert.Contains(t, stderr.String(), "Usage of cpudemo", "%v", tc.args)
 	}
 }
+
+// The CPU-driven two-sided exchange (twosided_bw's: the server's threads
+// post receives and signal with an RDMA write, the client's send into
+// them) moves every byte through receives whose ring, doorbell record and
+// CQ the server's device QP holds, in every handler of the example.
+func TestRunTwoSided(t *testing.T) {
+	for _, h := range []gpunetio.NICHandler{gpunetio.NICHandlerAuto, gpunetio.NICHandlerCPUProxy, gpunetio.NICHandlerGPUSMDB} {
+		t.Run(h.String(), func(t *testing.T) {
+			var out bytes.Buffer
+			cfg := testConfig(h)
+			cfg.twosided = true
+			require.NoError(t, runTwoSided(cfg, &out))
+			s := out.String()
+			assert.Contains(t, s, "CPU-driven twosided_bw (no GPU)")
+			assert.Contains(t, s, "Data received correctly from client")
+			assert.Contains(t, s, "0 error completions")
+			r := rows(t, s)
+			require.Len(t, r, 8, "sizes 1..4096:\n%s", s)
+			for i, row := range r {
+				assert.Equal(t, float64(sizes[i]), row[0])
+				assert.Equal(t, 512.0, row[1])
+				require.Positive(t, row[4], "time")
+			}
+		})
+	}
+}

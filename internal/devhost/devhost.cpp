@@ -576,4 +576,158 @@ void devhost_submit_multi(struct doca_gpu_dev_verbs_qp *qp0, struct doca_gpu_dev
 	});
 }
 
+
+// ---- two-sided ----------------------------------------------------------------------------------
+
+uint64_t devhost_send(struct doca_gpu_dev_verbs_qp *qp, uint64_t laddr, uint32_t lkey, uint64_t size, int rsm, int nic)
+{
+	doca_gpu_dev_verbs_ticket_t t = 0;
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		doca_gpu_dev_verbs_send<M::rsm, M::nic>(qp, A(laddr, lkey), size, &t);
+	});
+	return t;
+}
+
+uint64_t devhost_recv(struct doca_gpu_dev_verbs_qp *qp, uint64_t laddr, uint32_t lkey, uint64_t size, int rsm, int nic)
+{
+	doca_gpu_dev_verbs_ticket_t t = 0;
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		doca_gpu_dev_verbs_recv<M::rsm, M::nic>(qp, A(laddr, lkey), size, &t);
+	});
+	return t;
+}
+
+void devhost_recv_wait(struct doca_gpu_dev_verbs_qp *qp, uint64_t daddr, uint32_t dkey, uint64_t ticket, int last,
+		       int rsm, int nic, int mcst, int blocking, void **cqe)
+{
+	struct mlx5_cqe64 *c = (struct mlx5_cqe64 *)*cqe;
+	doca_gpu_dev_verbs_ticket_t t = ticket;
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		constexpr auto on = DOCA_GPUNETIO_VERBS_MCST_ENABLED;
+		constexpr auto off = DOCA_GPUNETIO_VERBS_MCST_DISABLED;
+		constexpr auto bon = DOCA_GPUNETIO_VERBS_BLOCKING_MODE_ENABLED;
+		constexpr auto boff = DOCA_GPUNETIO_VERBS_BLOCKING_MODE_DISABLED;
+		if (last) {
+			if (mcst)
+				doca_gpu_dev_verbs_recv_wait<M::rsm, M::nic, on>(qp, A(daddr, dkey), &c);
+			else
+				doca_gpu_dev_verbs_recv_wait<M::rsm, M::nic, off>(qp, A(daddr, dkey), &c);
+		} else if (blocking) {
+			if (mcst)
+				doca_gpu_dev_verbs_recv_wait<M::rsm, M::nic, on, bon>(qp, A(daddr, dkey), &t, &c);
+			else
+				doca_gpu_dev_verbs_recv_wait<M::rsm, M::nic, off, bon>(qp, A(daddr, dkey), &t, &c);
+		} else {
+			if (mcst)
+				doca_gpu_dev_verbs_recv_wait<M::rsm, M::nic, on, boff>(qp, A(daddr, dkey), &t, &c);
+			else
+				doca_gpu_dev_verbs_recv_wait<M::rsm, M::nic, off, boff>(qp, A(daddr, dkey), &t, &c);
+		}
+	});
+	*cqe = (void *)c;
+}
+
+void devhost_wait_recv(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticket, uint64_t daddr, uint32_t dkey, int rsm, int nic)
+{
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		doca_gpu_dev_verbs_wait_recv<DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD, M::rsm, M::nic>(qp, ticket, A(daddr, dkey));
+	});
+}
+
+int devhost_poll_cq_rq(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx, int rsm, int blocking, void **cqe)
+{
+	struct mlx5_cqe64 *c = (struct mlx5_cqe64 *)0;
+	int r = 0;
+	with_rsm(rsm, [&](auto m) {
+		constexpr auto R = decltype(m)::rsm;
+		if (blocking)
+			r = doca_gpu_dev_verbs_poll_cq<R, DOCA_GPUNETIO_VERBS_QP_RQ>(doca_gpu_dev_verbs_qp_get_cq_rq(qp), idx, &c);
+		else
+			r = doca_gpu_dev_verbs_poll_cq<R, DOCA_GPUNETIO_VERBS_QP_RQ, DOCA_GPUNETIO_VERBS_BLOCKING_MODE_DISABLED>(
+				doca_gpu_dev_verbs_qp_get_cq_rq(qp), idx, &c);
+	});
+	*cqe = (void *)c;
+	return r;
+}
+
+int devhost_poll_one_cq_device_at_rq(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx, int rsm, void **cqe)
+{
+	doca_gpu_dev_verbs_cqe64 *c = (doca_gpu_dev_verbs_cqe64 *)0;
+	int r = 0;
+	with_rsm(rsm, [&](auto m) {
+		r = doca_gpu_dev_verbs_poll_one_cq_device_at<decltype(m)::rsm, DOCA_GPUNETIO_VERBS_QP_RQ>(
+			doca_gpu_dev_verbs_qp_get_cq_rq(qp), idx, &c);
+	});
+	*cqe = (void *)c;
+	return r;
+}
+
+uint32_t devhost_cqe_is_inline(void *cqe) { return doca_gpu_dev_verbs_cqe_is_inline((struct mlx5_cqe64 *)cqe); }
+
+void *devhost_cqe_get_inl_data(void *cqe) { return doca_gpu_dev_verbs_cqe_get_inl_data((struct mlx5_cqe64 *)cqe); }
+
+uint32_t devhost_cqe_get_bytes(void *cqe) { return doca_gpu_dev_verbs_cqe_get_bytes((struct mlx5_cqe64 *)cqe); }
+
+void *devhost_get_rwqe_ptr(struct doca_gpu_dev_verbs_qp *qp, uint16_t idx)
+{
+	return (void *)doca_gpu_dev_verbs_get_rwqe_ptr(qp, idx);
+}
+
+void devhost_prepare_recv(struct doca_gpu_dev_verbs_qp *qp, void *rwqe, uint64_t addr, uint32_t key, uint32_t bytes)
+{
+	doca_gpu_dev_verbs_wqe_prepare_recv(qp, (struct mlx5_wqe_data_seg *)rwqe, addr, key, bytes);
+}
+
+void devhost_prepare_send(struct doca_gpu_dev_verbs_qp *qp, void *wqe, uint16_t idx, uint32_t opcode, uint32_t flags,
+			  uint32_t imm, int nseg, const uint64_t *a, const uint32_t *k, const uint32_t *b)
+{
+	struct doca_gpu_dev_verbs_wqe *w = (struct doca_gpu_dev_verbs_wqe *)wqe;
+	const auto f = (enum doca_gpu_dev_verbs_wqe_ctrl_flags)flags;
+	switch (nseg) {
+	case 0:
+		doca_gpu_dev_verbs_wqe_prepare_send(qp, w, idx, opcode, f, imm);
+		break;
+	case 1:
+		doca_gpu_dev_verbs_wqe_prepare_send(qp, w, idx, opcode, f, imm, a[0], k[0], b[0]);
+		break;
+	case 2:
+		doca_gpu_dev_verbs_wqe_prepare_send(qp, w, idx, opcode, f, imm, a[0], k[0], b[0], a[1], k[1], b[1]);
+		break;
+	default:
+		doca_gpu_dev_verbs_wqe_prepare_send(qp, w, idx, opcode, f, imm, a[0], k[0], b[0], a[1], k[1], b[1], a[2], k[2],
+						    b[2]);
+		break;
+	}
+}
+
+uint64_t devhost_rq_reserve(struct doca_gpu_dev_verbs_qp *qp, uint32_t n, int rsm, uint32_t code_opt)
+{
+	uint64_t r = 0;
+	with_rsm(rsm, [&](auto m) {
+		r = doca_gpu_dev_verbs_reserve_wq_slots<decltype(m)::rsm, DOCA_GPUNETIO_VERBS_QP_RQ>(qp, n, code_opt);
+	});
+	return r;
+}
+
+void devhost_rq_mark_ready(struct doca_gpu_dev_verbs_qp *qp, uint64_t from, uint64_t to, int rsm)
+{
+	with_rsm(rsm, [&](auto m) {
+		doca_gpu_dev_verbs_mark_wqes_ready<decltype(m)::rsm, DOCA_GPUNETIO_VERBS_QP_RQ>(qp, from, to);
+	});
+}
+
+void devhost_rq_submit(struct doca_gpu_dev_verbs_qp *qp, uint64_t pi, int rsm, int nic)
+{
+	with_modes(rsm, nic, [&](auto m) {
+		using M = decltype(m);
+		doca_gpu_dev_verbs_submit<M::rsm, DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU, M::nic, DOCA_GPUNETIO_VERBS_QP_RQ>(qp, pi);
+	});
+}
+
+struct doca_gpu_dev_verbs_cq *devhost_qp_cq_rq(struct doca_gpu_dev_verbs_qp *qp) { return &qp->cq_rq; }
+
 } // extern "C"

@@ -140,6 +140,32 @@ void devhost_set_poll_timeout(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticks);
 int devhost_probe_cq_at(struct doca_gpu_dev_verbs_cq *cq, uint64_t ci, int rsm);
 int devhost_probe_collapsed(struct doca_gpu_dev_verbs_qp *qp, uint64_t ci);
 
+/* Two-sided API (thread scope). send/recv return the ticket. recv_wait runs the 4-argument
+ * recv_wait<rsm, nic, mcst, blocking> on *ticket and stores the CQE address in *cqe; the
+ * 3-argument form when last is set (*cqe is left as it was when nothing was reserved). */
+uint64_t devhost_send(struct doca_gpu_dev_verbs_qp *qp, uint64_t laddr, uint32_t lkey, uint64_t size, int rsm, int nic);
+uint64_t devhost_recv(struct doca_gpu_dev_verbs_qp *qp, uint64_t laddr, uint32_t lkey, uint64_t size, int rsm, int nic);
+void devhost_recv_wait(struct doca_gpu_dev_verbs_qp *qp, uint64_t daddr, uint32_t dkey, uint64_t ticket, int last,
+		       int rsm, int nic, int mcst, int blocking, void **cqe);
+void devhost_wait_recv(struct doca_gpu_dev_verbs_qp *qp, uint64_t ticket, uint64_t daddr, uint32_t dkey, int rsm,
+		       int nic);
+/* poll_cq<rsm, QP_RQ, blocking>(cq_rq, idx, &cqe) and poll_one_cq_device_at<rsm, QP_RQ>. */
+int devhost_poll_cq_rq(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx, int rsm, int blocking, void **cqe);
+int devhost_poll_one_cq_device_at_rq(struct doca_gpu_dev_verbs_qp *qp, uint64_t idx, int rsm, void **cqe);
+uint32_t devhost_cqe_is_inline(void *cqe);
+void *devhost_cqe_get_inl_data(void *cqe);
+uint32_t devhost_cqe_get_bytes(void *cqe);
+void *devhost_get_rwqe_ptr(struct doca_gpu_dev_verbs_qp *qp, uint16_t idx);
+void devhost_prepare_recv(struct doca_gpu_dev_verbs_qp *qp, void *rwqe, uint64_t addr, uint32_t key, uint32_t bytes);
+/* wqe_prepare_send with nseg (0..3) segments from the arrays. */
+void devhost_prepare_send(struct doca_gpu_dev_verbs_qp *qp, void *wqe, uint16_t idx, uint32_t opcode, uint32_t flags,
+			  uint32_t imm, int nseg, const uint64_t *addr, const uint32_t *key, const uint32_t *bytes);
+/* Low-level RQ steps: reserve_wq_slots<rsm, QP_RQ>, mark_wqes_ready<rsm, QP_RQ>, submit<rsm, GPU, nic, QP_RQ>. */
+uint64_t devhost_rq_reserve(struct doca_gpu_dev_verbs_qp *qp, uint32_t n, int rsm, uint32_t code_opt);
+void devhost_rq_mark_ready(struct doca_gpu_dev_verbs_qp *qp, uint64_t from, uint64_t to, int rsm);
+void devhost_rq_submit(struct doca_gpu_dev_verbs_qp *qp, uint64_t pi, int rsm, int nic);
+struct doca_gpu_dev_verbs_cq *devhost_qp_cq_rq(struct doca_gpu_dev_verbs_qp *qp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,13 +50,16 @@ func (a kernelArgs) bytes() []byte {
 
 // Failure codes of the kernels (status[1]).
 var statusCodes = map[int32]string{
-	1: "error CQE on the main QP",
-	2: "timeout: no CQE on the main QP before the device deadline",
-	3: "error CQE on the companion QP",
-	4: "timeout: no CQE on the companion QP before the device deadline",
-	5: "a warp's tickets do not follow the documented slot layout",
-	6: "operation not valid for this kernel or scope",
-	7: "launch shape or QP array does not fit the sharing mode",
+	1:  "error CQE on the main QP",
+	2:  "timeout: no CQE on the main QP before the device deadline",
+	3:  "error CQE on the companion QP",
+	4:  "timeout: no CQE on the companion QP before the device deadline",
+	5:  "a warp's tickets do not follow the documented slot layout",
+	6:  "operation not valid for this kernel or scope",
+	7:  "launch shape or QP array does not fit the sharing mode",
+	8:  "error CQE on the receive CQ",
+	9:  "timeout: no receive CQE before the device deadline",
+	10: "a received message has the wrong opcode, length or bytes",
 }
 
 // status is what a kernel reported.

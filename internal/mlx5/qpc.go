@@ -62,3 +62,18 @@ func (x *QPContext) CopyFields(src *QPContext, names []string) error {
 	}
 	return nil
 }
+
+// Responder scatter-to-CQE (qpc.cs_res): with ResScatData32CQE a receive
+// of at most 32 bytes is written into bytes 0..31 of its 64-byte CQE
+// (format CQEFormatInline32, op_own bit 0x4) instead of the receive
+// buffer; ResScatData64CQE does the same with 64 bytes in a 128-byte CQE.
+// The values are the mlx5 kernel driver's MLX5_RES_SCAT_DATA32_CQE and
+// MLX5_RES_SCAT_DATA64_CQE.
+const (
+	ResScatNone      uint8 = 0
+	ResScatData32CQE uint8 = 1
+	ResScatData64CQE uint8 = 2
+)
+
+// CQEInlineMax is the payload a 64-byte CQE carries with scatter-to-CQE.
+const CQEInlineMax = 32

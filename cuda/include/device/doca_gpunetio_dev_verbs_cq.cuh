@@ -36,6 +36,13 @@ __device__ static __forceinline__ struct doca_gpu_dev_verbs_cq *doca_gpu_dev_ver
 	return &qp->cq_sq;
 }
 
+/* The receive CQ of the QP (DOCA SDK 3.2): the completions of its receive queue. */
+__device__ static __forceinline__ struct doca_gpu_dev_verbs_cq *doca_gpu_dev_verbs_qp_get_cq_rq(
+	struct doca_gpu_dev_verbs_qp *qp)
+{
+	return &qp->cq_rq;
+}
+
 __device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_cqe_idx_inc_mask(uint32_t cqe_idx, uint32_t increment)
 {
 	return (cqe_idx + increment) & DOCA_GPUNETIO_VERBS_CQE_CI_MASK;
@@ -62,11 +69,14 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_cq_print_cqe_err(struc
  * embedded (such a CQ polls exactly as DOCA's). */
 __device__ static __forceinline__ struct gdaki_dev_qp_ext *doca_priv_gpu_dev_verbs_cq_ext(struct doca_gpu_dev_verbs_cq *cq)
 {
-	if ((doca_priv_gpu_dev_verbs_ldg(&cq->gdaki_flags) & GDAKI_DEV_CQ_FLAG_IN_QP) == 0)
+	const uint8_t flags = doca_priv_gpu_dev_verbs_ldg(&cq->gdaki_flags);
+	if ((flags & GDAKI_DEV_CQ_FLAG_IN_QP) == 0)
 		return (struct gdaki_dev_qp_ext *)0;
-	const size_t back = DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_sq) -
-				DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, gdaki);
-	return (struct gdaki_dev_qp_ext *)((uint8_t *)cq - back);
+	const size_t at = (flags & GDAKI_DEV_CQ_FLAG_RQ) != 0
+				  ? DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_rq)
+				  : DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_sq);
+	uint8_t *qp = (uint8_t *)cq - at;
+	return (struct gdaki_dev_qp_ext *)(qp + DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, gdaki));
 }
 
 /* Internal: records the QP's first failure (later ones are dropped). cqe is the error CQE, or NULL
@@ -468,6 +478,64 @@ __device__ static __forceinline__ int doca_gpu_dev_verbs_poll_cq(struct doca_gpu
 		return 0;
 	uint64_t ci = doca_gpu_dev_verbs_load_relaxed<resource_sharing_mode>(&cq->cqe_ci) + count - 1;
 	return doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(cq, ci);
+}
+
+/* Polls the CQE of cons_index and points *cqe64 at its slot (DOCA SDK 3.3), whatever the result.
+ * Blocking (the default): waits for it as poll_cq_at does. Non-blocking: one look; EBUSY (or the
+ * QP's recorded failure) while the CQE is not there, without touching the consumer index (the SDK
+ * returns 0 and advances it past a completion that has not happened). Returns 0, or -EIO for an
+ * error CQE (REQ_ERR or RESP_ERR, *cqe64 on it), without advancing the consumer index. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ,
+	  enum doca_gpu_dev_verbs_blocking_mode blocking_mode = DOCA_GPUNETIO_VERBS_BLOCKING_MODE_ENABLED>
+__device__ static __forceinline__ int doca_gpu_dev_verbs_poll_cq(struct doca_gpu_dev_verbs_cq *cq, uint64_t cons_index,
+								  struct mlx5_cqe64 **cqe64)
+{
+	uint8_t *cqe_daddr = doca_priv_gpu_dev_verbs_ldg_ptr(&cq->cqe_daddr);
+	const uint32_t cqe_num = doca_priv_gpu_dev_verbs_ldg(&cq->cqe_num);
+	const uint64_t x = cons_index + doca_priv_gpu_dev_verbs_ldg(&cq->cqe_rsvd);
+	*cqe64 = (struct mlx5_cqe64 *)(cqe_daddr + (x & (uint64_t)(cqe_num - 1)) * DOCA_GPUNETIO_VERBS_CQE_SIZE);
+	if (blocking_mode == DOCA_GPUNETIO_VERBS_BLOCKING_MODE_ENABLED)
+		return doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(cq, cons_index);
+	return doca_gpu_dev_verbs_poll_one_cq_at<resource_sharing_mode, qp_type>(cq, cons_index);
+}
+
+/* One look at the CQE of cons_index (DOCA SDK 3.4): 0 when it is there (the consumer index moves
+ * past it) or was consumed already, EBUSY while it is not there (or the QP's recorded failure),
+ * -EIO for an error CQE. *cqe points at the slot in every case. cqe_rsvd is added to the index, as
+ * in every poll here: the host leaves it 0 unless it consumed CQEs before the kernel ran. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ int doca_gpu_dev_verbs_poll_one_cq_device_at(struct doca_gpu_dev_verbs_cq *cq,
+										uint64_t cons_index,
+										doca_gpu_dev_verbs_cqe64 **cqe)
+{
+	uint8_t *cqe_daddr = doca_priv_gpu_dev_verbs_ldg_ptr(&cq->cqe_daddr);
+	const uint32_t cqe_num = doca_priv_gpu_dev_verbs_ldg(&cq->cqe_num);
+	const uint64_t x = cons_index + doca_priv_gpu_dev_verbs_ldg(&cq->cqe_rsvd);
+	*cqe = (doca_gpu_dev_verbs_cqe64 *)(cqe_daddr + (x & (uint64_t)(cqe_num - 1)) * DOCA_GPUNETIO_VERBS_CQE_SIZE);
+	return doca_gpu_dev_verbs_poll_one_cq_at<resource_sharing_mode, qp_type>(cq, cons_index);
+}
+
+/* ---- Receive CQE helpers (DOCA SDK 3.3) ---------------------------------------------------------- */
+
+/* Non-zero (MLX5_INLINE_SCATTER_32, 4) when the NIC scattered the received payload (at most 32
+ * bytes) into the CQE instead of the receive buffer. */
+__device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_cqe_is_inline(struct mlx5_cqe64 *cqe64)
+{
+	return (uint32_t)((const volatile uint8_t *)cqe64)[63] & 0x4u;
+}
+
+/* The payload of an inline receive CQE: its first 32 bytes. */
+__device__ static __forceinline__ uint8_t *doca_gpu_dev_verbs_cqe_get_inl_data(struct mlx5_cqe64 *cqe64)
+{
+	return ((struct doca_gpu_dev_verbs_cqe64_inline *)cqe64)->inl_data;
+}
+
+/* The CQE's byte count in host order: the length received, for a receive CQE. */
+__device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_cqe_get_bytes(struct mlx5_cqe64 *cqe64)
+{
+	return doca_gpu_dev_verbs_bswap32(((const volatile struct doca_gpunetio_ib_mlx5_cqe64 *)cqe64)->byte_cnt);
 }
 
 /* For CQs without overrun-ignore. As in DOCA, cqe_ci becomes a 24-bit wrapping value: do not mix

@@ -35,6 +35,21 @@ __device__ static __forceinline__ struct doca_gpu_dev_verbs_wqe *doca_gpu_dev_ve
 	return (struct doca_gpu_dev_verbs_wqe *)(base + ((uintptr_t)(wqe_idx & mask) << DOCA_GPUNETIO_IB_MLX5_WQE_SQ_SHIFT));
 }
 
+/* The 16-byte receive WQE (one scatter entry) of RQ index wqe_idx (DOCA SDK 3.3). */
+__device__ static __forceinline__ struct mlx5_wqe_data_seg *doca_gpu_dev_verbs_get_rwqe_ptr(struct doca_gpu_dev_verbs_qp *qp,
+											    uint16_t wqe_idx)
+{
+	const uint16_t mask = (uint16_t)doca_priv_gpu_dev_verbs_ldg(&qp->rq_wqe_mask);
+	uint8_t *base = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->rq_wqe_daddr);
+	return (struct mlx5_wqe_data_seg *)(base + ((uintptr_t)(wqe_idx & mask) << DOCA_GPUNETIO_MLX5_WQE_RQ_SHIFT));
+}
+
+/* (wqe_idx + increment) modulo 2^16, the NIC's view of a WQE index (DOCA SDK 3.3). */
+__device__ static __forceinline__ uint32_t doca_gpu_dev_verbs_wqe_idx_inc_mask(uint32_t wqe_idx, uint32_t increment)
+{
+	return (wqe_idx + increment) & DOCA_GPUNETIO_VERBS_WQE_PI_MASK;
+}
+
 /* Internal: "at least GPU scope". */
 template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
 struct doca_priv_gpu_dev_verbs_at_least_gpu {
@@ -49,9 +64,17 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_wait_until_slot_available(struct doca_gpu_dev_verbs_qp *qp,
 										     uint64_t wqe_idx)
 {
-	const uint16_t sq_wqe_num = doca_priv_gpu_dev_verbs_ldg(&qp->sq_wqe_num);
-	if (wqe_idx >= sq_wqe_num)
-		(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(&qp->cq_sq, wqe_idx - sq_wqe_num);
+	if constexpr (qp_type == DOCA_GPUNETIO_VERBS_QP_RQ) {
+		/* A receive slot is free once the receive that used it a lap earlier completed, which
+		 * takes a message from the peer. All 32 bits of rq_wqe_num (the SDK reads 16). */
+		const uint32_t rq_wqe_num = doca_priv_gpu_dev_verbs_ldg(&qp->rq_wqe_num);
+		if (wqe_idx >= rq_wqe_num)
+			(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(&qp->cq_rq, wqe_idx - rq_wqe_num);
+	} else {
+		const uint16_t sq_wqe_num = doca_priv_gpu_dev_verbs_ldg(&qp->sq_wqe_num);
+		if (wqe_idx >= sq_wqe_num)
+			(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode, qp_type>(&qp->cq_sq, wqe_idx - sq_wqe_num);
+	}
 }
 
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
@@ -59,9 +82,10 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ uint64_t doca_gpu_dev_verbs_reserve_wq_slots(
 	struct doca_gpu_dev_verbs_qp *qp, uint32_t count, uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
-	const uint64_t base = doca_gpu_dev_verbs_atomic_add<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index, count);
+	uint64_t *rsvd = qp_type == DOCA_GPUNETIO_VERBS_QP_RQ ? (uint64_t *)&qp->rq_rsvd_index : (uint64_t *)&qp->sq_rsvd_index;
+	const uint64_t base = doca_gpu_dev_verbs_atomic_add<uint64_t, resource_sharing_mode>(rsvd, count);
 	if (!(code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK))
-		doca_gpu_dev_verbs_wait_until_slot_available<resource_sharing_mode>(qp, base + count - 1);
+		doca_gpu_dev_verbs_wait_until_slot_available<resource_sharing_mode, qp_type>(qp, base + count - 1);
 	return base;
 }
 
@@ -108,8 +132,8 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_mark_wqes_ready(struct doca_gpu_dev_verbs_qp *qp,
 									   uint64_t from_wqe_idx, uint64_t to_wqe_idx)
 {
-	doca_gpu_dev_common_mark_wqes_ready<resource_sharing_mode, ready_mode>(*(uint64_t *)&qp->sq_ready_index, from_wqe_idx,
-										to_wqe_idx);
+	uint64_t *ready = qp_type == DOCA_GPUNETIO_VERBS_QP_RQ ? (uint64_t *)&qp->rq_ready_index : (uint64_t *)&qp->sq_ready_index;
+	doca_gpu_dev_common_mark_wqes_ready<resource_sharing_mode, ready_mode>(*ready, from_wqe_idx, to_wqe_idx);
 }
 
 /* ---- Doorbell record ----------------------------------------------------------------------- */
@@ -128,7 +152,9 @@ template <enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
 __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_update_dbr(struct doca_gpu_dev_verbs_qp *qp,
 									   uint32_t prod_index)
 {
-	__be32 *dbrec = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
+	/* The RQ's record is word 0 of the QP's doorbell record, the SQ's word 1. */
+	__be32 *dbrec = qp_type == DOCA_GPUNETIO_VERBS_QP_RQ ? doca_priv_gpu_dev_verbs_ldg_ptr(&qp->rq_dbrec)
+							     : doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
 	doca_gpu_dev_common_update_dbr((uint32_t *)dbrec, prod_index);
 }
 
@@ -140,7 +166,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_update_dbr(struct doca
 {
 #ifdef DOCA_GPUNETIO_VERBS_HAS_ASYNC_STORE_RELEASE
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE) {
-		__be32 *dbrec = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
+		__be32 *dbrec = qp_type == DOCA_GPUNETIO_VERBS_QP_RQ ? doca_priv_gpu_dev_verbs_ldg_ptr(&qp->rq_dbrec)
+								     : doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_dbrec);
 		doca_gpu_dev_verbs_async_store_release((uint32_t *)dbrec,
 						       (uint32_t)doca_gpu_dev_verbs_prepare_dbr(prod_index));
 		return;
@@ -148,7 +175,11 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_update_dbr(struct doca
 #else
 	(void)code_opt;
 #endif
-	doca_gpu_dev_verbs_fence_release<sync_scope>();
+	/* The NIC reads the receive record on its own: it observes at system scope. */
+	if (qp_type == DOCA_GPUNETIO_VERBS_QP_RQ)
+		doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+	else
+		doca_gpu_dev_verbs_fence_release<sync_scope>();
 	doca_priv_gpu_dev_verbs_update_dbr<qp_type>(qp, prod_index);
 }
 
@@ -384,12 +415,46 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca
 
 /* ---- Submit family ---------------------------------------------------------------------------- */
 
+/* Internal: the submit of a receive queue, whatever the NIC handler: receives have no doorbell
+ * register, the NIC reads the RQ record (word 0 of the QP's doorbell record) when a message comes.
+ * The record advances monotonically (under rq_lock when shared) and after a system-scope release
+ * fence: the WQEs before it are visible to the NIC (the SDK fences at CTA/GPU scope or not at all,
+ * and sends proxy-handler receives to the SQ's mailbox). */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode>
+__device__ static __forceinline__ void doca_priv_gpu_dev_verbs_submit_rq(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
+									  uint32_t code_opt)
+{
+	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
+		return;
+	uint32_t *dbrec = (uint32_t *)doca_priv_gpu_dev_verbs_ldg_ptr(&qp->rq_dbrec);
+	const uint32_t val = (uint32_t)doca_gpu_dev_verbs_prepare_dbr((uint32_t)prod_index);
+	if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE) {
+		if (qp->rq_wqe_pi >= prod_index)
+			return;
+		qp->rq_wqe_pi = prod_index;
+		doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+		doca_priv_gpu_dev_verbs_store_relaxed_sys32(dbrec, val);
+	} else {
+		doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->rq_lock);
+		const uint64_t old = doca_gpu_dev_verbs_atomic_max<uint64_t, resource_sharing_mode>(&qp->rq_wqe_pi, prod_index);
+		if (old < prod_index) {
+			doca_gpu_dev_verbs_fence_release<DOCA_GPUNETIO_VERBS_SYNC_SCOPE_SYS>();
+			doca_priv_gpu_dev_verbs_store_relaxed_sys32(dbrec, val);
+		}
+		doca_gpu_dev_verbs_unlock<resource_sharing_mode>(&qp->rq_lock);
+	}
+}
+
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
 	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
 __device__ static inline void doca_gpu_dev_verbs_submit_db_no_dbr(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
 								   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	if constexpr (qp_type == DOCA_GPUNETIO_VERBS_QP_RQ) {
+		doca_priv_gpu_dev_verbs_submit_rq<resource_sharing_mode>(qp, prod_index, code_opt);
+		return;
+	}
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
 		return;
 	const uint64_t old =
@@ -404,6 +469,10 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
 								     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	if constexpr (qp_type == DOCA_GPUNETIO_VERBS_QP_RQ) {
+		doca_priv_gpu_dev_verbs_submit_rq<resource_sharing_mode>(qp, prod_index, code_opt);
+		return;
+	}
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
 		return;
 	constexpr enum doca_gpu_dev_verbs_sync_scope second = doca_priv_gpu_dev_verbs_at_least_gpu<sync_scope>::value;
@@ -489,7 +558,8 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_proxy(struct do
 }
 
 /* Dispatcher. GPU_SM_BF (template or runtime) is handled like GPU_SM_DB (DOCA sends it down the
- * proxy path, which writes a PI into the BlueFlame register). */
+ * proxy path, which writes a PI into the BlueFlame register). A receive queue (QP_RQ) is submitted
+ * through its record with every handler. */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
@@ -497,6 +567,11 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
 								  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	if constexpr (qp_type == DOCA_GPUNETIO_VERBS_QP_RQ) {
+		(void)sync_scope;
+		doca_priv_gpu_dev_verbs_submit_rq<resource_sharing_mode>(qp, prod_index, code_opt);
+		return;
+	}
 	if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB ||
 	    nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF) {
 		doca_gpu_dev_verbs_submit_db<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, code_opt);
@@ -793,6 +868,72 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_wait(struc
 	w[0] = 0;
 	w[1] = ((uint64_t)doca_gpu_dev_verbs_bswap32(qpn_cqn) << 32) | (uint64_t)doca_gpu_dev_verbs_bswap32(max_index);
 	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, w);
+}
+
+/* ---- Two-sided WQE builders (DOCA SDK 3.3) ------------------------------------------------------ */
+
+/* SEND (or SEND_IMM with immediate, verbatim) with 0 to 3 data segments; byte counts keep 31 bits.
+ * DS 1..4 comes from the QP's precomputed sq_num_shift8_be_Nds words. */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_send(struct doca_gpu_dev_verbs_qp *qp,
+									    struct doca_gpu_dev_verbs_wqe *wqe_ptr,
+									    const uint16_t wqe_idx, const uint32_t opcode,
+									    enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags,
+									    const uint32_t immediate)
+{
+	uint64_t c[2];
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_1ds, (uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_send(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint32_t immediate,
+	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0)
+{
+	uint64_t c[2], d0[2];
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_2ds, (uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, d0);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_send(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint32_t immediate,
+	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0, const uint64_t laddr1, const uint32_t lkey1,
+	const uint32_t bytes1)
+{
+	uint64_t c[2], d0[2], d1[2];
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_3ds, (uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, d0, d1);
+}
+
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_send(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_wqe *wqe_ptr, const uint16_t wqe_idx,
+	const uint32_t opcode, enum doca_gpu_dev_verbs_wqe_ctrl_flags ctrl_flags, const uint32_t immediate,
+	const uint64_t laddr0, const uint32_t lkey0, const uint32_t bytes0, const uint64_t laddr1, const uint32_t lkey1,
+	const uint32_t bytes1, const uint64_t laddr2, const uint32_t lkey2, const uint32_t bytes2)
+{
+	uint64_t c[2], d0[2], d1[2], d2[2];
+	doca_priv_gpu_dev_verbs_seg_ctrl(c, wqe_idx, opcode, &qp->sq_num_shift8_be_4ds, (uint32_t)ctrl_flags, immediate);
+	doca_priv_gpu_dev_verbs_seg_addr(d0, bytes0 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey0, laddr0);
+	doca_priv_gpu_dev_verbs_seg_addr(d1, bytes1 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey1, laddr1);
+	doca_priv_gpu_dev_verbs_seg_addr(d2, bytes2 & (DOCA_GPUNETIO_IB_MLX5_INLINE_SEG - 1), lkey2, laddr2);
+	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, d0, d1, d2);
+}
+
+/* A receive WQE: one 16-byte scatter entry (byte count BE32, key verbatim, address BE64) written
+ * with one store. qp is not used. */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wqe_prepare_recv(struct doca_gpu_dev_verbs_qp *qp,
+									    struct mlx5_wqe_data_seg *rwqe,
+									    const uint64_t addr, const uint32_t mkey,
+									    const uint32_t bytes)
+{
+	(void)qp;
+	uint64_t d[2];
+	doca_priv_gpu_dev_verbs_seg_addr(d, bytes, mkey, addr);
+	doca_gpu_dev_verbs_store_wqe_seg((uint64_t *)rwqe, d);
 }
 
 /* DUMP: a NIC-side consistency barrier after RDMA reads (callers use 1 byte). */

@@ -24,6 +24,9 @@ type QPOptions struct {
 	CQCollapsed bool
 	// NoKernel skips loading the kernel image (the BW servers launch none).
 	NoKernel bool
+	// RQWQEs gives the QP a receive queue of that many WQEs with its
+	// receive CQ, in GPU memory (gpunetio.QPHLConfig.RQWQEs); 0: none.
+	RQWQEs uint16
 }
 
 // Env is everything one example process holds.
@@ -142,7 +145,7 @@ func (e *Env) openQP(prog common.Program, cfg common.Config, opt QPOptions, log 
 		GPU: e.GPU, NetDev: e.NetDev, PD: e.PD, SQWQEs: common.SQWQEs,
 		NICHandler: opt.Handler, MemRegType: gpunetio.MemRegDefault,
 		SendDBRModeExt: opt.DBRMode, CQCollapsed: opt.CQCollapsed, RingMem: e.Mem,
-		OrderingSemantic: verbs.OrderingIBTA,
+		OrderingSemantic: verbs.OrderingIBTA, RQWQEs: opt.RQWQEs,
 	})
 	if err != nil {
 		return fmt.Errorf("create high-level QP (NIC handler %s, DBR mode %s): %w", opt.Handler, opt.DBRMode, err)

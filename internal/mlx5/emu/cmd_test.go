@@ -163,6 +163,8 @@ func TestCreateQPRejects(t *testing.T) {
 		{name: "srq_without_rmp", mut: func(in *mlx5.CreateQPIn) { in.QPC.RQType = mlx5.RQTypeSRQ }, syn: SynQPSRQ},
 		{name: "no_dbr_on_cx7", mut: func(in *mlx5.CreateQPIn) { in.QPC.SendDBRMode = mlx5.SendDBRNoDBRExt }, syn: SynQPDBRMode},
 		{name: "cd_slave", mut: func(in *mlx5.CreateQPIn) { in.QPC.CDSlaveSend = true }, syn: SynQPCDSlave},
+		{name: "cs_res_64", mut: func(in *mlx5.CreateQPIn) { in.QPC.CSRes = mlx5.ResScatData64CQE }, syn: SynQPScatterCQE},
+		{name: "cs_req", mut: func(in *mlx5.CreateQPIn) { in.QPC.CSReq = 0x11 }, syn: SynQPScatterCQE},
 		{name: "ts_format", raw: func(b []byte) { mlx5.Set(b[qpcByte:], qf.TSFormat, 3) }, syn: SynQPTSFormat},
 		{name: "bad_wq_umem", mut: func(in *mlx5.CreateQPIn) { in.WQUMEMID = 77 }, syn: SynQPWQUMEM},
 		{name: "wq_outside", mut: func(in *mlx5.CreateQPIn) { in.WQUMEMOffset = memSize }, syn: SynQPWQRange},

@@ -62,6 +62,7 @@ type cqeSlot struct {
 	qpn   uint32
 	idx   uint16
 	b     [mlx5.CQESize]byte
+	pre   []preWrite // written before the CQEs of the flush
 }
 
 // CQ status values (cqc.status).
@@ -239,6 +240,22 @@ type cqe struct {
 	syndrome uint8 // error CQEs
 	vendor   uint8
 	ts       uint64 // the timestamp, ns since epoch; 0: the time of the push
+	// A receive scattered into the CQE (qpc.cs_res): bytes 0..31 are the
+	// payload (inl, zero after byteCnt) and the format is Inline32.
+	inline bool
+	inl    [mlx5.CQEInlineMax]byte
+	// pre are payload pieces that land with the CQE, in device memory of
+	// the ring's GPUMemory: the CQ's flush writes them in its batch before
+	// any CQE of the batch (onSend's one batch per receive).
+	pre []preWrite
+}
+
+// preWrite is one piece of a payload that lands in the flush of its CQE:
+// b goes to offset off of device span mem.
+type preWrite struct {
+	mem *span
+	off uint64
+	b   []byte
 }
 
 // push produces one CQE at the producer position with the pass's owner
@@ -262,6 +279,9 @@ func (q *cq) push(e cqe) bool {
 		c.ByteCnt, c.Timestamp = 0, 0
 		c.VendorSyndrome, c.Syndrome = e.vendor, mlx5.Syndrome(e.syndrome)
 	}
+	if e.inline {
+		c.Format = mlx5.CQEFormatInline32
+	}
 	var b [mlx5.CQESize]byte
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -278,8 +298,11 @@ func (q *cq) push(e cqe) bool {
 	}
 	c.Owner = mlx5.CQEOwnerBit(q.pc, uint(q.log))
 	if q.ring.mem.gpu != nil {
-		s := cqeSlot{slot: slot, owner: c.Owner, req: e.opcode == cqeReq, qpn: e.qpn, idx: e.wqeCount}
+		s := cqeSlot{slot: slot, owner: c.Owner, req: e.opcode == cqeReq, qpn: e.qpn, idx: e.wqeCount, pre: e.pre}
 		c.Encode(s.b[:])
+		if e.inline {
+			copy(s.b[:mlx5.CQEInlineMax], e.inl[:])
+		}
 		q.pend = append(q.pend, s)
 		q.pc++
 		q.fired(e.se || e.opcode == cqeReqErr || e.opcode == cqeRespErr, true)
@@ -290,6 +313,9 @@ func (q *cq) push(e cqe) bool {
 		return true
 	}
 	c.Encode(b[:])
+	if e.inline {
+		copy(b[:mlx5.CQEInlineMax], e.inl[:])
+	}
 	if err := q.ring.mem.storeLast(q.roff+uint64(slot)*64, b[:]); err != nil {
 		q.fault(cqStatusWriteErr)
 		return false
@@ -371,7 +397,18 @@ func (q *cq) flush() {
 	q.flushing = len(p) > 0 && !dead
 	q.mu.Unlock()
 	if len(p) == 0 || dead {
+		q.unref(p)
 		return
+	}
+	all := p
+	defer q.unref(all)
+	b := &q.batch
+	// Payloads that land with their CQEs first: a poller that sees a CQE
+	// sees its data (the copies of a batch land in order).
+	for i := range p {
+		for _, w := range p[i].pre {
+			b.write(w.mem, w.off, w.b)
+		}
 	}
 	if q.cc {
 		p = p[len(p)-1:]
@@ -389,7 +426,6 @@ func (q *cq) flush() {
 		b[mlx5.CQESize-1] = byte(mlx5.CQEInvalid)<<4 | (p[i].owner ^ 1)
 		copy(fin[i*mlx5.CQESize:], p[i].b[:])
 	}
-	b := &q.batch
 	if len(p) == 1 {
 		// One CQE (a lone message's, or a collapsed CQ's): its body, then
 		// its last byte alone. The copies of a batch land in order, so
@@ -427,6 +463,14 @@ func (q *cq) flush() {
 				traceAt(traceKey{gid: wire.GID(q.ctx.nic.gid), qpn: p[i].qpn}, stageCQE, p[i].idx)
 			}
 		}
+	}
+}
+
+// unref drops the flushed slots' references to payloads and gives their
+// list back for reuse.
+func (q *cq) unref(p []cqeSlot) {
+	for i := range p {
+		p[i].pre = nil
 	}
 	q.mu.Lock()
 	if q.pend == nil {

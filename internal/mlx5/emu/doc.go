@@ -155,6 +155,32 @@
 // visible in any order among themselves. A CQ DBR in device memory is read
 // only when the consumer counter last read leaves no room.
 //
+// Receives cost the same. A receive queue in device memory (a GPU thread
+// posts its WQEs and advances its doorbell record) is read ahead: when a
+// SEND finds no WQE among those read last, one batch reads the DBR and,
+// after it, up to 1024 WQEs (32 KiB) from the consumer counter, and the receives
+// the DBR counted cost no copy until they are used (a WQE posted again by
+// only advancing the DBR is read again when its turn comes; an RQ in host
+// memory, which CPU threads write, costs a load of the DBR and a read of
+// the WQE). The last packet of a SEND (with or without immediate) whose
+// receive buffer is device memory of the receive CQ's GPUMemory lands
+// with its CQE: one batch writes the payload and then the CQE, before the
+// ACK leaves, so a lone SEND costs the receiver one batch, as a lone RDMA
+// WRITE does (a WRITE with immediate costs two: landing, then CQE). Under
+// a burst (wire.Frame.More) the SENDs wait, their payloads copied aside,
+// and land with their CQEs in one batch, as the WRITE packets of a burst
+// do: when the burst ends, every 17 SENDs or 60 KiB, before any response
+// of the QP leaves and before anything else of the QP happens (a WRITE
+// lands after the SENDs before it); a receive buffer deregistered
+// meanwhile completes its receive RESP_ERR LOCAL_PROT_ERR then, with a NAK
+// of its packet and the QP to ERR, as if its landing had failed at once.
+// With scatter-to-CQE
+// (qpc.cs_res = 1) a receive of at most 32 bytes is written into bytes
+// 0..31 of its CQE with format Inline32 (op_own bit 0x4) and the receive
+// buffer is not written; cs_res 2 (64 bytes in a 128-byte CQE) and the
+// requester's cs_req are refused at CREATE_QP (SynQPScatterCQE), as every
+// CQ here has 64-byte CQEs.
+//
 // Deregistration fences the NIC off: every access to a registered range
 // (one copy or batch of copies of a few MiB at most, never held across a
 // wait for the network) is counted while it runs, and MR and UMEM dereg
@@ -422,6 +448,14 @@
 //   - A flushed unsignaled WQE gets its own flush CQE.
 //   - A receive buffer too small for a SEND: RESP_ERR LOCAL_LENGTH at the
 //     responder, REMOTE_INVAL_REQ at the requester.
+//   - Scatter-to-CQE still takes the receive WQE and checks the message
+//     against its length and keys (LOCAL_LENGTH, LOCAL_PROT as for any
+//     receive); only the store goes to the CQE instead of the buffer. It
+//     applies to SEND (with or without immediate or invalidate) of at most
+//     32 bytes; a WRITE with immediate lands in memory as always.
+//   - A DBR of a device-memory RQ that cannot be read reads as nothing
+//     posted in host memory (RNR NAK) and as an operational error in
+//     device memory (a failed copy: NAK REMOTE_OP).
 //   - The requester asks for an ACK on the last packet of every wire frame
 //     (up to 1 MiB), whatever log_ack_req_freq says (ACKs are cumulative,
 //     so only timing differs).

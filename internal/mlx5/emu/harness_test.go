@@ -85,6 +85,7 @@ type qpOpts struct {
 	gpu      *fakeGPU  // rings, DBRs and data live in this fake GPU memory
 	iova     uint64    // the data MR's iova (default: its address)
 	srqn     uint32    // receive from this RMP (rq_type SRQ); needs share
+	cs32     bool      // cs_res: receives of at most 32 bytes land in the CQE
 	mem      func(t testing.TB, n int) []byte
 }
 
@@ -205,6 +206,9 @@ func newEndpoint(t testing.TB, nic *NIC, o qpOpts) *endpoint {
 	}
 	if o.noDBR {
 		qpc.SendDBRMode = mlx5.SendDBRNoDBRExt
+	}
+	if o.cs32 {
+		qpc.CSRes = mlx5.ResScatData32CQE
 	}
 	if o.srqn != 0 {
 		qpc.RQType, qpc.SRQNRMPNXRQN = mlx5.RQTypeSRQ, o.srqn

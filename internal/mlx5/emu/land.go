@@ -131,6 +131,11 @@ func (q *qp) placeWrite(f *wire.Frame, mem *span, off uint64, msn uint32, last, 
 // one of them failed: the QP then is in ERR and that packet was NAKed.
 func (q *qp) landPending() bool {
 	l := &q.resp.land
+	// Staged receives (responder.go) are older than any deferred WRITE
+	// packet: a SEND lands what waits before it is staged.
+	if !q.flushStaged() {
+		return false
+	}
 	if !l.pending() {
 		return true
 	}

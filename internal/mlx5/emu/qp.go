@@ -64,6 +64,7 @@ type qp struct {
 	noDBR bool
 	cdM   bool
 	uidx  uint32
+	cs32  bool // cs_res: receives of at most 32 bytes land in their CQE
 
 	state  atomic.Uint32 // QP state, written under mu and rmu together
 	kick   atomic.Bool   // DBR-less: a doorbell on the QP's page asks for a recovery scan
@@ -197,6 +198,13 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	if x.CDSlaveSend || x.CDSlaveReceive {
 		return fwError(SynQPCDSlave)
 	}
+	// Scatter-to-CQE: the responder's 32-byte form only. Every CQ here has
+	// 64-byte CQEs, which hold no 64-byte payload, and the requester's
+	// form (READ responses and atomic results into the CQE) is not
+	// emulated.
+	if (x.CSRes != mlx5.ResScatNone && x.CSRes != mlx5.ResScatData32CQE) || x.CSReq != 0 {
+		return fwError(SynQPScatterCQE)
+	}
 	wq := c.umemOf(cmd.WQUMEMID)
 	if wq == nil {
 		return fwError(SynQPWQUMEM)
@@ -226,7 +234,8 @@ func (c *devCtx) createQP(in, out []byte) fwError {
 	}
 	q := &qp{nic: n, ctx: c, qpn: qpn, uc: x.ST == mlx5.STUC, pd: p, uar: u, scq: scq, rcq: rcq, wq: wq, dbr: dbr, doff: doff,
 		sqOff: woff + rqBytes, sqLog: sqLog, noSQ: noSQ, rqOff: woff, rqLog: rqLog, rqStr: rqStr, rqT: uint8(rqT),
-		noDBR: mode == mlx5.SendDBRNoDBRExt, cdM: x.CDMaster, uidx: x.UserIndex, srq: srq}
+		noDBR: mode == mlx5.SendDBRNoDBRExt, cdM: x.CDMaster, uidx: x.UserIndex, srq: srq,
+		cs32: x.CSRes == mlx5.ResScatData32CQE}
 	copy(q.qpc[:], in[qpcByte:qpcByte+qpcLen]) // as sent, reserved bits included (QUERY_QP returns them)
 	mlx5.SetBool(q.qpc[:], qf.DBRUMEMValid, true)
 	q.req.init(q)

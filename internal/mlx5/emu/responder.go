@@ -39,6 +39,21 @@ type responder struct {
 	sOff    uint64
 	sCap    uint64
 
+	// Receive WQEs read ahead from an RQ in device memory (rqEntry):
+	// rqN entries from index rqBase, copied with the DBR that posted them.
+	rqBuf  []byte
+	rqBase uint32
+	rqN    uint32
+	rqDBR  [4]byte
+	rqB    batch
+
+	// SENDs whose payload lands with the CQE, in one batch for a burst
+	// (stageRecv, flushStaged): their payload bytes, pieces and CQEs.
+	staged []stagedRecv
+	pre    []preWrite
+	stBuf  []byte
+	stUsed int
+
 	// Replay of the last atomic for a duplicate request.
 	atomicPSN  uint32
 	atomicOrig uint64
@@ -245,8 +260,8 @@ func (q *qp) respondLocked(f *wire.Frame) {
 		return // dropped, as a NIC drops packets for no matching connection
 	}
 	r := &q.resp
-	if r.land.pending() && !plainWrite(f.Opcode) && !q.landPending() {
-		return // the deferred packets land before anything else happens
+	if ((r.land.pending() && !plainWrite(f.Opcode)) || (len(r.staged) > 0 && !isSend(f.Opcode))) && !q.landPending() {
+		return // the deferred packets and staged receives land before anything else happens
 	}
 	if d := (f.PSN - r.epsn) & mask24; d != 0 {
 		if q.uc {
@@ -301,6 +316,16 @@ func (q *qp) duplicate(f *wire.Frame) {
 }
 
 // plainWrite reports whether op is a WRITE packet without an immediate.
+// isSend reports whether op is a SEND packet.
+func isSend(op wire.Opcode) bool {
+	switch op {
+	case wire.OpSendFirst, wire.OpSendMiddle, wire.OpSendLast, wire.OpSendLastImm, wire.OpSendOnly, wire.OpSendOnlyImm,
+		wire.OpSendLastInv, wire.OpSendOnlyInv:
+		return true
+	}
+	return false
+}
+
 func plainWrite(op wire.Opcode) bool {
 	switch op {
 	case wire.OpWriteFirst, wire.OpWriteMiddle, wire.OpWriteLast, wire.OpWriteOnly:
@@ -398,16 +423,14 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 			return recvWQE{}, false
 		}
 	} else {
-		head, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
-		if err != nil || head&mlx5.DBRCounterMask == r.rqCI&mlx5.DBRCounterMask {
-			q.rnr(f)
-			return recvWQE{}, false
-		}
 		idx = r.rqCI
-		stride := uint64(1) << q.rqStr
-		sg = make([]byte, stride)
-		if q.wq.mem.read(sg, q.rqOff+uint64(idx&(1<<q.rqLog-1))*stride) != nil {
+		var ok bool
+		var err error
+		if sg, ok, err = q.rqEntry(idx); err != nil {
 			q.nak(f, wire.NakRemoteOperation)
+			return recvWQE{}, false
+		} else if !ok {
+			q.rnr(f)
 			return recvWQE{}, false
 		}
 	}
@@ -445,6 +468,94 @@ func (q *qp) takeRecv(f *wire.Frame) (recvWQE, bool) {
 	return recvWQE{idx: idx}, true
 }
 
+// rqReadAhead and rqReadAheadBytes bound the receive WQEs one read of an
+// RQ in device memory copies: a quick batch, a few tens of KiB.
+const (
+	rqReadAhead      = 1024
+	rqReadAheadBytes = 32 << 10
+)
+
+// rqEntry returns receive WQE idx of the QP's RQ, ok false when software
+// has not posted it (the DBR's receive counter is idx). An RQ in host
+// memory costs a load of the DBR and a read of the WQE. An RQ in device
+// memory is read ahead: when idx is not among the WQEs read last, one
+// batch of copies reads the DBR and then up to rqReadAhead WQEs (at most
+// rqReadAheadBytes) from idx
+// (the copies of a batch run in order, so every WQE the DBR counts was
+// written before it was read: software stores the WQE, fences, then the
+// DBR), and the receives that follow cost no copy until those are used.
+// A WQE software posts again by only advancing the DBR (its bytes the same)
+// is read again, as a ConnectX reads every WQE when it comes to it.
+func (q *qp) rqEntry(idx uint32) ([]byte, bool, error) {
+	r := &q.resp
+	stride := uint64(1) << q.rqStr
+	size := uint32(1) << q.rqLog
+	if q.wq.mem.gpu == nil {
+		head, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
+		if err != nil || head&mlx5.DBRCounterMask == idx&mlx5.DBRCounterMask {
+			return nil, false, nil // unreadable DBR: as if nothing was posted
+		}
+		sg := make([]byte, stride)
+		if err := q.wq.mem.read(sg, q.rqOff+uint64(idx&(size-1))*stride); err != nil {
+			return nil, false, err
+		}
+		return sg, true, nil
+	}
+	if d := idx - r.rqBase; d < r.rqN {
+		return r.rqBuf[uint64(d)*stride:][:stride], true, nil
+	}
+	n := min(size, rqReadAhead, uint32(rqReadAheadBytes/stride))
+	if r.rqBuf == nil {
+		r.rqBuf = make([]byte, uint64(n)*stride)
+	}
+	b := &r.rqB
+	sameGPU := q.dbr.mem.gpu == q.wq.mem.gpu
+	var head uint32
+	if sameGPU {
+		b.read(q.dbr.mem, q.doff+mlx5.QPDBRRecvOffset, r.rqDBR[:])
+	} else {
+		h, err := q.dbr.mem.load32(q.doff + mlx5.QPDBRRecvOffset)
+		if err != nil {
+			return nil, false, nil
+		}
+		head = h
+		if avail := (h - idx) & mlx5.DBRCounterMask; avail < n {
+			n = avail
+		}
+		if n == 0 {
+			r.rqBase, r.rqN = idx, 0
+			return nil, false, nil
+		}
+	}
+	// The WQEs from idx, in at most two pieces where the ring wraps; they
+	// go to rqBuf from its start, so entry idx+k is at k (modulo the ring
+	// size, which n never exceeds).
+	first := idx & (size - 1)
+	k := min(n, size-first)
+	b.read(q.wq.mem, q.rqOff+uint64(first)*stride, r.rqBuf[:uint64(k)*stride])
+	if k < n {
+		b.read(q.wq.mem, q.rqOff, r.rqBuf[uint64(k)*stride:uint64(n)*stride])
+	}
+	t0 := timelineStart()
+	err := b.run()
+	if !t0.IsZero() {
+		noteSince("rq-read", q.qpn, int64(idx), int64(n), t0)
+	}
+	if err != nil {
+		r.rqN = 0
+		return nil, false, err
+	}
+	if sameGPU {
+		head = binary.BigEndian.Uint32(r.rqDBR[:])
+	}
+	avail := min((head-idx)&mlx5.DBRCounterMask, n)
+	r.rqBase, r.rqN = idx, avail
+	if avail == 0 {
+		return nil, false, nil
+	}
+	return r.rqBuf[:stride], true, nil
+}
+
 // rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
 func (q *qp) rnr(f *wire.Frame) {
 	if !q.uc {
@@ -465,6 +576,7 @@ func (q *qp) respError(idx uint32, syn mlx5.Syndrome) { q.respErrorCause(idx, sy
 // respErrorCause is respError with the CQE's vendor syndrome naming the
 // check that failed (mlx5.VendorSynEmu*, for LOC_PROT_ERR).
 func (q *qp) respErrorCause(idx uint32, syn mlx5.Syndrome, cause uint8) {
+	q.flushStaged() // the receives before this one complete first
 	q.toError(respErrorEvent(syn))
 	q.consumeRecv(recvWQE{idx: idx})
 	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(idx), uidx: q.uidx, syndrome: uint8(syn), vendor: cause})
@@ -491,11 +603,29 @@ func (q *qp) onSend(f *wire.Frame) {
 		q.nak(f, wire.NakInvalidRequest)
 		return
 	}
-	if land(r.sSG[:r.sN], r.sOff, f) != nil {
-		// A receive buffer deregistered under the SEND.
-		q.respErrorCause(r.sIdx, mlx5.SyndromeLocalProtErr, mlx5.VendorSynEmuKey)
-		q.nak(f, wire.NakRemoteOperation)
+	// How the payload lands: in the CQE (scatter-to-CQE: a message of at
+	// most 32 bytes, on a QP created with cs_res; the receive WQE is still
+	// taken and its length checked, as for any receive, and the buffer is
+	// left untouched), staged with its CQE (the last packet of a SEND with
+	// or without immediate into device memory of the receive CQ's GPU:
+	// payload and CQE land in the CQ's flush, with those of the SENDs of
+	// the same burst), or now. Whatever is not staged waits for the
+	// staged receives before it: their effects keep the packets' order.
+	inline := q.cs32 && first && last && p <= mlx5.CQEInlineMax && f.Ref == nil
+	stage := !inline && last && op != wire.OpSendOnlyInv && op != wire.OpSendLastInv && q.stageable(f)
+	if !stage && len(r.staged) > 0 && !q.landPending() {
 		return
+	}
+	if stage && r.stUsed+len(f.Payload) > landMax && !q.flushStaged() {
+		return // a staged receive failed: its NAK went, the QP is in ERR
+	}
+	if !inline && !stage {
+		if err := land(r.sSG[:r.sN], r.sOff, f); err != nil {
+			// A receive buffer deregistered under the SEND.
+			q.respErrorCause(r.sIdx, mlx5.SyndromeLocalProtErr, mlx5.VendorSynEmuKey)
+			q.nak(f, wire.NakRemoteOperation)
+			return
+		}
 	}
 	r.sOff += p
 	lastPSN := (f.PSN + uint32(packets(p, q.mtu)) - 1) & mask24
@@ -522,14 +652,174 @@ func (q *qp) onSend(f *wire.Frame) {
 		c.opcode = cqeRespSendInv
 		binary.BigEndian.PutUint32(c.imm[:], f.InvRKey)
 	}
-	traceLanded(f.SrcGID, f.SrcQPN)
+	if inline {
+		copy(c.inl[:], f.Payload)
+		c.inline = true
+	}
 	r.sActive = false
+	msn := r.msn
 	r.msn++
 	q.consumeRecv(recvWQE{idx: r.sIdx})
-	q.rcq.push(c)
+	if stage {
+		q.stageRecv(f, c, msn)
+		if !f.More || len(r.staged) > maxHeldAcks {
+			// The burst ends (or has staged enough): payloads and CQEs
+			// land now, before the ACK leaves.
+			if !q.flushStaged() {
+				return
+			}
+		}
+	} else {
+		q.rcq.push(c)
+		traceLanded(f.SrcGID, f.SrcQPN)
+	}
 	if f.AckReq {
 		q.ack(f, lastPSN)
 	}
+}
+
+// stagedRecv is a SEND whose payload lands with its CQE (onSend): the
+// CQE, its payload pieces (in resp.stBuf) and what a NAK needs if the
+// landing fails.
+type stagedRecv struct {
+	c     cqe
+	psn   uint32 // the last packet's
+	msn   uint32 // the responder's MSN before the message
+	route wire.Route
+	gid   wire.GID
+	qpn   uint32
+}
+
+// stageable reports whether the last packet of a SEND can land with its
+// CQE: its payload is in the frame and fits the staging buffer, and every
+// receive buffer piece it lands in is device memory of the GPUMemory of
+// the receive CQ's ring.
+func (q *qp) stageable(f *wire.Frame) bool {
+	r := &q.resp
+	g := q.rcq.ring.mem.gpu
+	if f.Ref != nil || len(f.Payload) == 0 || len(f.Payload) > landMax || g == nil {
+		return false
+	}
+	off, n := r.sOff, uint64(len(f.Payload))
+	for _, t := range r.sSG[:r.sN] {
+		if n == 0 {
+			break
+		}
+		if off >= t.len {
+			off -= t.len
+			continue
+		}
+		if t.mem.gpu != g {
+			return false
+		}
+		k := min(t.len-off, n)
+		n, off = n-k, 0
+	}
+	return true
+}
+
+// stageRecv keeps the last packet of a SEND (stageable) and its CQE c for
+// flushStaged: its payload is copied into the QP's staging buffer (the
+// frame's is not kept), which the caller made room in.
+func (q *qp) stageRecv(f *wire.Frame, c cqe, msn uint32) {
+	r := &q.resp
+	if r.stBuf == nil {
+		r.stBuf = make([]byte, landMax)
+	}
+	at := r.stUsed
+	copy(r.stBuf[at:], f.Payload)
+	r.stUsed += len(f.Payload)
+	rest := r.stBuf[at:r.stUsed]
+	first := len(r.pre)
+	off := r.sOff - uint64(len(f.Payload))
+	for _, t := range r.sSG[:r.sN] {
+		if len(rest) == 0 {
+			break
+		}
+		if off >= t.len {
+			off -= t.len
+			continue
+		}
+		k := min(t.len-off, uint64(len(rest)))
+		r.pre = append(r.pre, preWrite{mem: t.mem, off: t.off + off, b: rest[:k]})
+		rest, off = rest[k:], 0
+	}
+	c.pre = r.pre[first:len(r.pre):len(r.pre)]
+	r.staged = append(r.staged, stagedRecv{c: c, psn: f.PSN, msn: msn, route: f.Route, gid: f.SrcGID, qpn: f.SrcQPN})
+}
+
+// flushStaged lands the staged receives: their CQEs go to the receive CQ
+// with their payloads, and the CQ's flush writes each payload before the
+// CQEs, one batch for all of them (rmu held). The receive buffers are
+// pinned for it; if one was deregistered meanwhile, the receives before
+// it land, its receive completes RESP_ERR LOCAL_PROT_ERR and its packet is
+// NAKed (remote operational error, as a landing that fails at once), the
+// held ACK is dropped (the NAK acknowledges what came before) and the
+// receives after it are discarded, as a QP in ERR discards what follows
+// an error. It reports false in that case.
+func (q *qp) flushStaged() bool {
+	r := &q.resp
+	if len(r.staged) == 0 {
+		return true
+	}
+	defer q.clearStaged()
+	if q.dead {
+		return true
+	}
+	ok := len(r.staged)
+	var pinned []*span
+	for i := range r.staged {
+		good := true
+		for _, w := range r.staged[i].c.pre {
+			if !w.mem.pin() {
+				good = false
+				break
+			}
+			pinned = append(pinned, w.mem)
+		}
+		if !good {
+			ok = i
+			break
+		}
+	}
+	for i := range r.staged[:ok] {
+		q.rcq.push(r.staged[i].c)
+	}
+	if ok > 0 {
+		q.rcq.flush()
+	}
+	for _, s := range pinned {
+		s.unpin()
+	}
+	for i := range r.staged[:ok] {
+		traceLanded(r.staged[i].gid, r.staged[i].qpn)
+	}
+	if ok == len(r.staged) {
+		return true
+	}
+	st := r.staged[ok]
+	r.holds = 0
+	r.msn, r.epsn = st.msn, st.psn
+	q.toError(respErrorEvent(mlx5.SyndromeLocalProtErr))
+	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: st.c.wqeCount, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeLocalProtErr)})
+	q.clearStaged()
+	r.land.clear() // later than the staged receives: discarded with them
+	r.wActive, r.sActive = false, false
+	if !q.uc {
+		q.nic.port.Reply(q.replyIn(&r.f, &wire.Frame{SrcQPN: st.qpn, SrcGID: st.gid, PSN: st.psn, Route: st.route},
+			wire.OpAck, st.psn, wire.NakSyndrome(wire.NakRemoteOperation)))
+	}
+	return false
+}
+
+// clearStaged forgets the staged receives, keeping the buffers.
+func (q *qp) clearStaged() {
+	r := &q.resp
+	clear(r.staged)
+	r.staged = r.staged[:0]
+	clear(r.pre)
+	r.pre = r.pre[:0]
+	r.stUsed = 0
 }
 
 // invalidate executes the invalidation a SEND with invalidate asks for:

@@ -66,6 +66,7 @@ const (
 	SynQPUDPSport      uint32 = 0x0e00003d // udp_sport outside the RoCE caps range
 	SynQPNoDBRSize     uint32 = 0x0e00003e // DBR-less SQ larger than log_max_send_dbr_less_qp_sq
 	SynQPRemoteQPN     uint32 = 0x0e00003f // remote_qpn zero
+	SynQPScatterCQE    uint32 = 0x0e000046 // cs_res other than 0 or 1 (64-byte CQEs), or cs_req set
 	SynRMPPD           uint32 = 0x0e000040 // RMP pd names no PD of the context
 	SynRMPUMEM         uint32 = 0x0e000041 // RMP wq_umem_id names no UMEM, or the ring is outside it
 	SynRMPSize         uint32 = 0x0e000042 // RMP log_wq_sz / log_wq_stride out of range
@@ -142,6 +143,7 @@ var syndromeTable = map[uint32]synInfo{
 	SynQPUDPSport:      {mlx5.StatusBadParam, "udp_sport outside the RoCE caps range"},
 	SynQPNoDBRSize:     {mlx5.StatusBadParam, "DBR-less SQ above log_max_send_dbr_less_qp_sq"},
 	SynQPRemoteQPN:     {mlx5.StatusBadParam, "remote_qpn zero"},
+	SynQPScatterCQE:    {mlx5.StatusBadParam, "cs_res other than 0 or 1 (64-byte CQEs), or requester scatter-to-CQE (cs_req)"},
 	SynRMPPD:           {mlx5.StatusBadRes, "RMP pd names no PD of the context"},
 	SynRMPUMEM:         {mlx5.StatusBadRes, "RMP UMEM missing or ring outside it"},
 	SynRMPSize:         {mlx5.StatusBadParam, "RMP size or stride out of range"},

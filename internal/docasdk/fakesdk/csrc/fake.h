@@ -33,6 +33,7 @@ struct fk_obj {
 	uintptr_t addr;        // umem
 	size_t size;           // umem
 	uint32_t u32a, u32b;   // cq_attr / cq: size; qp_init_attr / qp: sq_wr, rq_wr
+	uint32_t rsges;        // qp_init_attr / qp: receive_max_sges (0: not set)
 	int send_dbr_mode;     // qp_init_attr
 	int ordering;          // qp_init_attr
 	int state;             // qp_attr

@@ -184,7 +184,15 @@ int doca_verbs_qp_init_attr_set_rq_wr(void *attr, uint32_t v)
 }
 
 SETTER(doca_verbs_qp_init_attr_set_send_max_sges, uint32_t, attr, "%u")
-SETTER(doca_verbs_qp_init_attr_set_receive_max_sges, uint32_t, attr, "%u")
+int doca_verbs_qp_init_attr_set_receive_max_sges(void *attr, uint32_t v)
+{
+	fk_log("doca_verbs_qp_init_attr_set_receive_max_sges attr=%s v=%u", FK_H(attr), v);
+	FAIL("doca_verbs_qp_init_attr_set_receive_max_sges");
+	struct fk_obj *o = fk_find(attr);
+	if (o)
+		o->rsges = v;
+	return 0;
+}
 SETTER(doca_verbs_qp_init_attr_set_max_inline_data, uint32_t, attr, "%u")
 SETTER(doca_verbs_qp_init_attr_set_user_index, uint32_t, attr, "%u")
 SETTER(doca_verbs_qp_init_attr_set_qp_type, uint32_t, attr, "%u")
@@ -368,6 +376,7 @@ int doca_verbs_qp_create(void *vctx, void *init_attr, void **qp)
 	if (a) {
 		o->u32a = a->u32a;
 		o->u32b = a->u32b;
+		o->rsges = a->rsges;
 		o->send_dbr_mode = a->send_dbr_mode;
 		o->ordering = a->ordering;
 	}
@@ -418,7 +427,15 @@ void doca_verbs_qp_get_wq(void *qp, void **sq, uint32_t *sq_n, void **rq, uint32
 	*sq_n = o ? o->u32a : 0;
 	*rq = (void *)(uintptr_t)0x7e0000100000UL;
 	*rq_n = o ? o->u32b : 0;
-	*rwqe_size = 64;
+	// As mlx5: 16 bytes per scatter entry, rounded up to a power of two;
+	// 64 when the caller set no receive SGE count.
+	uint32_t rw = 64;
+	if (o && o->rsges) {
+		rw = 16;
+		while (rw < 16 * o->rsges)
+			rw <<= 1;
+	}
+	*rwqe_size = rw;
 }
 
 void *doca_verbs_qp_get_dbr_addr(void *qp)
