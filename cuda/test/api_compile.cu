@@ -54,7 +54,7 @@
 static_assert(EIO == 5 && EBUSY == 16, "errno values");
 static_assert(INT_MAX > 0, "limits.h");
 static_assert(sizeof(__be64) == 8, "linux/types.h");
-static_assert(sizeof(struct doca_gpu_dev_verbs_qp) == 296, "QP layout");
+static_assert(sizeof(struct doca_gpu_dev_verbs_qp) == 392, "QP layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_cq) == 64, "CQ layout");
 static_assert(sizeof(struct doca_gpu_dev_verbs_wqe) == 64, "WQE layout");
 static_assert(DOCA_GPUNETIO_VERSION == 0x30000, "version"); // DOCA GPUNetIO 3.0.0

@@ -9,7 +9,7 @@
 //
 // # Memory
 //
-// Every structure the device code touches (the 296-byte struct doca_gpu_dev_verbs_qp, SQ and
+// Every structure the device code touches (the 392-byte struct doca_gpu_dev_verbs_qp, SQ and
 // CQ rings, doorbell records, the UAR page or proxy mailbox) lives in C memory, never on the Go
 // heap. HostQP allocates a complete set with C.posix_memalign and frees it in Close. QP wraps an
 // existing struct given as an unsafe.Pointer (FromPointer), for example one the caller filled

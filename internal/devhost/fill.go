@@ -24,7 +24,7 @@ type Geometry struct {
 	CQDBRec unsafe.Pointer
 }
 
-// FillQP writes a complete 296-byte struct doca_gpu_dev_verbs_qp image at p (zeroing it
+// FillQP writes a complete 392-byte struct doca_gpu_dev_verbs_qp image at p (zeroing it
 // first, indexes 0) and initialises the CQE ring, then returns the wrapper. Use it to connect
 // a QP created on a (possibly emulated) NIC to the host-compiled device API.
 func FillQP(p unsafe.Pointer, g Geometry) (*QP, error) {

@@ -58,7 +58,7 @@ type QP struct {
 	p *C.struct_doca_gpu_dev_verbs_qp
 }
 
-// FromPointer wraps an existing 296-byte struct doca_gpu_dev_verbs_qp (8-byte aligned, not Go
+// FromPointer wraps an existing 392-byte struct doca_gpu_dev_verbs_qp (8-byte aligned, not Go
 // memory) whose rings, doorbell record and doorbell target the caller keeps alive.
 func FromPointer(p unsafe.Pointer) (*QP, error) {
 	if p == nil {

@@ -1,13 +1,15 @@
 // Package devstruct is the Go side of the device-visible structs that the
-// host exports to CUDA kernels: struct doca_gpu_dev_verbs_qp (296 bytes) and
-// its embedded struct doca_gpu_dev_verbs_cq (64 bytes).
+// host exports to CUDA kernels: struct doca_gpu_dev_verbs_qp (392 bytes) and
+// its two embedded struct doca_gpu_dev_verbs_cq (64 bytes each: cq_sq and
+// cq_rq).
 //
 // There is one definition of those structs: the C header
 // cuda/include/common/doca_gpunetio_verbs_dev.h, which kernels include. This
 // package includes the same header through cgo and takes every size and
 // field offset from the C compiler (sizeof / offsetof), so a change to the
-// header moves the Go encoder with it; the tests pin the layout to
-// DOCA 2.0's sizes and offsets so such a change cannot go unnoticed.
+// header moves the Go encoder with it; the tests pin the layout (DOCA 2.0's
+// send half and CQ, the DOCA SDK's receive-queue block, then ours: see
+// cuda/README.md, "Device QP layout") so such a change cannot go unnoticed.
 //
 // This package is the one owner of the device-struct layout on the Go side.
 // Besides the QP and CQ it encodes, Layout returns the compiler's offsets,

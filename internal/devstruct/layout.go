@@ -39,8 +39,12 @@ typedef struct gdaki_dev_qp_error ds_err;
 	X(qp, sq_num_shift8_be) X(qp, sq_num_shift8_be_1ds) X(qp, sq_num_shift8_be_2ds)             \
 	X(qp, sq_num_shift8_be_3ds) X(qp, sq_num_shift8_be_4ds) X(qp, sq_num_shift8_be_5ds)          \
 	X(qp, sq_lock) X(qp, sq_wqe_num) X(qp, sq_wqe_mask) X(qp, sq_wqe_daddr) X(qp, sq_dbrec)       \
-	X(qp, sq_db) X(qp, reserved1) X(qp, reserved2) X(qp, gdaki) X(qp, cq_sq) X(qp, reserved3)     \
-	X(qp, nic_handler) X(qp, mem_type)
+	X(qp, sq_db) X(qp, rq_num) X(qp, rq_reserved0) X(qp, rq_wqe_pi) X(qp, rq_wqe_num)             \
+	X(qp, rq_wqe_mask) X(qp, rq_wqe_daddr) X(qp, rq_dbrec) X(qp, rcv_wqe_size)                    \
+	X(qp, rq_reserved1) X(qp, rq_rsvd_index) X(qp, rq_ready_index) X(qp, rq_lock)                 \
+	X(qp, rq_reserved2) X(qp, cq_sq) X(qp, cq_rq) X(qp, nic_handler) X(qp, mem_type)              \
+	X(qp, need_mcst) X(qp, need_dump) X(qp, reserved_mcst) X(qp, last_get_wqe_idx)                \
+	X(qp, last_dump_wqe_idx) X(qp, last_recv_wqe_idx) X(qp, gdaki)
 #define DS_CQ_FIELDS(X)                                                                             \
 	X(cq, cqe_daddr) X(cq, cq_num) X(cq, cqe_num) X(cq, dbrec) X(cq, cqe_ci) X(cq, cqe_mask)       \
 	X(cq, cqe_size) X(cq, reserved1) X(cq, gdaki_flags) X(cq, cqe_rsvd) X(cq, mem_type)           \
@@ -156,6 +160,7 @@ enum {
 	ds_err_cqe = GDAKI_DEV_QP_ERR_CQE,
 	ds_err_timeout = GDAKI_DEV_QP_ERR_TIMEOUT,
 	ds_cq_flag_in_qp = GDAKI_DEV_CQ_FLAG_IN_QP,
+	ds_cq_flag_rq = GDAKI_DEV_CQ_FLAG_RQ,
 
 	ds_mem_type_gpu = DOCA_GPUNETIO_VERBS_MEM_TYPE_GPU,
 	ds_mem_type_host = DOCA_GPUNETIO_VERBS_MEM_TYPE_HOST,
@@ -199,12 +204,29 @@ const (
 	offSQWQEDAddr    = int(C.ds_qp_sq_wqe_daddr)
 	offSQDBRec       = int(C.ds_qp_sq_dbrec)
 	offSQDB          = int(C.ds_qp_sq_db)
-	offQPReserved1   = int(C.ds_qp_reserved1)
-	offQPReserved2   = int(C.ds_qp_reserved2)
+	offRQNum         = int(C.ds_qp_rq_num)
+	offRQReserved0   = int(C.ds_qp_rq_reserved0)
+	offRQWQEPI       = int(C.ds_qp_rq_wqe_pi)
+	offRQWQENum      = int(C.ds_qp_rq_wqe_num)
+	offRQWQEMask     = int(C.ds_qp_rq_wqe_mask)
+	offRQWQEDAddr    = int(C.ds_qp_rq_wqe_daddr)
+	offRQDBRec       = int(C.ds_qp_rq_dbrec)
+	offRcvWQESize    = int(C.ds_qp_rcv_wqe_size)
+	offRQReserved1   = int(C.ds_qp_rq_reserved1)
+	offRQRsvdIndex   = int(C.ds_qp_rq_rsvd_index)
+	offRQReadyIndex  = int(C.ds_qp_rq_ready_index)
+	offRQLock        = int(C.ds_qp_rq_lock)
+	offRQReserved2   = int(C.ds_qp_rq_reserved2)
 	offCQSQ          = int(C.ds_qp_cq_sq)
-	offQPReserved3   = int(C.ds_qp_reserved3)
+	offCQRQ          = int(C.ds_qp_cq_rq)
 	offNICHandler    = int(C.ds_qp_nic_handler)
 	offQPMemType     = int(C.ds_qp_mem_type)
+	offNeedMCST      = int(C.ds_qp_need_mcst)
+	offNeedDump      = int(C.ds_qp_need_dump)
+	offReservedMCST  = int(C.ds_qp_reserved_mcst)
+	offLastGetWQE    = int(C.ds_qp_last_get_wqe_idx)
+	offLastDumpWQE   = int(C.ds_qp_last_dump_wqe_idx)
+	offLastRecvWQE   = int(C.ds_qp_last_recv_wqe_idx)
 )
 
 // Field offsets inside struct doca_gpu_dev_verbs_cq, from offsetof.
@@ -222,8 +244,8 @@ const (
 	offCQReserved2 = int(C.ds_cq_reserved2)
 )
 
-// Offsets inside the extension area (struct gdaki_dev_qp_ext, in the QP's
-// reserved2 bytes) and its error record (struct gdaki_dev_qp_error).
+// Offsets inside the extension area (struct gdaki_dev_qp_ext, the QP's last
+// 64 bytes) and its error record (struct gdaki_dev_qp_error).
 const (
 	offExt            = int(C.ds_qp_gdaki)
 	offCQFlags        = int(C.ds_cq_gdaki_flags)
@@ -257,9 +279,14 @@ const (
 	QPErrTimeout = uint32(C.ds_err_timeout)
 )
 
-// CQFlagInQP is GDAKI_DEV_CQ_FLAG_IN_QP: the CQ is the cq_sq of a device QP,
-// so device polls use the QP's error record and poll bound.
+// CQFlagInQP is GDAKI_DEV_CQ_FLAG_IN_QP: the CQ is embedded in a device QP
+// (its cq_sq, or its cq_rq with CQFlagRQ too), so device polls use the QP's
+// error record and poll bound.
 const CQFlagInQP = uint8(C.ds_cq_flag_in_qp)
+
+// CQFlagRQ is GDAKI_DEV_CQ_FLAG_RQ: with CQFlagInQP, the CQ is the QP's
+// cq_rq.
+const CQFlagRQ = uint8(C.ds_cq_flag_rq)
 
 // Offsets exported for code that touches one field of a device QP in place
 // (the CPU helper reads sq_wqe_pi; reset rewrites the indices; the error
@@ -267,6 +294,7 @@ const CQFlagInQP = uint8(C.ds_cq_flag_in_qp)
 const (
 	OffsetSQWQEPI     = offSQWQEPI
 	OffsetCQSQ        = offCQSQ
+	OffsetCQRQ        = offCQRQ
 	OffsetNICHandler  = offNICHandler
 	OffsetQPError     = offExt + offExtError
 	OffsetPollTimeout = offExt + offExtPollTimeout
@@ -280,6 +308,10 @@ const (
 	OffsetSQRsvdIndex  = offSQRsvdIndex
 	OffsetSQReadyIndex = offSQReadyIndex
 	OffsetSQLock       = offSQLock
+	OffsetRQWQEPI      = offRQWQEPI
+	OffsetRQRsvdIndex  = offRQRsvdIndex
+	OffsetRQReadyIndex = offRQReadyIndex
+	OffsetRQLock       = offRQLock
 	OffsetCQECI        = offCQECI   // relative to the CQ
 	OffsetCQERsvd      = offCQERsvd // relative to the CQ
 	OffsetCQFlags      = offCQFlags // relative to the CQ

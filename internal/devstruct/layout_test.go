@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The layout of the DOCA 2.0 device structs, and of our extension area.
+// The layout of the device structs: DOCA 2.0's send half and CQ, the DOCA
+// SDK's receive-queue block at the SDK's offsets, and our extension area.
 func TestLayoutMatchesSpec(t *testing.T) {
-	assert.Equal(t, 296, QPSize)
+	assert.Equal(t, 392, QPSize)
 	assert.Equal(t, 64, CQSize)
 	assert.Equal(t, 8, QPAlign)
 	assert.Equal(t, 8, CQAlign)
@@ -39,12 +40,27 @@ func TestLayoutMatchesSpec(t *testing.T) {
 		{"sq_wqe_daddr", offSQWQEDAddr, 64},
 		{"sq_dbrec", offSQDBRec, 72},
 		{"sq_db", offSQDB, 80},
-		{"reserved1", offQPReserved1, 88},
-		{"reserved2", offQPReserved2, 96},
+		// the receive-queue block: the SDK 3.3 offsets
+		{"rq_num", offRQNum, 88},
+		{"rq_wqe_pi", offRQWQEPI, 96},
+		{"rq_wqe_num", offRQWQENum, 104},
+		{"rq_wqe_mask", offRQWQEMask, 108},
+		{"rq_wqe_daddr", offRQWQEDAddr, 112},
+		{"rq_dbrec", offRQDBRec, 120},
+		{"rcv_wqe_size", offRcvWQESize, 128},
+		{"rq_rsvd_index", offRQRsvdIndex, 136},
+		{"rq_ready_index", offRQReadyIndex, 144},
+		{"rq_lock", offRQLock, 152},
 		{"cq_sq", offCQSQ, 160},
-		{"reserved3", offQPReserved3, 224},
+		// ours from here (the SDK: cq_rq 216, nic_handler 272, need_mcst 280, ...)
+		{"cq_rq", offCQRQ, 224},
 		{"nic_handler", offNICHandler, 288},
 		{"mem_type", offQPMemType, 292},
+		{"need_mcst", offNeedMCST, 296},
+		{"need_dump", offNeedDump, 296},
+		{"last_get_wqe_idx", offLastGetWQE, 304},
+		{"last_dump_wqe_idx", offLastDumpWQE, 312},
+		{"last_recv_wqe_idx", offLastRecvWQE, 320},
 		{"cq.cqe_daddr", offCQEDAddr, 0},
 		{"cq.cq_num", offCQNum, 8},
 		{"cq.cqe_num", offCQENum, 12},
@@ -56,11 +72,11 @@ func TestLayoutMatchesSpec(t *testing.T) {
 		{"cq.cqe_rsvd", offCQERsvd, 40},
 		{"cq.mem_type", offCQMemType, 48},
 		{"cq.reserved2", offCQReserved2, 52},
-		// extension area (reserved2) and the CQ flag byte (reserved1[0])
-		{"gdaki", offExt, 96},
-		{"gdaki.error", offExt + offExtError, 96},
-		{"gdaki.poll_timeout", offExt + offExtPollTimeout, 120},
-		{"gdaki.reserved", offExt + offExtReserved, 128},
+		// extension area (the last 64 bytes) and the CQ flag byte (reserved1[0])
+		{"gdaki", offExt, 328},
+		{"gdaki.error", offExt + offExtError, 328},
+		{"gdaki.poll_timeout", offExt + offExtPollTimeout, 352},
+		{"gdaki.reserved", offExt + offExtReserved, 360},
 		{"cq.gdaki_flags", offCQFlags, 37},
 		{"error.status", offErrStatus, 0},
 		{"error.syndrome", offErrSyndrome, 4},
@@ -80,11 +96,17 @@ func TestLayoutMatchesSpec(t *testing.T) {
 	}
 	assert.Equal(t, 16, OffsetSQWQEPI)
 	assert.Equal(t, 160, OffsetCQSQ)
+	assert.Equal(t, 224, OffsetCQRQ)
 	assert.Equal(t, 288, OffsetNICHandler)
-	assert.Equal(t, 96, OffsetQPError)
-	assert.Equal(t, 120, OffsetPollTimeout)
+	assert.Equal(t, 328, OffsetQPError)
+	assert.Equal(t, 352, OffsetPollTimeout)
+	assert.Equal(t, 96, OffsetRQWQEPI)
+	assert.Equal(t, 136, OffsetRQRsvdIndex)
+	assert.Equal(t, 144, OffsetRQReadyIndex)
+	assert.Equal(t, 152, OffsetRQLock)
 	assert.Equal(t, [3]uint32{0, 1, 2}, [3]uint32{QPErrNone, QPErrCQE, QPErrTimeout})
 	assert.Equal(t, uint8(1), CQFlagInQP)
+	assert.Equal(t, uint8(2), CQFlagRQ)
 }
 
 func sampleQP() QP {
@@ -94,6 +116,11 @@ func sampleQP() QP {
 		SQDB: 0x7f0000003800, NICHandler: 2, MemType: MemTypeGPU,
 		CQ: CQ{CQEDAddr: 0x7f0000004000, CQNum: 0x55, CQENum: 256, DBRec: 0x7f0000005000,
 			CQECI: 7, CQEMask: 255, CQESize: 64, Flags: CQFlagInQP, CQERsvd: 9, MemType: MemTypeGPU},
+		RQNum: 0xabcdef, RQWQEPI: 0x4444, RQWQENum: 512, RQWQEMask: 511, RQWQEDAddr: 0x7f0000006000,
+		RQDBRec: 0x7f0000002000, RcvWQESize: 16, RQRsvdIndex: 0x5555, RQReadyIndex: 0x6666, RQLock: 1,
+		CQRQ: CQ{CQEDAddr: 0x7f0000007000, CQNum: 0x56, CQENum: 512, DBRec: 0x7f0000008000,
+			CQECI: 11, CQEMask: 511, CQESize: 64, Flags: CQFlagInQP | CQFlagRQ, CQERsvd: 3, MemType: MemTypeGPU},
+		NeedMCST: 1, LastGetWQEIdx: 0x7777, LastDumpWQEIdx: 0x8888, LastRecvWQEIdx: 0x9999,
 		PollTimeout: 0x123456789,
 		Error: QPError{Status: QPErrCQE, Syndrome: 0x13, VendorSyndrome: 0x88, HWSyndrome: 0x21, HWSyndromeType: 0x22,
 			CQEOpcode: 13, WQEOpcode: 8, WQECounter: 0xfffe, WQEIndex: 0x1fffe},
@@ -105,7 +132,7 @@ func sampleQP() QP {
 func TestEncodeFieldBytes(t *testing.T) {
 	q := sampleQP()
 	b := q.Encode()
-	require.Len(t, b, 296)
+	require.Len(t, b, 392)
 	be := binary.BigEndian
 	tests := []struct {
 		name string
@@ -139,20 +166,44 @@ func TestEncodeFieldBytes(t *testing.T) {
 		{"cq.cqe_mask", 192, 4, 255, false},
 		{"cq.cqe_size", 196, 1, 64, false},
 		{"cq.gdaki_flags", 197, 1, 1, false},
-		{"error.status", 96, 4, 1, false},
-		{"error.syndrome", 100, 1, 0x13, false},
-		{"error.vendor_syndrome", 101, 1, 0x88, false},
-		{"error.hw_syndrome", 102, 1, 0x21, false},
-		{"error.hw_syndrome_type", 103, 1, 0x22, false},
-		{"error.cqe_opcode", 104, 1, 13, false},
-		{"error.wqe_opcode", 105, 1, 8, false},
-		{"error.wqe_counter", 106, 2, 0xfffe, false},
-		{"error.wqe_index", 112, 8, 0x1fffe, false},
-		{"poll_timeout", 120, 8, 0x123456789, false},
+		{"rq_num", 88, 4, 0xabcdef, false},
+		{"rq_wqe_pi", 96, 8, 0x4444, false},
+		{"rq_wqe_num", 104, 4, 512, false},
+		{"rq_wqe_mask", 108, 4, 511, false},
+		{"rq_wqe_daddr", 112, 8, 0x7f0000006000, false},
+		{"rq_dbrec", 120, 8, 0x7f0000002000, false},
+		{"rcv_wqe_size", 128, 4, 16, false},
+		{"rq_rsvd_index", 136, 8, 0x5555, false},
+		{"rq_ready_index", 144, 8, 0x6666, false},
+		{"rq_lock", 152, 4, 1, false},
+		{"error.status", 328, 4, 1, false},
+		{"error.syndrome", 332, 1, 0x13, false},
+		{"error.vendor_syndrome", 333, 1, 0x88, false},
+		{"error.hw_syndrome", 334, 1, 0x21, false},
+		{"error.hw_syndrome_type", 335, 1, 0x22, false},
+		{"error.cqe_opcode", 336, 1, 13, false},
+		{"error.wqe_opcode", 337, 1, 8, false},
+		{"error.wqe_counter", 338, 2, 0xfffe, false},
+		{"error.wqe_index", 344, 8, 0x1fffe, false},
+		{"poll_timeout", 352, 8, 0x123456789, false},
 		{"cq.cqe_rsvd", 200, 8, 9, false},
 		{"cq.mem_type", 208, 4, 2, false},
+		{"cq_rq.cqe_daddr", 224, 8, 0x7f0000007000, false},
+		{"cq_rq.cq_num", 232, 4, 0x56, false},
+		{"cq_rq.cqe_num", 236, 4, 512, false},
+		{"cq_rq.dbrec", 240, 8, 0x7f0000008000, false},
+		{"cq_rq.cqe_ci", 248, 8, 11, false},
+		{"cq_rq.cqe_mask", 256, 4, 511, false},
+		{"cq_rq.cqe_size", 260, 1, 64, false},
+		{"cq_rq.gdaki_flags", 261, 1, 3, false},
+		{"cq_rq.cqe_rsvd", 264, 8, 3, false},
+		{"cq_rq.mem_type", 272, 4, 2, false},
 		{"nic_handler", 288, 4, 2, false},
 		{"mem_type", 292, 4, 2, false},
+		{"need_mcst", 296, 1, 1, false},
+		{"last_get_wqe_idx", 304, 8, 0x7777, false},
+		{"last_dump_wqe_idx", 312, 8, 0x8888, false},
+		{"last_recv_wqe_idx", 320, 8, 0x9999, false},
 	}
 	for _, tc := range tests {
 		var got uint64
@@ -170,7 +221,8 @@ func TestEncodeFieldBytes(t *testing.T) {
 		}
 		assert.Equal(t, tc.want, got, tc.name)
 	}
-	for _, r := range [][2]int{{88, 96}, {108, 112}, {128, 160}, {198, 200}, {212, 224}, {224, 288}} {
+	for _, r := range [][2]int{{92, 96}, {132, 136}, {156, 160}, {198, 200}, {212, 224}, {262, 264}, {276, 288}, {297, 304},
+		{340, 344}, {360, 392}} {
 		assert.Equal(t, make([]byte, r[1]-r[0]), b[r[0]:r[1]], "reserved %d..%d", r[0], r[1])
 	}
 }
@@ -182,9 +234,9 @@ func TestDecodeRoundTripAndRejects(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, q, got)
 
-	_, err = DecodeQP(b[:295])
-	assert.ErrorContains(t, err, "295 bytes")
-	for _, off := range []int{88, 108, 130, 159, 198, 215, 230, 287} {
+	_, err = DecodeQP(b[:391])
+	assert.ErrorContains(t, err, "391 bytes")
+	for _, off := range []int{92, 95, 132, 156, 159, 198, 215, 262, 280, 297, 303, 340, 360, 391} {
 		c := append([]byte(nil), b...)
 		c[off] = 1
 		_, err := DecodeQP(c)
@@ -194,10 +246,15 @@ func TestDecodeRoundTripAndRejects(t *testing.T) {
 	assert.Error(t, err)
 
 	c := append([]byte(nil), b...)
-	c[96] = 3 // no such status
+	c[296] = 2 // need_mcst is a bool
+	_, err = DecodeQP(c)
+	assert.ErrorContains(t, err, "need_mcst")
+
+	c = append([]byte(nil), b...)
+	c[328] = 3 // no such status
 	_, err = DecodeQP(c)
 	assert.ErrorContains(t, err, "unknown status")
-	le.PutUint32(c[96:], 0x80000000)
+	le.PutUint32(c[328:], 0x80000000)
 	_, err = DecodeQP(c)
 	assert.ErrorIs(t, err, ErrRecordBusy, "a record being written is reported as such")
 }
@@ -229,7 +286,7 @@ func TestBE32(t *testing.T) {
 func FuzzDecodeQP(f *testing.F) {
 	q := sampleQP()
 	f.Add(q.Encode())
-	f.Add(make([]byte, 296))
+	f.Add(make([]byte, 392))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		q, err := DecodeQP(b)

@@ -22,7 +22,7 @@ type CQ struct {
 	CQEMask  uint32
 	CQESize  uint8
 	// Flags is the extension byte gdaki_flags (reserved1[0]); an exported
-	// QP's cq_sq carries CQFlagInQP.
+	// QP's cq_sq carries CQFlagInQP, its cq_rq CQFlagInQP|CQFlagRQ.
 	Flags   uint8
 	CQERsvd uint64
 	MemType uint32
@@ -60,9 +60,27 @@ type QP struct {
 	SQWQEDAddr    uint64
 	SQDBRec       uint64
 	SQDB          uint64
-	CQ            CQ
-	NICHandler    uint32
-	MemType       uint32
+	// The receive queue (zero for a QP without one).
+	RQNum        uint32
+	RQWQEPI      uint64
+	RQWQENum     uint32
+	RQWQEMask    uint32
+	RQWQEDAddr   uint64
+	RQDBRec      uint64 // GPU-writable address of doorbell-record word 0
+	RcvWQESize   uint32
+	RQRsvdIndex  uint64
+	RQReadyIndex uint64
+	RQLock       int32
+	CQ           CQ // cq_sq
+	CQRQ         CQ // cq_rq
+	NICHandler   uint32
+	MemType      uint32
+	// NeedMCST is need_mcst (alias need_dump): 1 when the GPU needs a DUMP
+	// to see GPUDirect RDMA writes in order; 0 or 1.
+	NeedMCST       uint8
+	LastGetWQEIdx  uint64
+	LastDumpWQEIdx uint64
+	LastRecvWQEIdx uint64
 	// PollTimeout (extension) bounds every device poll of the QP, in GPU
 	// clock ticks; 0 means no bound.
 	PollTimeout uint64
@@ -153,6 +171,11 @@ func (q *QP) members() []member {
 		{offSQWQENum, &q.SQWQENum}, {offSQWQEMask, &q.SQWQEMask}, {offSQWQEDAddr, &q.SQWQEDAddr},
 		{offSQDBRec, &q.SQDBRec}, {offSQDB, &q.SQDB}, {offExt + offExtPollTimeout, &q.PollTimeout},
 		{offNICHandler, &q.NICHandler}, {offQPMemType, &q.MemType},
+		{offRQNum, &q.RQNum}, {offRQWQEPI, &q.RQWQEPI}, {offRQWQENum, &q.RQWQENum}, {offRQWQEMask, &q.RQWQEMask},
+		{offRQWQEDAddr, &q.RQWQEDAddr}, {offRQDBRec, &q.RQDBRec}, {offRcvWQESize, &q.RcvWQESize},
+		{offRQRsvdIndex, &q.RQRsvdIndex}, {offRQReadyIndex, &q.RQReadyIndex}, {offRQLock, &q.RQLock},
+		{offNeedMCST, &q.NeedMCST}, {offLastGetWQE, &q.LastGetWQEIdx}, {offLastDumpWQE, &q.LastDumpWQEIdx},
+		{offLastRecvWQE, &q.LastRecvWQEIdx},
 	}
 	for k, off := range beOffsets {
 		ms = append(ms, member{off, &q.SQNumShift8BE[k]})
@@ -187,6 +210,7 @@ func (q *QP) Put(b []byte) {
 	putMembers(b, q.members())
 	q.Error.Put(b[offExt+offExtError : offExt+offExtError+QPErrorSize])
 	q.CQ.Put(b[offCQSQ : offCQSQ+CQSize])
+	q.CQRQ.Put(b[offCQRQ : offCQRQ+CQSize])
 }
 
 // Put writes the image of e to b[:QPErrorSize], the reserved word zeroed.
@@ -226,7 +250,10 @@ func DecodeQP(b []byte) (QP, error) {
 		return QP{}, fmt.Errorf("devstruct: device QP image of %d bytes, need %d", len(b), QPSize)
 	}
 	b = b[:QPSize]
-	for _, r := range [][2]int{{offQPReserved1, offQPReserved2}, {offExt + offExtReserved, offExt + extSize}, {offQPReserved3, offNICHandler}} {
+	for _, r := range [][2]int{
+		{offRQReserved0, offRQReserved0 + 4}, {offRQReserved1, offRQReserved1 + 4}, {offRQReserved2, offRQReserved2 + 4},
+		{offReservedMCST, offReservedMCST + 7}, {offExt + offExtReserved, offExt + extSize},
+	} {
 		if off, ok := nonZero(b[r[0]:r[1]]); ok {
 			return QP{}, fmt.Errorf("devstruct: device QP reserved byte at offset %d is not zero", r[0]+off)
 		}
@@ -234,7 +261,13 @@ func DecodeQP(b []byte) (QP, error) {
 	var q QP
 	getMembers(b, q.members())
 	var err error
+	if q.NeedMCST > 1 {
+		return QP{}, fmt.Errorf("devstruct: device QP need_mcst is %d, not a bool", q.NeedMCST)
+	}
 	if q.CQ, err = DecodeCQ(b[offCQSQ : offCQSQ+CQSize]); err != nil {
+		return QP{}, err
+	}
+	if q.CQRQ, err = DecodeCQ(b[offCQRQ : offCQRQ+CQSize]); err != nil {
 		return QP{}, err
 	}
 	if q.Error, err = DecodeQPError(b[offExt+offExtError:]); err != nil {

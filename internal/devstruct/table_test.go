@@ -7,13 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The layout table holds exactly the DOCA 2.0 layouts (offset, size) of the
-// device structs, plus our extension area; sizes of whole structs use offset
+// The layout table holds exactly the layouts (offset, size) of the device
+// structs: DOCA 2.0's, the DOCA SDK's receive-queue block, our extension area; sizes of whole structs use offset
 // 0, alignments are in the ".align" entries. Every entry of the C table has
 // an expectation here and every expectation an entry.
 func TestLayoutTable(t *testing.T) {
 	want := map[string][2]uintptr{
-		"doca_gpu_dev_verbs_qp":                      {0, 296},
+		"doca_gpu_dev_verbs_qp":                      {0, 392},
 		"doca_gpu_dev_verbs_qp.align":                {0, 8},
 		"doca_gpu_dev_verbs_qp.sq_rsvd_index":        {0, 8},
 		"doca_gpu_dev_verbs_qp.sq_ready_index":       {8, 8},
@@ -32,13 +32,30 @@ func TestLayoutTable(t *testing.T) {
 		"doca_gpu_dev_verbs_qp.sq_wqe_daddr":         {64, 8},
 		"doca_gpu_dev_verbs_qp.sq_dbrec":             {72, 8},
 		"doca_gpu_dev_verbs_qp.sq_db":                {80, 8},
-		"doca_gpu_dev_verbs_qp.reserved1":            {88, 8},
-		"doca_gpu_dev_verbs_qp.reserved2":            {96, 64},
-		"doca_gpu_dev_verbs_qp.gdaki":                {96, 64},
+		"doca_gpu_dev_verbs_qp.rq_num":               {88, 4},
+		"doca_gpu_dev_verbs_qp.rq_reserved0":         {92, 4},
+		"doca_gpu_dev_verbs_qp.rq_wqe_pi":            {96, 8},
+		"doca_gpu_dev_verbs_qp.rq_wqe_num":           {104, 4},
+		"doca_gpu_dev_verbs_qp.rq_wqe_mask":          {108, 4},
+		"doca_gpu_dev_verbs_qp.rq_wqe_daddr":         {112, 8},
+		"doca_gpu_dev_verbs_qp.rq_dbrec":             {120, 8},
+		"doca_gpu_dev_verbs_qp.rcv_wqe_size":         {128, 4},
+		"doca_gpu_dev_verbs_qp.rq_reserved1":         {132, 4},
+		"doca_gpu_dev_verbs_qp.rq_rsvd_index":        {136, 8},
+		"doca_gpu_dev_verbs_qp.rq_ready_index":       {144, 8},
+		"doca_gpu_dev_verbs_qp.rq_lock":              {152, 4},
+		"doca_gpu_dev_verbs_qp.rq_reserved2":         {156, 4},
 		"doca_gpu_dev_verbs_qp.cq_sq":                {160, 64},
-		"doca_gpu_dev_verbs_qp.reserved3":            {224, 64},
+		"doca_gpu_dev_verbs_qp.cq_rq":                {224, 64},
 		"doca_gpu_dev_verbs_qp.nic_handler":          {288, 4},
 		"doca_gpu_dev_verbs_qp.mem_type":             {292, 4},
+		"doca_gpu_dev_verbs_qp.need_mcst":            {296, 1},
+		"doca_gpu_dev_verbs_qp.need_dump":            {296, 1},
+		"doca_gpu_dev_verbs_qp.reserved_mcst":        {297, 7},
+		"doca_gpu_dev_verbs_qp.last_get_wqe_idx":     {304, 8},
+		"doca_gpu_dev_verbs_qp.last_dump_wqe_idx":    {312, 8},
+		"doca_gpu_dev_verbs_qp.last_recv_wqe_idx":    {320, 8},
+		"doca_gpu_dev_verbs_qp.gdaki":                {328, 64},
 
 		"doca_gpu_dev_verbs_cq":             {0, 64},
 		"doca_gpu_dev_verbs_cq.align":       {0, 8},

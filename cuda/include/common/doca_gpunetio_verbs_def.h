@@ -143,7 +143,10 @@ struct doca_priv_gpunetio_unref<T &&> {
 #define DOCA_GPUNETIO_VERBS_WQE_PI_MASK 0xFFFF
 #define DOCA_GPUNETIO_IB_MLX5_WQE_SQ_SHIFT 6
 #define DOCA_GPUNETIO_MLX5_WQE_SQ_SHIFT 6 /* SDK spelling */
-#define DOCA_GPUNETIO_MLX5_WQE_RQ_SHIFT 4 /* SDK: one 16-byte scatter entry per receive WQE */
+/* Receive WQEs are one 16-byte scatter entry (the DOCA SDK's name). */
+#ifndef DOCA_GPUNETIO_MLX5_WQE_RQ_SHIFT
+#define DOCA_GPUNETIO_MLX5_WQE_RQ_SHIFT 4
+#endif
 #define DOCA_GPUNETIO_VERBS_MKEY_SWAPPED 1
 #define DOCA_GPUNETIO_VERBS_MAX_INLINE_SIZE 28
 #define DOCA_GPUNETIO_VERBS_MLX5_CQE_OPCODE_SHIFT 4
@@ -282,6 +285,7 @@ enum doca_gpu_verbs_send_dbr_mode_ext {
 
 enum doca_gpu_dev_verbs_qp_type {
 	DOCA_GPUNETIO_VERBS_QP_SQ = 0,
+	DOCA_GPUNETIO_VERBS_QP_RQ = 1, /* the receive queue (DOCA SDK 3.2) */
 };
 
 enum doca_gpu_dev_verbs_exec_scope {

@@ -3,7 +3,8 @@
  * the 64-byte WQE view, memory addresses with keys and the masked-atomic operand layouts.
  *
  * Plain C (C11) and C++: the Go host code includes this file through cgo to fill the structs.
- * Layouts are fixed (those of DOCA GPUNetIO 2.0): QP 296 bytes, CQ 64 bytes, WQE 64 bytes.
+ * Layouts are fixed: CQ 64 bytes and WQE 64 bytes as in DOCA GPUNetIO 2.0; QP 392 bytes, DOCA
+ * GPUNetIO 2.0's send half with the DOCA SDK's receive-queue fields (see the struct).
  */
 #ifndef DOCA_GPUNETIO_VERBS_DEV_H
 #define DOCA_GPUNETIO_VERBS_DEV_H
@@ -125,6 +126,50 @@ struct __attribute__((aligned(8))) doca_gpu_dev_verbs_wqe {
 };
 #endif
 
+/* ---- Receive-side CQE views (DOCA SDK) ---------------------------------------------------------- */
+
+/* rdma-core's CQE and data-segment types, which the SDK's two-sided signatures take: defined by
+ * <infiniband/mlx5dv.h> or by the subset in doca_gpunetio_verbs_def.h. The same 64 and 16 bytes
+ * are struct doca_gpunetio_ib_mlx5_cqe64 and struct doca_gpunetio_ib_mlx5_wqe_data_seg, and the
+ * helpers below read them through those. */
+struct mlx5_cqe64;
+struct mlx5_wqe_data_seg;
+
+/* A 64-byte CQE by the SDK 3.4 name (C++ code names it without the struct keyword). */
+typedef struct doca_gpunetio_ib_mlx5_cqe64 doca_gpu_dev_verbs_cqe64;
+
+/* A receive CQE whose payload (at most 32 bytes) the NIC scattered into the CQE itself
+ * (doca_gpu_dev_verbs_cqe_is_inline): bytes 0..31 hold the data, 32..63 are the usual CQE tail. */
+struct __attribute__((aligned(8))) doca_gpu_dev_verbs_cqe64_inline {
+	uint8_t inl_data[32];
+	__be32 srqn_uidx;
+	__be32 imm_inval_pkey;
+	uint8_t app;
+	uint8_t app_op;
+	__be16 app_info;
+	__be32 byte_cnt;
+	__be64 timestamp;
+	__be32 sop_drop_qpn;
+	__be16 wqe_counter;
+	uint8_t signature;
+	uint8_t op_own;
+};
+
+/* An error CQE by the SDK's name (the layout of struct doca_gpunetio_ib_mlx5_err_cqe_ex). */
+struct __attribute__((aligned(4))) mlx5_err_cqe_ex {
+	uint8_t rsvd0[32];
+	__be32 srqn;
+	uint8_t rsvd1[16];
+	uint8_t hw_err_synd;
+	uint8_t hw_synd_type;
+	uint8_t vendor_err_synd;
+	uint8_t syndrome;
+	__be32 s_wqe_opcode_qpn;
+	__be16 wqe_counter;
+	uint8_t signature;
+	uint8_t op_own;
+};
+
 /* ---- Extensions (not in DOCA; cuda/README.md, "Extensions") ------------------------------------ */
 
 /* What stopped a QP's device code: gdaki_dev_qp_error.status. */
@@ -152,8 +197,9 @@ struct gdaki_dev_qp_error {
 	uint64_t wqe_index; /* the 64-bit WQE index whose poll saw the error or timed out */
 };
 
-/* What the QP's reserved2 bytes hold (64 bytes). The host writes poll_timeout between kernels
- * (device code reads it through the read-only cache); error belongs to device code. */
+/* The extension area at the end of struct doca_gpu_dev_verbs_qp (64 bytes, after the SDK's
+ * fields). The host writes poll_timeout between kernels (device code reads it through the
+ * read-only cache); error belongs to device code. */
 struct gdaki_dev_qp_ext {
 	struct gdaki_dev_qp_error error;
 	uint64_t poll_timeout; /* 0: polls wait without bound; else GPU clock ticks (clock64) */
@@ -162,9 +208,12 @@ struct gdaki_dev_qp_ext {
 
 /* Bits of doca_gpu_dev_verbs_cq.gdaki_flags (reserved1[0]). */
 enum {
-	/* The CQ is the cq_sq of a doca_gpu_dev_verbs_qp, whose gdaki extension area polls use. The
-	 * host export sets it; a CQ without it polls exactly as DOCA's (no record, no bound). */
+	/* The CQ is embedded in a doca_gpu_dev_verbs_qp, whose gdaki extension area polls use: the
+	 * cq_sq, or the cq_rq when GDAKI_DEV_CQ_FLAG_RQ is set too. The host export sets it; a CQ
+	 * without it polls exactly as DOCA's (no record, no bound). */
 	GDAKI_DEV_CQ_FLAG_IN_QP = 1 << 0,
+	/* With GDAKI_DEV_CQ_FLAG_IN_QP: the CQ is the QP's cq_rq (receive completions). */
+	GDAKI_DEV_CQ_FLAG_RQ = 1 << 1,
 };
 
 /* Device view of a completion queue (64 bytes). */
@@ -185,7 +234,13 @@ struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_cq {
 	uint8_t reserved2[12];
 };
 
-/* Device view of a send queue with its embedded send CQ (296 bytes). */
+/* Device view of a QP: its send queue, its receive queue and both CQs (392 bytes).
+ *
+ * Bytes 0..87 and cq_sq at 160 are DOCA GPUNetIO 2.0's layout. The receive-queue block (88..159)
+ * has the names, types and offsets of the DOCA SDK's; cq_rq sits at 224 (where the open-source
+ * layout reserves 64 bytes), nic_handler and mem_type stay at 288 and 292, and the SDK's need_mcst
+ * and last_*_wqe_idx follow. The gdaki extension area closes the struct (cuda/README.md,
+ * "Device QP layout"). */
 struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_qp {
 	uint64_t sq_rsvd_index;
 	uint64_t sq_ready_index;
@@ -204,17 +259,36 @@ struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_qp {
 	uint8_t *sq_wqe_daddr;
 	__be32 *sq_dbrec;
 	uint64_t *sq_db;
-	uint8_t reserved1[8];
-	union {
-		uint8_t reserved2[64];
-		struct gdaki_dev_qp_ext gdaki; /* extension: error record and poll bound */
-	};
+
+	/* Receive queue: 16-byte WQEs (one scatter entry each), no UAR doorbell. */
+	uint32_t rq_num;         /* the QP number */
+	uint8_t rq_reserved0[4];
+	uint64_t rq_wqe_pi;      /* producer index the doorbell record holds (64-bit, never wraps) */
+	uint32_t rq_wqe_num;     /* entries, a power of two, at most 32768 */
+	uint32_t rq_wqe_mask;    /* rq_wqe_num - 1 */
+	uint8_t *rq_wqe_daddr;   /* the ring (GPU-visible address) */
+	__be32 *rq_dbrec;        /* doorbell-record word 0 (receive counter), GPU-writable */
+	uint32_t rcv_wqe_size;   /* 16, the stride in bytes (device code uses the fixed shift) */
+	uint8_t rq_reserved1[4];
+	uint64_t rq_rsvd_index;  /* receives reserved */
+	uint64_t rq_ready_index; /* receives written and published */
+	int rq_lock;             /* spin lock of the RQ submit (CTA/GPU sharing) */
+	uint8_t rq_reserved2[4];
+
 	struct doca_gpu_dev_verbs_cq cq_sq;
-	uint8_t reserved3[64];
+	struct doca_gpu_dev_verbs_cq cq_rq; /* the receive CQ, dedicated to this RQ */
 	enum doca_gpu_dev_verbs_nic_handler nic_handler;
 	enum doca_gpu_dev_verbs_mem_type mem_type;
+	union {
+		bool need_mcst; /* GPUDirect RDMA writes need a DUMP (MCST) to be visible in order */
+		bool need_dump; /* the earlier SDK name of need_mcst */
+	};
+	uint8_t reserved_mcst[7]; /* zero: SDK code loads need_mcst as a 4-byte word */
+	uint64_t last_get_wqe_idx;
+	uint64_t last_dump_wqe_idx;
+	uint64_t last_recv_wqe_idx;
+	struct gdaki_dev_qp_ext gdaki; /* extension: error record and poll bound */
 };
-
 
 /* ---- Layout checks ---------------------------------------------------------------------------- */
 /* Every size, alignment and offset that kernels, the NIC or the Go host code rely on, checked by
@@ -233,7 +307,7 @@ struct __attribute__((aligned(8), packed)) doca_gpu_dev_verbs_qp {
 	DOCA_GPUNETIO_PRIV_STATIC_ASSERT(sizeof(((struct s *)0)->f) == (n), "size of " #s "." #f)
 #endif
 
-DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_qp, 296);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_qp, 392);
 DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_qp, 8);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_rsvd_index, 0, 8);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_ready_index, 8, 8);
@@ -252,13 +326,31 @@ DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_mask, 62, 2);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_wqe_daddr, 64, 8);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_dbrec, 72, 8);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, sq_db, 80, 8);
-DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved1, 88, 8);
-DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved2, 96, 64);
+/* The receive-queue block: the DOCA SDK's offsets, sizes and types. */
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_num, 88, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_reserved0, 92, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_wqe_pi, 96, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_wqe_num, 104, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_wqe_mask, 108, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_wqe_daddr, 112, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_dbrec, 120, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rcv_wqe_size, 128, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_reserved1, 132, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_rsvd_index, 136, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_ready_index, 144, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_lock, 152, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, rq_reserved2, 156, 4);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, cq_sq, 160, 64);
-DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved3, 224, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, cq_rq, 224, 64);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, nic_handler, 288, 4);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, mem_type, 292, 4);
-DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, gdaki, 96, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, need_mcst, 296, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, need_dump, 296, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, reserved_mcst, 297, 7);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, last_get_wqe_idx, 304, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, last_dump_wqe_idx, 312, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, last_recv_wqe_idx, 320, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_qp, gdaki, 328, 64);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cq, gdaki_flags, 37, 1);
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(gdaki_dev_qp_ext, 64);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(gdaki_dev_qp_ext, error, 0, 24);
@@ -422,6 +514,35 @@ DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_wqe_data_seg, addr, 8, 8);
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_raddr_seg, 16);
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_atomic_seg, 16);
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_inl_data_seg, 4);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_cqe64_inline, 64);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_cqe64_inline, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, inl_data, 0, 32);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, srqn_uidx, 32, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, imm_inval_pkey, 36, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, app, 40, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, app_op, 41, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, app_info, 42, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, byte_cnt, 44, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, timestamp, 48, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, sop_drop_qpn, 56, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, wqe_counter, 60, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, signature, 62, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_cqe64_inline, op_own, 63, 1);
+
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_err_cqe_ex, 64);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(mlx5_err_cqe_ex, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, rsvd0, 0, 32);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, srqn, 32, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, rsvd1, 36, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, hw_err_synd, 52, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, hw_synd_type, 53, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, vendor_err_synd, 54, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, syndrome, 55, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, s_wqe_opcode_qpn, 56, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, wqe_counter, 60, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, signature, 62, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_err_cqe_ex, op_own, 63, 1);
 
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpunetio_ib_mlx5_err_cqe_ex, 64);
 DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpunetio_ib_mlx5_err_cqe_ex, 4);

@@ -66,6 +66,9 @@ static_assert(sizeof(uint64_t) == 8 && sizeof(uintptr_t) == sizeof(void *) && si
 #include <stdint.h>
 #include <limits.h>
 #include <linux/types.h>
+#if !defined(__cplusplus)
+#include <stdbool.h> /* bool fields of the device structs (need_mcst) in C */
+#endif
 
 #endif /* __CUDACC_RTC__ */
 

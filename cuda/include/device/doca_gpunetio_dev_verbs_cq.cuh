@@ -68,11 +68,14 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_cq_print_cqe_err(struc
  * embedded (such a CQ polls exactly as DOCA's). */
 __device__ static __forceinline__ struct gdaki_dev_qp_ext *doca_priv_gpu_dev_verbs_cq_ext(struct doca_gpu_dev_verbs_cq *cq)
 {
-	if ((doca_priv_gpu_dev_verbs_ldg(&cq->gdaki_flags) & GDAKI_DEV_CQ_FLAG_IN_QP) == 0)
+	const uint8_t flags = doca_priv_gpu_dev_verbs_ldg(&cq->gdaki_flags);
+	if ((flags & GDAKI_DEV_CQ_FLAG_IN_QP) == 0)
 		return (struct gdaki_dev_qp_ext *)0;
-	const size_t back = DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_sq) -
-				DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, gdaki);
-	return (struct gdaki_dev_qp_ext *)((uint8_t *)cq - back);
+	const size_t at = (flags & GDAKI_DEV_CQ_FLAG_RQ) != 0
+				  ? DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_rq)
+				  : DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, cq_sq);
+	uint8_t *qp = (uint8_t *)cq - at;
+	return (struct gdaki_dev_qp_ext *)(qp + DOCA_GPUNETIO_PRIV_OFFSETOF(struct doca_gpu_dev_verbs_qp, gdaki));
 }
 
 /* Internal: records the QP's first failure (later ones are dropped). cqe is the error CQE, or NULL
