@@ -28,7 +28,7 @@ const (
 	// NICHandlerCPUProxyNoDBR (DOCA SDK 3.4): a CPU thread rings the doorbell of
 	// a QP without a doorbell record (NO_DBR_EXT), CPU_PROXY|NO_DBR.
 	NICHandlerCPUProxyNoDBR NICHandler = 9
-	nicHandlerMax        NICHandler = 11
+	nicHandlerMax           NICHandler = 11
 )
 
 // The flag bits NIC handler values are made of
