@@ -30,6 +30,8 @@ func (v NICHandler) String() string {
 		return "GPU_SM_BF"
 	case NICHandlerGPUSMNoDBR:
 		return "GPU_SM_NO_DBR"
+	case NICHandlerCPUProxyNoDBR:
+		return "CPU_PROXY_NO_DBR"
 	}
 	return "NICHandler(" + strconv.FormatUint(uint64(v), 10) + ")"
 }

@@ -25,7 +25,10 @@ const (
 	NICHandlerGPUSMDB    NICHandler = 2  // the GPU rings the doorbell (and writes the DBR)
 	NICHandlerGPUSMBF    NICHandler = 6  // GPU SM with a BlueFlame UAR
 	NICHandlerGPUSMNoDBR NICHandler = 10 // the GPU rings, no doorbell record
-	nicHandlerMax        NICHandler = 11
+	// NICHandlerCPUProxyNoDBR (DOCA SDK 3.4): a CPU thread rings the doorbell of
+	// a QP without a doorbell record (NO_DBR_EXT), CPU_PROXY|NO_DBR.
+	NICHandlerCPUProxyNoDBR NICHandler = 9
+	nicHandlerMax           NICHandler = 11
 )
 
 // The flag bits NIC handler values are made of
@@ -41,12 +44,12 @@ const (
 // ParseNICHandler accepts the names String returns (any case) and the
 // numbers the reference examples take on their -p flag.
 func ParseNICHandler(s string) (NICHandler, error) {
-	for _, h := range []NICHandler{NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR} {
+	for _, h := range []NICHandler{NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR, NICHandlerCPUProxyNoDBR} {
 		if equalFold(s, h.String()) || s == fmt.Sprint(uint32(h)) {
 			return h, nil
 		}
 	}
-	return 0, newErr("ParseNICHandler", ErrInvalidValue, "%q is not a NIC handler (AUTO, CPU_PROXY, GPU_SM_DB, GPU_SM_BF, GPU_SM_NO_DBR)", s)
+	return 0, newErr("ParseNICHandler", ErrInvalidValue, "%q is not a NIC handler (AUTO, CPU_PROXY, GPU_SM_DB, GPU_SM_BF, GPU_SM_NO_DBR, CPU_PROXY_NO_DBR)", s)
 }
 
 func equalFold(a, b string) bool {

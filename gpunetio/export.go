@@ -81,7 +81,10 @@ type QP struct {
 // register is exported to the GPU; if that fails an AUTO request falls back
 // to CPU_PROXY, any other request fails. CPU_PROXY gets an 8-byte mailbox in
 // CPU_GPU memory. AUTO then resolves to GPU_SM_NO_DBR for NO_DBR_EXT QPs or
-// SW-emulated no-DBR, else GPU_SM_DB.
+// SW-emulated no-DBR, else GPU_SM_DB. CPU_PROXY_NO_DBR (DOCA SDK 3.4) is the
+// CPU proxy for a NO_DBR_EXT QP: a mailbox as for CPU_PROXY, and the proxy
+// rings the doorbell without a doorbell record (send DBR mode ext NO_DBR_HW,
+// which the export implies when the config leaves VALID_DBR).
 func (g *GPU) ExportQP(qp *verbs.QP, sqCQ, rqCQ *verbs.CQ, cfg ExportConfig) (*QP, error) {
 	return g.exportQP("doca_gpu_verbs_export_qp", qp, sqCQ, rqCQ, cfg, "gpunetio.QP")
 }
@@ -93,6 +96,9 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ, rqCQ *verbs.CQ, cfg Export
 	}
 	if qp == nil || sqCQ == nil {
 		return nil, newErr(op, ErrInvalidValue, "nil QP or CQ")
+	}
+	if cfg.NICHandler == NICHandlerCPUProxyNoDBR && cfg.SendDBRModeExt == SendDBRValid {
+		cfg.SendDBRModeExt = SendNoDBRHW // the handler names the mode
 	}
 	q := &QP{g: g, qp: qp, cq: sqCQ, rqCQ: rqCQ, ext: cfg.SendDBRModeExt, qpn: qp.QPN()}
 	defer func() {
@@ -144,6 +150,10 @@ func (g *GPU) exportQP(op string, qp *verbs.QP, sqCQ, rqCQ *verbs.CQ, cfg Export
 func (g *GPU) checkExport(op string, qp *verbs.QP, sqCQ *verbs.CQ, cfg ExportConfig) error {
 	switch cfg.NICHandler {
 	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB, NICHandlerGPUSMBF, NICHandlerGPUSMNoDBR:
+	case NICHandlerCPUProxyNoDBR:
+		if cfg.SendDBRModeExt != SendNoDBRHW {
+			return newErr(op, ErrInvalidValue, "NIC handler CPU_PROXY_NO_DBR needs send DBR mode ext NO_DBR_HW, not %v", cfg.SendDBRModeExt)
+		}
 	default:
 		return newErr(op, ErrInvalidValue, "unknown NIC handler %v", cfg.NICHandler)
 	}
@@ -266,7 +276,7 @@ func (g *GPU) exportDoorbell(op string, q *QP, cfg ExportConfig) (NICHandler, er
 	qp, t := q.qp, &q.tmpl
 	dbHost := qp.DoorbellAddr()
 	resolved := cfg.NICHandler
-	if cfg.NICHandler != NICHandlerCPUProxy {
+	if !cfg.NICHandler.cpuProxy() {
 		d, uerr := g.ExportUAR(qp.UAR(), dbHost)
 		switch {
 		case uerr == nil:
@@ -279,7 +289,7 @@ func (g *GPU) exportDoorbell(op string, q *QP, cfg ExportConfig) (NICHandler, er
 			return 0, uerr
 		}
 	}
-	if resolved == NICHandlerCPUProxy {
+	if resolved.cpuProxy() {
 		m, merr := g.memAllocFor(fmt.Sprintf("the proxy mailbox of exported QP 0x%x", qp.QPN()), 8, 0, MemCPUGPU)
 		if merr != nil {
 			return 0, merr
@@ -436,6 +446,12 @@ func (q *QP) DeviceQP() (DevPtr, error) {
 // sequence on it.
 func (q *QP) swEmulated() bool {
 	return q.ext == SendNoDBRSWEmulated && q.handler != NICHandlerCPUProxy
+}
+
+// cpuProxy: a CPU thread rings the doorbell from the mailbox the GPU writes
+// (CPU_PROXY, and CPU_PROXY_NO_DBR for a QP without a doorbell record).
+func (h NICHandler) cpuProxy() bool {
+	return h == NICHandlerCPUProxy || h == NICHandlerCPUProxyNoDBR
 }
 
 // template returns a copy of the host template of the device QP (the

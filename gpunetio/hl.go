@@ -183,12 +183,16 @@ func checkHL(op string, cfg QPHLConfig, allowBF bool) error {
 	}
 	switch cfg.NICHandler {
 	case NICHandlerAuto, NICHandlerCPUProxy, NICHandlerGPUSMDB:
+	case NICHandlerCPUProxyNoDBR:
+		if cfg.SendDBRModeExt != SendDBRValid && cfg.SendDBRModeExt != SendNoDBRHW {
+			return newErr(op, ErrInvalidValue, "NIC handler CPU_PROXY_NO_DBR makes a NO_DBR_HW QP, not %v", cfg.SendDBRModeExt)
+		}
 	case NICHandlerGPUSMBF:
 		if !allowBF {
 			return newErr(op, ErrInvalidValue, "QP groups do not support GPU_SM_BF")
 		}
 	default:
-		return newErr(op, ErrInvalidValue, "NIC handler %v: want AUTO, CPU_PROXY, GPU_SM_DB or GPU_SM_BF (GPU_SM_NO_DBR comes from SendDBRModeExt)", cfg.NICHandler)
+		return newErr(op, ErrInvalidValue, "NIC handler %v: want AUTO, CPU_PROXY, CPU_PROXY_NO_DBR, GPU_SM_DB or GPU_SM_BF (GPU_SM_NO_DBR comes from SendDBRModeExt)", cfg.NICHandler)
 	}
 	switch cfg.MemRegType {
 	case MemRegDefault, MemRegCUDADmabuf, MemRegCUDAPeermem:
@@ -237,6 +241,9 @@ const hlOwner = "a high-level QP (QPHL)"
 
 func newQPHL(op string, cfg QPHLConfig, dev *verbs.Dev, uar *verbs.UAR, cqUAR bool, companion bool) (_ *QPHL, err error) {
 	g := cfg.GPU
+	if cfg.NICHandler == NICHandlerCPUProxyNoDBR {
+		cfg.SendDBRModeExt = SendNoDBRHW // a QP without a doorbell record, rung by the CPU proxy
+	}
 	q := &QPHL{g: g, dev: dev, n: nextPow2(uint32(cfg.SQWQEs)), ext: cfg.SendDBRModeExt, uar: uar}
 	if cfg.RQWQEs > 0 && !companion {
 		// A group's companion only posts WAITs: no receive queue.
@@ -383,7 +390,7 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 	if q.sqRingU, err = q.regUMem(op, dev, q.sqRing, cfg.MemRegType); err != nil {
 		return err
 	}
-	if (h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated) && q.rqN > 0 {
+	if (h.cpuProxy() || cfg.SendDBRModeExt == SendNoDBRSWEmulated) && q.rqN > 0 {
 		// A CPU writes the send record (word 1), device code the receive
 		// record (word 0): memory both reach.
 		if q.sqDBR, err = g.memAllocFor(hlOwner, hostPage, hostPage, MemCPUGPU); err != nil {
@@ -392,7 +399,7 @@ func (q *QPHL) newSQ(op string, cfg QPHLConfig, h NICHandler) (err error) {
 		q.sqDBRU, err = dev.NewUMem(q.sqDBR.Host, uint64(hostPage), verbs.AccessLocalWrite, nil)
 		return err
 	}
-	if h == NICHandlerCPUProxy || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
+	if h.cpuProxy() || cfg.SendDBRModeExt == SendNoDBRSWEmulated {
 		if q.sqDBRHost, err = mmapHost(hostPage); err != nil {
 			return wrapErr(op, ErrNoMemory, err, "DBR page")
 		}

@@ -8,12 +8,12 @@ import (
 // ProgressProxy is one step of the CPU helper
 // (doca_gpu_verbs_cpu_proxy_progress):
 //
-// Mode A (resolved handler CPU_PROXY): read the 64-bit mailbox the GPU
+// Mode A (resolved handler CPU_PROXY or CPU_PROXY_NO_DBR): read the 64-bit mailbox the GPU
 // writes its producer index to; when its low 32 bits changed, ring the
 // doorbell {BE32(pi << 8), BE32(qpn << 8)} as one 64-bit store — with
 // VALID_DBR (and SW-emulated, whose QP is DBR_VALID) as doorbell, DBR word
 // BE32(pi & 0xffff), write barrier, doorbell again; with NO_DBR_HW the
-// doorbell once. progressed is true.
+// doorbell once (CPU_PROXY_NO_DBR always runs so). progressed is true.
 //
 // Mode B (GPU-SM handler with SW-emulated no-DBR): read sq_wqe_pi of the
 // device QP through its CPU mapping; when it changed, write the DBR,
@@ -43,7 +43,7 @@ func (q *QP) ProgressProxy() (progressed bool, err error) {
 	}
 	db := mlx5.SQDoorbellPI(q.qpn, pi).Uint64()
 	dbr := mlx5.BE32Native(pi & 0xffff)
-	if q.handler == NICHandlerCPUProxy {
+	if q.handler.cpuProxy() {
 		if q.ext != SendNoDBRHW {
 			mmio.Store64(hostPtr(q.sqDB), db)
 			mmio.Store32(hostPtr(q.sqDBRec), dbr)
@@ -64,7 +64,7 @@ func (q *QP) ProgressProxy() (progressed bool, err error) {
 // QP (0 otherwise): what the GPU stores its producer index to, for host code
 // that plays the GPU in tests.
 func (q *QP) ProxyMailbox() uintptr {
-	if q == nil || q.handler != NICHandlerCPUProxy {
+	if q == nil || !q.handler.cpuProxy() {
 		return 0
 	}
 	return q.cpuDB.Load()

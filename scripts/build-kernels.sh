@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds every examples/*/*.cu and every cuda/test/*.cu into build/kernels/<name>.fatbin.
+# Builds every examples/*/*.cu, every cuda/test/*.cu and the DOCA-family corpus
+# (cuda/test/corpus/all.cu, as corpus_all) into build/kernels/<name>.fatbin.
 # Usage: scripts/build-kernels.sh
 # nvcc and its flags come from scripts/cuda-env.sh (override NVCC, NVCC_ARCH or
 # NVCC_FLAGS in the environment).
@@ -13,7 +14,7 @@ OUT="build/kernels"
 mkdir -p "$OUT"
 
 shopt -s nullglob
-srcs=(examples/*/*.cu cuda/test/*.cu)
+srcs=(examples/*/*.cu cuda/test/*.cu cuda/test/corpus/all.cu)
 if [ "${#srcs[@]}" -eq 0 ]; then
 	echo "build-kernels: no kernel sources"
 	exit 0

@@ -5,7 +5,12 @@
 #         DOCA_GPUNETIO_VERBS_ENABLE_DEBUG 0 and 1,
 #         -Werror all-warnings.
 #   g++ : cuda/test/host_compile.cpp (thread-scope API through the host portability layer) in the
-#         three include styles, -std=c++17 -Wall -Wextra -Werror; both .h files as C11 with gcc.
+#         three include styles, -std=c++17 -Wall -Wextra -Werror; both .h files as C11 with gcc,
+#         with and without <infiniband/mlx5dv.h> (GDAKI_DOCA_NO_MLX5DV).
+#   corpus: cuda/test/corpus/*.cu, kernels in each DOCA family's style (SDK 3.2, 3.3, 3.4, the
+#         open-source headers, NCCL's copy): each file in its own include style, for each SM,
+#         with and without GDAKI_DOCA_FAMILY_SDK; all of them in one unit in every include style;
+#         g++ for all of them; refuse_*.cu must fail with a message naming what is refused.
 # Usage: scripts/headers-check.sh [NVCC]   (exit status non-zero on any failure)
 # nvcc, its dialect and warning flags and the toolkit's defines come from scripts/cuda-env.sh.
 set -u
@@ -49,7 +54,40 @@ style_flags() {
 for h in common/doca_gpunetio_verbs_prim.h common/doca_gpunetio_verbs_def.h common/doca_gpunetio_verbs_dev.h host/doca_error.h doca_gpunetio_config.h doca_gpunetio_host.h; do
 	printf '#include "%s"\nint gpunetio_c_check;\n' "$h" >"$TMP/c.c"
 	run "gcc -std=c11 $h" "$CC" -std=c11 -Wall -Wextra -Werror -I"$INC" -c "$TMP/c.c" -o "$TMP/c.o"
+	run "gcc -std=c11 $h (no mlx5dv)" "$CC" -std=c11 -Wall -Wextra -Werror -DGDAKI_DOCA_NO_MLX5DV -I"$INC" -c "$TMP/c.c" -o "$TMP/c.o"
 done
+
+CORPUS="$ROOT/cuda/test/corpus"
+ALL_INC="$(style_flags 1)"
+for f in sdk32 sdk33 sdk34 os nccl; do
+	for s in 1 2 3; do
+		for fam in "" -DGDAKI_DOCA_FAMILY_SDK; do
+			# shellcheck disable=SC2086
+			run "g++ corpus $f style $s $fam" "$CXX" -x c++ -std=c++17 -Wall -Wextra -Werror $fam -DCORPUS_INCLUDE_STYLE=$s \
+				$ALL_INC -c "$CORPUS/$f.cu" -o "$TMP/h.o"
+		done
+	done
+done
+
+# refused: the build must stop, and say what it refused.
+refused() {
+	local name="$1" want="$2"
+	shift 2
+	if "$@" >"$TMP/log" 2>&1; then
+		fail=$((fail + 1))
+		failed+=("$name (compiled)")
+		echo "FAIL: $name compiled; it must be refused"
+	elif ! grep -q "$want" "$TMP/log"; then
+		fail=$((fail + 1))
+		failed+=("$name (message)")
+		echo "FAIL: $name: the error does not name $want"
+		sed 's/^/    /' "$TMP/log" | head -20
+	else
+		pass=$((pass + 1))
+	fi
+}
+# shellcheck disable=SC2086
+refused "g++ refuse_free_flow" CPU_PROXY_FREE_FLOW "$CXX" -x c++ -std=c++17 -D__global__= -I"$INC" -c "$CORPUS/refuse_free_flow.cu" -o "$TMP/h.o"
 
 for s in 1 2 3; do
 	# shellcheck disable=SC2046
@@ -71,6 +109,24 @@ if [ -n "$NVCC" ]; then
 					-c "$ROOT/cuda/test/api_compile.cu" -o "$TMP/k.o"
 			done
 		done
+	done
+	for arch in $NVCC_SMS; do
+		gen="arch=compute_$arch,code=sm_$arch"
+		for f in sdk32 sdk33 sdk34 os nccl; do
+			for fam in "" -DGDAKI_DOCA_FAMILY_SDK; do
+				# shellcheck disable=SC2086
+				run "nvcc corpus $f sm_$arch $fam" "$NVCC" $NVCC_STD $NVCC_DEFINES $fam $ALL_INC -gencode "$gen" \
+					-c "$CORPUS/$f.cu" -o "$TMP/k.o"
+			done
+		done
+		for s in 1 2 3; do
+			# shellcheck disable=SC2046,SC2086
+			run "nvcc corpus all style $s sm_$arch" "$NVCC" $NVCC_STD $NVCC_DEFINES -DCORPUS_INCLUDE_STYLE=$s \
+				$(style_flags $s) -gencode "$gen" -c "$CORPUS/all.cu" -o "$TMP/k.o"
+		done
+		# shellcheck disable=SC2086
+		refused "nvcc refuse_free_flow sm_$arch" CPU_PROXY_FREE_FLOW "$NVCC" $NVCC_STD $NVCC_DEFINES -I"$INC" \
+			-gencode "$gen" -c "$CORPUS/refuse_free_flow.cu" -o "$TMP/k.o"
 	done
 else
 	echo "note: nvcc not found: nvcc checks skipped"

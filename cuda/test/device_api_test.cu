@@ -734,3 +734,41 @@ GT_ALL(auto)
 GT_ALL(proxy)
 GT_ALL(db)
 GT_ALL(nodbr)
+
+/* ---- The DOCA-family corpus (cuda/test/corpus) on the GPU (TestGPUFamilies) ----------------------- */
+/* One thread runs one corpus function of the family that op names on qps[0], over size bytes at the
+ * start of the data regions. The corpus functions wait without a deadline, as their families'
+ * kernels do; the launch timeout bounds them. */
+#include "corpus/sdk32.cu"
+#include "corpus/sdk33.cu"
+#include "corpus/sdk34.cu"
+#include "corpus/os.cu"
+#include "corpus/nccl.cu"
+
+enum { GT_FAM_SDK32_PUT = 0, GT_FAM_SDK34_PUT = 1, GT_FAM_OS_PUT = 2, GT_FAM_NCCL_GET = 3, GT_FAM_SDK33_P_SIGNAL = 4 };
+
+extern "C" __global__ void gt_family(struct gt_args a)
+{
+	struct doca_gpu_dev_verbs_qp *qp = a.qps[0];
+	const struct doca_gpu_dev_verbs_addr r = gt_addr(a.raddr, a.rkey);
+	const struct doca_gpu_dev_verbs_addr l = gt_addr(a.laddr, a.lkey);
+	switch (a.op) {
+	case GT_FAM_SDK32_PUT:
+		corpus_sdk32_put_wait(qp, r, l, a.size);
+		break;
+	case GT_FAM_SDK34_PUT:
+		corpus_sdk34_put_nop(qp, r, l, a.size);
+		break;
+	case GT_FAM_OS_PUT:
+		corpus_os_put_wait(qp, r, l, a.size);
+		break;
+	case GT_FAM_NCCL_GET:
+		corpus_nccl_get_mcst(qp, r, l, a.size, gt_addr(a.lcnt, a.lkey));
+		break;
+	case GT_FAM_SDK33_P_SIGNAL:
+		corpus_sdk33_p_signal(qp, r, gt_pvalue(0, 8), gt_addr(a.rsig, a.rkey), gt_addr(a.lsig, a.lkey), 1);
+		break;
+	default:
+		gt_report(a, GT_ERR_BAD_OP, 0, 0);
+	}
+}

@@ -1,6 +1,6 @@
 package devhost
 
-// #cgo CPPFLAGS: -I${SRCDIR}/../../cuda/include
+// #cgo CPPFLAGS: -I${SRCDIR}/../../cuda/include -I${SRCDIR}/../../cuda/include/common -I${SRCDIR}/../../cuda/include/device -I${SRCDIR}/../../cuda/include/host
 // #cgo CXXFLAGS: -std=c++17 -Wall -Wextra -Werror
 // #cgo CFLAGS: -std=gnu11 -Wall -Werror
 // #cgo LDFLAGS: -lpthread

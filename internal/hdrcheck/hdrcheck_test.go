@@ -108,6 +108,7 @@ func goValues() map[string]int64 {
 		"DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB":                         int64(gpunetio.NICHandlerGPUSMDB),
 		"DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF":                         int64(gpunetio.NICHandlerGPUSMBF),
 		"DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR":                     int64(gpunetio.NICHandlerGPUSMNoDBR),
+		"DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY_NO_DBR":                  int64(gpunetio.NICHandlerCPUProxyNoDBR),
 		"DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT":                          int64(gpunetio.CodeOptDefault),
 		"DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_ASYNC_STORE_RELEASE":              int64(gpunetio.CodeOptAsyncStoreRelease),
 		"DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK":          int64(gpunetio.CodeOptSkipAvailabilityCheck),

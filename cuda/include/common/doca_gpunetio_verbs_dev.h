@@ -128,10 +128,10 @@ struct __attribute__((aligned(8))) doca_gpu_dev_verbs_wqe {
 
 /* ---- Receive-side CQE views (DOCA SDK) ---------------------------------------------------------- */
 
-/* rdma-core's CQE and data-segment types, which the SDK's two-sided signatures take. Declared, not
- * defined: a program that includes <infiniband/mlx5dv.h> (before or after) gets rdma-core's
- * definitions; the same 64 and 16 bytes are struct doca_gpunetio_ib_mlx5_cqe64 and
- * struct doca_gpunetio_ib_mlx5_wqe_data_seg, and the helpers below read them through those. */
+/* rdma-core's CQE and data-segment types, which the SDK's two-sided signatures take: defined by
+ * <infiniband/mlx5dv.h> or by the subset in doca_gpunetio_verbs_def.h. The same 64 and 16 bytes
+ * are struct doca_gpunetio_ib_mlx5_cqe64 and struct doca_gpunetio_ib_mlx5_wqe_data_seg, and the
+ * helpers below read them through those. */
 struct mlx5_cqe64;
 struct mlx5_wqe_data_seg;
 
@@ -484,6 +484,36 @@ DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, sop_drop_qpn, 56, 4)
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, wqe_counter, 60, 2);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, signature, 62, 1);
 DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpunetio_ib_mlx5_cqe64, op_own, 63, 1);
+
+/* The SDK family's segment names and the mlx5dv types (rdma-core's or the subset of
+ * doca_gpunetio_verbs_def.h): the same bytes as the open-source segments. */
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_wqe_ctrl_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_wqe_ctrl_seg, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, opmod_idx_opcode, 0, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, qpn_ds, 4, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, signature, 8, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, rsvd, 9, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, fm_ce_se, 11, 1);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, imm, 12, 4);
+#if !defined(__CUDACC_RTC__)
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_ctrl_seg, signature_fm_ce_se, 8, 4);
+#endif
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_wqe_wait_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_wqe_wait_seg, 8);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_wait_seg, max_index, 8, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(doca_gpu_dev_verbs_wqe_wait_seg, qpn_cqn, 12, 4);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_cqe64, 64);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_cqe64, imm_inval_pkey, 36, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_cqe64, byte_cnt, 44, 4);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_cqe64, wqe_counter, 60, 2);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_cqe64, op_own, 63, 1);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_ctrl_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_wqe_ctrl_seg, fm_ce_se, 11, 1);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_data_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_FIELD(mlx5_wqe_data_seg, addr, 8, 8);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_raddr_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_atomic_seg, 16);
+DOCA_GPUNETIO_PRIV_CHECK_SIZE(mlx5_wqe_inl_data_seg, 4);
 
 DOCA_GPUNETIO_PRIV_CHECK_SIZE(doca_gpu_dev_verbs_cqe64_inline, 64);
 DOCA_GPUNETIO_PRIV_CHECK_ALIGN(doca_gpu_dev_verbs_cqe64_inline, 8);

@@ -77,6 +77,20 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_async_store_release(ui
 {
 	doca_priv_gpu_dev_verbs_st_async_mmio_release64(ptr, val);
 }
+
+/* SDK form: the scope as a template parameter. The store is always a system-scope release (the
+ * NIC observes it), which also orders at GPU scope. */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_async_store_release(uint32_t *ptr, uint32_t val)
+{
+	doca_priv_gpu_dev_verbs_st_async_release32(ptr, val);
+}
+
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_async_store_release(uint64_t *ptr, uint64_t val)
+{
+	doca_priv_gpu_dev_verbs_st_async_mmio_release64(ptr, val);
+}
 #endif
 
 /* ---- Alignment and copies ------------------------------------------------------------------- */
@@ -84,6 +98,12 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_async_store_release(ui
 __device__ static __forceinline__ bool doca_gpu_dev_verbs_isaligned(void *ptr, size_t alignment)
 {
 	return ((uintptr_t)ptr & (alignment - 1)) == 0;
+}
+
+/* The SDK's name of the same test. */
+__device__ static __forceinline__ bool doca_gpu_dev_isaligned(void *ptr, size_t alignment)
+{
+	return doca_gpu_dev_verbs_isaligned(ptr, alignment);
 }
 
 /* Copies front to back in 4-byte, then 2-byte, then 1-byte pieces; pointers assumed aligned. */

@@ -33,11 +33,13 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_multi_ring(struct
 
 template <unsigned int num_qps,
 	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
-	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_gpu_code_opt tmpl_code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps_no_dbr(
 	struct doca_gpu_dev_verbs_qp **qps, uint64_t *prod_indices,
 	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	code_opt |= (uint32_t)tmpl_code_opt; /* SDK: template parameter; open source: argument */
 	if (code_opt & DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_DB_RINGING)
 		return;
 	for (unsigned int i = 0; i < num_qps; i++) {
@@ -50,11 +52,13 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps_no
 
 template <unsigned int num_qps,
 	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
-	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_gpu_code_opt tmpl_code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_multi_qps(
 	struct doca_gpu_dev_verbs_qp **qps, uint64_t *prod_indices,
 	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	code_opt |= (uint32_t)tmpl_code_opt; /* SDK: template parameter; open source: argument */
 	struct doca_priv_gpu_dev_verbs_db_targets t[num_qps];
 	bool advanced[num_qps];
 	bool any = false;
@@ -110,9 +114,10 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_multi_qps(
 	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
 	DOCA_GPUNETIO_VERBS_ASSERT(num_qps >= 2);
+	DOCA_PRIV_GPU_DEV_VERBS_REFUSE_NIC_HANDLER(nic_handler);
 	int h = (int)nic_handler;
 	if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO)
-		h = doca_priv_gpu_dev_verbs_ldg_int((const int *)&qps[0]->nic_handler);
+		h = doca_priv_gpu_dev_verbs_qp_nic_handler(qps[0]);
 	if (h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB || h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF)
 		doca_gpu_dev_verbs_submit_db_multi_qps<num_qps, resource_sharing_mode, sync_scope>(qps, prod_indices,
 												   code_opt);
@@ -167,9 +172,10 @@ __device__ static __forceinline__ void doca_priv_gpu_dev_verbs_rw_counter(
 		qp, base, base + chunks - 1, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }
 
+/* put_counter by one thread (the SDK's name; the open-source put_counter is this). */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
-__device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter(
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter_thread(
 	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
 	size_t size, struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
 	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
@@ -181,6 +187,55 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter(
 		chunks = 1;
 	doca_priv_gpu_dev_verbs_rw_counter<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE, resource_sharing_mode, nic_handler>(
 		qp, raddr, laddr, size, chunks, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+}
+
+/* SDK: put_counter by a converged warp. Each lane writes one RDMA WRITE of at most 1 GiB (its own
+ * raddr, laddr, size); lane 0 then posts the WAIT for the last of the 32 and the counter's
+ * fetch-and-add on the companion QP. The 64-bit base index is broadcast whole. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter_warp(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
+	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	DOCA_GPUNETIO_VERBS_ASSERT(size <= DOCA_GPUNETIO_VERBS_MAX_TRANSFER_SIZE);
+	DOCA_PRIV_GPU_DEV_VERBS_WARP_ONLY(); /* before anything is reserved */
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	unsigned long long base = 0;
+	if (lane == 0)
+		base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, DOCA_GPUNETIO_VERBS_WARP_SIZE,
+										    code_opt);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	base = DOCA_PRIV_GPU_DEV_VERBS_SHFL0(base);
+	doca_priv_gpu_dev_verbs_build_rw<DOCA_GPUNETIO_IB_MLX5_OPCODE_RDMA_WRITE>(qp, (uint64_t)base + lane, 1, raddr,
+										  laddr, size);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	if (lane == 0)
+		doca_priv_gpu_dev_verbs_counter_finish<resource_sharing_mode, nic_handler>(
+			qp, base, base + DOCA_GPUNETIO_VERBS_WARP_SIZE - 1, companion_qp, counter_raddr, counter_laddr,
+			counter_val, code_opt);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+}
+
+/* Both families: put_counter. exec_scope is the SDK's third template parameter (default THREAD);
+ * code_opt the open-source trailing argument. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_exec_scope exec_scope = DOCA_GPUNETIO_VERBS_EXEC_SCOPE_THREAD>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_put_counter(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, struct doca_gpu_dev_verbs_addr laddr,
+	size_t size, struct doca_gpu_dev_verbs_qp *companion_qp, struct doca_gpu_dev_verbs_addr counter_raddr,
+	struct doca_gpu_dev_verbs_addr counter_laddr, uint64_t counter_val,
+	uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
+{
+	if constexpr (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_put_counter_warp<resource_sharing_mode, nic_handler>(
+			qp, raddr, laddr, size, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
+	else
+		doca_gpu_dev_verbs_put_counter_thread<resource_sharing_mode, nic_handler>(
+			qp, raddr, laddr, size, companion_qp, counter_raddr, counter_laddr, counter_val, code_opt);
 }
 
 template <typename T,

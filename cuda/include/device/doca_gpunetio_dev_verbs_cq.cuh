@@ -58,6 +58,12 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_cq_print_cqe_err(struc
 	       (unsigned int)err->hw_synd_type, (unsigned int)doca_gpu_dev_verbs_bswap16(err->wqe_counter));
 }
 
+/* The SDK's signature: rdma-core's CQE type (or the subset of doca_gpunetio_verbs_def.h). */
+__device__ static __forceinline__ void doca_gpu_dev_verbs_cq_print_cqe_err(struct mlx5_cqe64 *cqe64)
+{
+	doca_gpu_dev_verbs_cq_print_cqe_err((struct doca_gpunetio_ib_mlx5_cqe64 *)cqe64);
+}
+
 /* ---- QP error record and poll bound (extension) ------------------------------------------------ */
 
 /* Internal: build-time poll bound (ticks) for polls whose QP sets none; 0 = none. */

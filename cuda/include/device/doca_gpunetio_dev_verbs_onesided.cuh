@@ -41,7 +41,7 @@ __device__ static __forceinline__ bool doca_priv_gpu_dev_verbs_rings_db(struct d
 		return true;
 	if (nic_handler != DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO)
 		return false;
-	const int h = doca_priv_gpu_dev_verbs_ldg_int((const int *)&qp->nic_handler);
+	const int h = doca_priv_gpu_dev_verbs_qp_nic_handler(qp);
 	return h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_DB || h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF;
 }
 
@@ -524,6 +524,85 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
 										   sig_laddr, sig_val, &ticket, code_opt);
 }
 
+/* SDK form: the execution scope as the third template parameter (no default, so only calls that
+ * name it reach this overload). */
+template <typename T, enum doca_gpu_dev_verbs_signal_op sig_op, enum doca_gpu_dev_verbs_exec_scope exec_scope,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+	doca_gpu_dev_verbs_ticket_t *out_ticket);
+
+/* SDK: p_signal by one thread: an inline RDMA WRITE of value, then the signal. The ticket is the
+ * signal's WQE. */
+template <typename T, enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal_thread(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+	doca_gpu_dev_verbs_ticket_t *out_ticket)
+{
+	doca_gpu_dev_verbs_p_signal<T, sig_op, resource_sharing_mode, nic_handler>(qp, raddr, value, sig_raddr,
+										   sig_laddr, sig_val, out_ticket);
+}
+
+/* SDK: p_signal by a converged warp: each of the 32 lanes writes its value inline, then lane 0
+ * posts one signal after them (33 WQEs). Every lane's ticket is the signal's WQE. */
+template <typename T, enum doca_gpu_dev_verbs_signal_op sig_op,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal_warp(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+	doca_gpu_dev_verbs_ticket_t *out_ticket)
+{
+	constexpr enum doca_gpu_dev_verbs_sync_scope scope =
+		doca_priv_gpu_dev_verbs_submit_scope<resource_sharing_mode>::value;
+	constexpr uint32_t total = DOCA_GPUNETIO_VERBS_WARP_SIZE + 1;
+	DOCA_PRIV_GPU_DEV_VERBS_WARP_ONLY(); /* before anything is reserved */
+	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
+	unsigned long long base = 0;
+	uint64_t announced = 0;
+	if (lane == 0) {
+		base = doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode>(qp, total);
+		if (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE)
+			announced = qp->sq_wqe_pi;
+	}
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	base = DOCA_PRIV_GPU_DEV_VERBS_SHFL0(base);
+	doca_priv_gpu_dev_verbs_build_p<T>(qp, (uint64_t)base + lane, raddr, value);
+	if (lane == 0)
+		doca_priv_gpu_dev_verbs_build_signal<sig_op>(qp, (uint64_t)base + total - 1, sig_raddr, sig_laddr, sig_val);
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	if (lane == 0) {
+		if constexpr (resource_sharing_mode == DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_EXCLUSIVE)
+			doca_priv_gpu_dev_verbs_publish_submit_excl<nic_handler>(qp, base, base + total - 1, announced,
+										 DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT);
+		else
+			doca_priv_gpu_dev_verbs_publish_submit<resource_sharing_mode, scope, nic_handler>(
+				qp, base, base + total - 1, DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT);
+	}
+	DOCA_PRIV_GPU_DEV_VERBS_SYNCWARP();
+	*out_ticket = (uint64_t)base + total - 1;
+}
+
+template <typename T, enum doca_gpu_dev_verbs_signal_op sig_op, enum doca_gpu_dev_verbs_exec_scope exec_scope,
+	  enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode, enum doca_gpu_dev_verbs_nic_handler nic_handler>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_p_signal(
+	struct doca_gpu_dev_verbs_qp *qp, struct doca_gpu_dev_verbs_addr raddr, T value,
+	struct doca_gpu_dev_verbs_addr sig_raddr, struct doca_gpu_dev_verbs_addr sig_laddr, uint64_t sig_val,
+	doca_gpu_dev_verbs_ticket_t *out_ticket)
+{
+	if constexpr (exec_scope == DOCA_GPUNETIO_VERBS_EXEC_SCOPE_WARP)
+		doca_gpu_dev_verbs_p_signal_warp<T, sig_op, resource_sharing_mode, nic_handler>(
+			qp, raddr, value, sig_raddr, sig_laddr, sig_val, out_ticket);
+	else
+		doca_gpu_dev_verbs_p_signal_thread<T, sig_op, resource_sharing_mode, nic_handler>(
+			qp, raddr, value, sig_raddr, sig_laddr, sig_val, out_ticket);
+}
+
 /* ==== SIGNAL ================================================================================= */
 
 template <enum doca_gpu_dev_verbs_signal_op sig_op,
@@ -713,6 +792,27 @@ __device__ static inline void doca_gpu_dev_verbs_get_wait(struct doca_gpu_dev_ve
 	doca_priv_gpu_dev_verbs_get_wait<resource_sharing_mode, nic_handler, mcst_mode>(qp, daddr, ticket);
 }
 
+/* SDK form (3.3): the ticket by pointer. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED>
+__device__ static inline void doca_priv_gpu_dev_verbs_get_wait(struct doca_gpu_dev_verbs_qp *qp,
+								struct doca_gpu_dev_verbs_addr daddr,
+								doca_gpu_dev_verbs_ticket_t *ticket)
+{
+	doca_priv_gpu_dev_verbs_get_wait<resource_sharing_mode, nic_handler, mcst_mode>(qp, daddr, *ticket);
+}
+
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
+	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED>
+__device__ static inline void doca_gpu_dev_verbs_get_wait(struct doca_gpu_dev_verbs_qp *qp,
+							   struct doca_gpu_dev_verbs_addr daddr,
+							   doca_gpu_dev_verbs_ticket_t *ticket)
+{
+	doca_priv_gpu_dev_verbs_get_wait<resource_sharing_mode, nic_handler, mcst_mode>(qp, daddr, *ticket);
+}
+
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO,
 	  enum doca_gpu_dev_verbs_mcst_mode mcst_mode = DOCA_GPUNETIO_VERBS_MCST_DISABLED>
@@ -725,22 +825,23 @@ __device__ static inline void doca_gpu_dev_verbs_get_wait(struct doca_gpu_dev_ve
 	doca_priv_gpu_dev_verbs_get_wait<resource_sharing_mode, nic_handler, mcst_mode>(qp, daddr, t - 1);
 }
 
-template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
-	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
-__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp,
-								doca_gpu_dev_verbs_ticket_t ticket)
-{
-	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, ticket);
-}
+/* wait (both ticket forms): doca_gpunetio_dev_verbs_qp.cuh, as in the SDK. */
 
+/* NCCL's copy of the open-source headers: posts one DUMP WQE (1 byte at daddr, CQ_UPDATE) and
+ * returns its index without waiting; wait for it like any ticket. The DUMP completes once the NIC
+ * has made the data of the RDMA reads before it visible to the GPU. */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
 	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
-__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp)
+__device__ static __forceinline__ void doca_gpu_dev_verbs_mcst(struct doca_gpu_dev_verbs_qp *qp,
+								struct doca_gpu_dev_verbs_addr daddr,
+								doca_gpu_dev_verbs_ticket_t *out_ticket,
+								uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
-	const uint64_t t = doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index);
-	if (t == 0)
-		return;
-	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, t - 1);
+	*out_ticket = doca_priv_gpu_dev_verbs_post_thread<resource_sharing_mode, nic_handler>(
+		qp, 1, code_opt, [&](uint64_t idx) {
+			doca_gpu_dev_verbs_wqe_prepare_dump(qp, doca_gpu_dev_verbs_get_wqe_ptr(qp, (uint16_t)idx), (uint16_t)idx,
+							    DOCA_GPUNETIO_IB_MLX5_WQE_CTRL_CQ_UPDATE, daddr.addr, daddr.key, 1);
+		});
 }
 
 /* Does nothing, as in DOCA. It needs to do nothing for ordering at the target: the NIC executes a

@@ -223,10 +223,13 @@ __device__ static __forceinline__ __be64 doca_gpu_dev_verbs_prepare_db(struct do
 	return doca_gpu_dev_common_prepare_db(doca_priv_gpu_dev_verbs_ldg(&qp->sq_num_shift8_be), prod_index);
 }
 
-template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+/* Code options as the SDK's template parameter or as the open-source argument (or both). */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_gpu_code_opt tmpl_code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_db(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
 								   uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	code_opt |= (uint32_t)tmpl_code_opt;
 	uint64_t *db = doca_priv_gpu_dev_verbs_ldg_ptr(&qp->sq_db);
 	doca_gpu_dev_common_write_db<sync_scope>(db, (uint64_t)doca_gpu_dev_verbs_prepare_db(qp, prod_index), code_opt);
 }
@@ -413,6 +416,50 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_ring_proxy(struct doca
 	DOCA_PRIV_GPU_DEV_VERBS_HOST_HOOK(mailbox, prod_idx, 8);
 }
 
+/* ---- NIC handler values ----------------------------------------------------------------------- */
+
+/* Internal: the NIC handler an exported QP carries, in this build's numbering. Our host writes
+ * the open-source values (GPU_SM_BF 6, GPU_SM_NO_DBR 10, CPU_PROXY_NO_DBR 9), the SDK's host its
+ * own (3, 4, 5). Open-source builds take the value as it is; GDAKI_DOCA_FAMILY_SDK builds map the
+ * open-source values onto the SDK's, so either host's QP dispatches right. */
+__device__ static __forceinline__ int doca_priv_gpu_dev_verbs_nic_handler_value(int h)
+{
+#if defined(GDAKI_DOCA_FAMILY_SDK)
+	switch (h) {
+	case DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_GPU_SM | DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_BF:
+		return DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_BF;
+	case DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_GPU_SM | DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_NO_DBR:
+		return DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR;
+	case DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_CPU_PROXY | DOCA_GPUNETIO_VERBS_NIC_HANDLER_FLAG_NO_DBR:
+		return DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY_NO_DBR;
+	default:
+		return h;
+	}
+#else
+	return h;
+#endif
+}
+
+__device__ static __forceinline__ int doca_priv_gpu_dev_verbs_qp_nic_handler(struct doca_gpu_dev_verbs_qp *qp)
+{
+	return doca_priv_gpu_dev_verbs_nic_handler_value(doca_priv_gpu_dev_verbs_ldg_int((const int *)&qp->nic_handler));
+}
+
+/* Extension: the NIC handler of an exported QP as this build's enumerators number it (see
+ * doca_priv_gpu_dev_verbs_nic_handler_value): compare it with DOCA_GPUNETIO_VERBS_NIC_HANDLER_*
+ * instead of qp->nic_handler when the QP may come from the other family's host. */
+__device__ static __forceinline__ enum doca_gpu_dev_verbs_nic_handler gdaki_dev_qp_nic_handler(
+	struct doca_gpu_dev_verbs_qp *qp)
+{
+	return (enum doca_gpu_dev_verbs_nic_handler)doca_priv_gpu_dev_verbs_qp_nic_handler(qp);
+}
+
+/* Internal: stops the build of a submit that names a NIC handler the headers cannot honour. */
+#define DOCA_PRIV_GPU_DEV_VERBS_REFUSE_NIC_HANDLER(h)                                                       \
+	static_assert((h) != DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY_FREE_FLOW,                            \
+		      "DOCA_GPUNETIO_VERBS_NIC_HANDLER_CPU_PROXY_FREE_FLOW (ncclx) is not supported by these " \
+		      "headers: use CPU_PROXY or a GPU_SM handler")
+
 /* ---- Submit family ---------------------------------------------------------------------------- */
 
 /* Internal: the submit of a receive queue, whatever the NIC handler: receives have no doorbell
@@ -488,12 +535,17 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_
 	}
 }
 
+/* SDK form: code options as the third template parameter; the open-source form: as the last
+ * argument. The submit uses both (template | argument). BF_UNRELIABLE changes nothing: the
+ * doorbell record and the doorbell after the BlueFlame copy are always written. */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
-	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_gpu_code_opt tmpl_code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_bf(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
 								     struct doca_gpu_dev_verbs_wqe *smem_wqe,
 								     uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	code_opt |= (uint32_t)tmpl_code_opt;
 #ifdef DOCA_GPUNETIO_VERBS_HAS_TMA_COPY
 	doca_gpu_dev_verbs_lock<resource_sharing_mode>(&qp->sq_lock);
 	const uint64_t old = (uint64_t)doca_gpu_dev_verbs_atomic_max<unsigned long long, resource_sharing_mode, true>(
@@ -514,12 +566,14 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_bf(struct doca_
 
 /* Warp-collective BlueFlame submit: all 32 lanes call; lanes 0..7 push the WQE. */
 template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
-	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU>
+	  enum doca_gpu_dev_verbs_sync_scope sync_scope = DOCA_GPUNETIO_VERBS_SYNC_SCOPE_GPU,
+	  enum doca_gpu_dev_verbs_gpu_code_opt tmpl_code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT>
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit_bf_warp(struct doca_gpu_dev_verbs_qp *qp,
 									  uint64_t prod_index,
 									  struct doca_gpu_dev_verbs_wqe *wqe,
 									  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	code_opt |= (uint32_t)tmpl_code_opt;
 	const unsigned int lane = doca_gpu_dev_verbs_get_lane_id();
 	unsigned long long old = 0;
 	if (lane == 0) {
@@ -567,6 +621,7 @@ template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = 
 __device__ static __forceinline__ void doca_gpu_dev_verbs_submit(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index,
 								  uint32_t code_opt = DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT)
 {
+	DOCA_PRIV_GPU_DEV_VERBS_REFUSE_NIC_HANDLER(nic_handler);
 	if constexpr (qp_type == DOCA_GPUNETIO_VERBS_QP_RQ) {
 		(void)sync_scope;
 		doca_priv_gpu_dev_verbs_submit_rq<resource_sharing_mode>(qp, prod_index, code_opt);
@@ -577,7 +632,7 @@ __device__ static __forceinline__ void doca_gpu_dev_verbs_submit(struct doca_gpu
 		doca_gpu_dev_verbs_submit_db<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, code_opt);
 		return;
 	}
-	const int h = doca_priv_gpu_dev_verbs_ldg_int((const int *)&qp->nic_handler);
+	const int h = doca_priv_gpu_dev_verbs_qp_nic_handler(qp);
 	if (h == DOCA_GPUNETIO_VERBS_NIC_HANDLER_GPU_SM_NO_DBR)
 		doca_gpu_dev_verbs_submit_db_no_dbr<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, code_opt);
 	else if (nic_handler == DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO &&
@@ -949,6 +1004,84 @@ __device__ static inline void doca_gpu_dev_verbs_wqe_prepare_dump(struct doca_gp
 					 (uint32_t)ctrl_flags, 0);
 	doca_priv_gpu_dev_verbs_seg_addr(d, bytes, lkey, laddr);
 	doca_priv_gpu_dev_verbs_store_segs(wqe_ptr, c, d);
+}
+
+/* ---- The SDK's call shapes ------------------------------------------------------------------ */
+/* The SDK passes code options (and reserve's wait flag) as template parameters where the
+ * open-source family takes a trailing argument. Each overload below has a template parameter
+ * without a default where the open-source template has one of another enum type, so it is viable
+ * only when a caller names that parameter, and it forwards to the one implementation above. */
+
+/* reserve_wq_slots<RSM, QPT, wait_for_availability>(qp, count): false = SKIP_AVAILABILITY_CHECK. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode, enum doca_gpu_dev_verbs_qp_type qp_type,
+	  bool wait_for_availability>
+__device__ static __forceinline__ uint64_t doca_gpu_dev_verbs_reserve_wq_slots(struct doca_gpu_dev_verbs_qp *qp,
+									       uint32_t count)
+{
+	return doca_gpu_dev_verbs_reserve_wq_slots<resource_sharing_mode, qp_type>(
+		qp, count,
+		wait_for_availability ? (uint32_t)DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_DEFAULT
+				      : (uint32_t)DOCA_GPUNETIO_VERBS_GPU_CODE_OPT_SKIP_AVAILABILITY_CHECK);
+}
+
+/* update_dbr<SYNC, code_opt, QPT>(qp, pi) */
+template <enum doca_gpu_dev_verbs_sync_scope sync_scope, enum doca_gpu_dev_verbs_gpu_code_opt code_opt,
+	  enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_update_dbr(struct doca_gpu_dev_verbs_qp *qp,
+								      uint32_t prod_index)
+{
+	doca_gpu_dev_verbs_update_dbr<sync_scope, qp_type>(qp, prod_index, (uint32_t)code_opt);
+}
+
+/* submit_db<RSM, SYNC, code_opt, QPT>(qp, pi) */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode, enum doca_gpu_dev_verbs_sync_scope sync_scope,
+	  enum doca_gpu_dev_verbs_gpu_code_opt code_opt, enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db(struct doca_gpu_dev_verbs_qp *qp, uint64_t prod_index)
+{
+	doca_gpu_dev_verbs_submit_db<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index, (uint32_t)code_opt);
+}
+
+/* submit_db_no_dbr<RSM, SYNC, code_opt, QPT>(qp, pi) */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode, enum doca_gpu_dev_verbs_sync_scope sync_scope,
+	  enum doca_gpu_dev_verbs_gpu_code_opt code_opt, enum doca_gpu_dev_verbs_qp_type qp_type = DOCA_GPUNETIO_VERBS_QP_SQ>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_submit_db_no_dbr(struct doca_gpu_dev_verbs_qp *qp,
+									    uint64_t prod_index)
+{
+	doca_gpu_dev_verbs_submit_db_no_dbr<resource_sharing_mode, sync_scope, qp_type>(qp, prod_index,
+											(uint32_t)code_opt);
+}
+
+/* ---- wait ---------------------------------------------------------------------------------------- */
+/* Declared here, as in the SDK (the open-source family has them in doca_gpunetio_dev_verbs_onesided.cuh,
+ * which includes this file): a kernel that includes only this header can wait. */
+
+/* Open-source form: the ticket by value. Blocks until WQE `ticket` of the SQ completed. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp,
+								doca_gpu_dev_verbs_ticket_t ticket)
+{
+	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, ticket);
+}
+
+/* SDK form (3.2+): the ticket by pointer; the same wait. */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp,
+								doca_gpu_dev_verbs_ticket_t *ticket)
+{
+	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, *ticket);
+}
+
+/* Both families: waits for the newest reserved WQE (returns at once when none was reserved). */
+template <enum doca_gpu_dev_verbs_resource_sharing_mode resource_sharing_mode = DOCA_GPUNETIO_VERBS_RESOURCE_SHARING_MODE_GPU,
+	  enum doca_gpu_dev_verbs_nic_handler nic_handler = DOCA_GPUNETIO_VERBS_NIC_HANDLER_AUTO>
+__device__ static __forceinline__ void doca_gpu_dev_verbs_wait(struct doca_gpu_dev_verbs_qp *qp)
+{
+	const uint64_t t = doca_gpu_dev_verbs_atomic_read<uint64_t, resource_sharing_mode>(&qp->sq_rsvd_index);
+	if (t == 0)
+		return;
+	(void)doca_gpu_dev_verbs_poll_cq_at<resource_sharing_mode>(&qp->cq_sq, t - 1);
 }
 
 #if defined(__GNUC__)
