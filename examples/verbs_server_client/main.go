@@ -222,20 +222,6 @@ type resources struct {
 	events int
 }
 
-func openDevice(name string) (*verbs.Context, error) {
-	if name != "" {
-		return verbs.OpenDevicePrefix(name)
-	}
-	ds, err := verbs.Devices()
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) == 0 {
-		return nil, errors.New("no RDMA device")
-	}
-	return verbs.OpenDevice(ds[0].Name)
-}
-
 func open(c *config) (_ *resources, err error) {
 	r := &resources{depth: uint32(c.burst)}
 	defer func() {
@@ -243,7 +229,7 @@ func open(c *config) (_ *resources, err error) {
 			err = errors.Join(err, r.close())
 		}
 	}()
-	if r.ctx, err = openDevice(c.device); err != nil {
+	if r.ctx, err = common.OpenDevice(c.device); err != nil {
 		return nil, fmt.Errorf("open RDMA device %q: %w", c.device, err)
 	}
 	if r.pd, err = r.ctx.AllocPD(); err != nil {

@@ -94,20 +94,6 @@ func (s *sample) close() error {
 	return errors.Join(errs...)
 }
 
-func openDevice(name string) (*verbs.Context, error) {
-	if name != "" {
-		return verbs.OpenDevicePrefix(name)
-	}
-	ds, err := verbs.Devices()
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) == 0 {
-		return nil, errors.New("no RDMA device")
-	}
-	return verbs.OpenDevice(ds[0].Name)
-}
-
 func open(c *config) (_ *sample, err error) {
 	s := &sample{}
 	defer func() {
@@ -115,7 +101,7 @@ func open(c *config) (_ *sample, err error) {
 			err = errors.Join(err, s.close())
 		}
 	}()
-	if s.ctx, err = openDevice(c.device); err != nil {
+	if s.ctx, err = common.OpenDevice(c.device); err != nil {
 		return nil, fmt.Errorf("open RDMA device %q: %w", c.device, err)
 	}
 	s.closer = append(s.closer, s.ctx.Close)
