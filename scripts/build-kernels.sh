@@ -19,13 +19,10 @@ if [ "${#srcs[@]}" -eq 0 ]; then
 	echo "build-kernels: no kernel sources"
 	exit 0
 fi
-n=0
+# One nvcc per processor (BUILD_KERNELS_JOBS); any failure fails the build.
+jobs="${BUILD_KERNELS_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 for src in "${srcs[@]}"; do
-	name="$(basename "$(dirname "$src")")_$(basename "$src" .cu)"
-	out="$OUT/$name.fatbin"
-	echo "nvcc $src -> $out"
-	# shellcheck disable=SC2086
-	"$NVCC" $NVCC_FLAGS -fatbin "$src" -o "$out"
-	n=$((n + 1))
-done
-echo "build-kernels: $n built into $OUT"
+	printf '%s\n%s\n' "$src" "$OUT/$(basename "$(dirname "$src")")_$(basename "$src" .cu).fatbin"
+done | NVCC="$NVCC" NVCC_FLAGS="$NVCC_FLAGS" xargs -d '\n' -P "$jobs" -n 2 sh -c \
+	'echo "nvcc $0 -> $1"; $NVCC $NVCC_FLAGS -fatbin "$0" -o "$1"'
+echo "build-kernels: ${#srcs[@]} built into $OUT"

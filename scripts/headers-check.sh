@@ -25,21 +25,59 @@ INC="$ROOT/cuda/include"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 
-pass=0
-fail=0
-failed=()
+# Every check runs as a background job (HEADERS_CHECK_JOBS at a time, default
+# the number of processors) with its own object file and log; the results are
+# gathered in the order the checks were started.
+JOBS="${HEADERS_CHECK_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+njob=0
+
+# job NAME KIND CMD...: starts CMD, where KIND is "ok" (it must compile) or
+# "refused:WANT" (it must fail, naming WANT). The arguments $TMP/k.o, $TMP/h.o
+# and $TMP/c.o become an object file of the job's own.
+job() {
+	local name="$1" kind="$2"
+	shift 2
+	njob=$((njob + 1))
+	local id=$njob a args=()
+	for a in "$@"; do
+		case "$a" in
+		"$TMP/k.o" | "$TMP/h.o" | "$TMP/c.o") args+=("$TMP/obj.$id.o") ;;
+		*) args+=("$a") ;;
+		esac
+	done
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+		wait -n 2>/dev/null || true
+	done
+	(
+		printf '%s\n' "$name" >"$TMP/name.$id"
+		if "${args[@]}" >"$TMP/log.$id" 2>&1; then rc=0; else rc=1; fi
+		case "$kind" in
+		ok) [ $rc -eq 0 ] && echo pass || echo fail ;;
+		refused:*)
+			if [ $rc -eq 0 ]; then
+				echo compiled
+			elif grep -q "${kind#refused:}" "$TMP/log.$id"; then
+				echo pass
+			else
+				echo "message ${kind#refused:}"
+			fi
+			;;
+		esac >"$TMP/res.$id"
+		rm -f "$TMP/obj.$id.o"
+	) &
+}
 
 run() {
 	local name="$1"
 	shift
-	if "$@" >"$TMP/log" 2>&1; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		failed+=("$name")
-		echo "FAIL: $name"
-		sed 's/^/    /' "$TMP/log" | head -40
-	fi
+	job "$name" ok "$@"
+}
+
+# refused: the build must stop, and say what it refused.
+refused() {
+	local name="$1" want="$2"
+	shift 2
+	job "$name" "refused:$want" "$@"
 }
 
 style_flags() {
@@ -52,9 +90,10 @@ style_flags() {
 
 # C cleanliness of the two shared .h files (cgo includes them with the C compiler).
 for h in common/doca_gpunetio_verbs_prim.h common/doca_gpunetio_verbs_def.h common/doca_gpunetio_verbs_dev.h host/doca_error.h doca_gpunetio_config.h doca_gpunetio_host.h; do
-	printf '#include "%s"\nint gpunetio_c_check;\n' "$h" >"$TMP/c.c"
-	run "gcc -std=c11 $h" "$CC" -std=c11 -Wall -Wextra -Werror -I"$INC" -c "$TMP/c.c" -o "$TMP/c.o"
-	run "gcc -std=c11 $h (no mlx5dv)" "$CC" -std=c11 -Wall -Wextra -Werror -DGDAKI_DOCA_NO_MLX5DV -I"$INC" -c "$TMP/c.c" -o "$TMP/c.o"
+	c="$TMP/c_$(basename "$h" .h).c"
+	printf '#include "%s"\nint gpunetio_c_check;\n' "$h" >"$c"
+	run "gcc -std=c11 $h" "$CC" -std=c11 -Wall -Wextra -Werror -I"$INC" -c "$c" -o "$TMP/c.o"
+	run "gcc -std=c11 $h (no mlx5dv)" "$CC" -std=c11 -Wall -Wextra -Werror -DGDAKI_DOCA_NO_MLX5DV -I"$INC" -c "$c" -o "$TMP/c.o"
 done
 
 CORPUS="$ROOT/cuda/test/corpus"
@@ -69,23 +108,6 @@ for f in sdk32 sdk33 sdk34 os nccl; do
 	done
 done
 
-# refused: the build must stop, and say what it refused.
-refused() {
-	local name="$1" want="$2"
-	shift 2
-	if "$@" >"$TMP/log" 2>&1; then
-		fail=$((fail + 1))
-		failed+=("$name (compiled)")
-		echo "FAIL: $name compiled; it must be refused"
-	elif ! grep -q "$want" "$TMP/log"; then
-		fail=$((fail + 1))
-		failed+=("$name (message)")
-		echo "FAIL: $name: the error does not name $want"
-		sed 's/^/    /' "$TMP/log" | head -20
-	else
-		pass=$((pass + 1))
-	fi
-}
 # shellcheck disable=SC2086
 refused "g++ refuse_free_flow" CPU_PROXY_FREE_FLOW "$CXX" -x c++ -std=c++17 -D__global__= -I"$INC" -c "$CORPUS/refuse_free_flow.cu" -o "$TMP/h.o"
 
@@ -132,6 +154,34 @@ else
 	echo "note: nvcc not found: nvcc checks skipped"
 fi
 
+wait
+pass=0
+fail=0
+failed=()
+for ((id = 1; id <= njob; id++)); do
+	name=$(cat "$TMP/name.$id" 2>/dev/null || echo "check $id")
+	res=$(cat "$TMP/res.$id" 2>/dev/null || echo lost)
+	case "$res" in
+	pass) pass=$((pass + 1)) ;;
+	compiled)
+		fail=$((fail + 1))
+		failed+=("$name (compiled)")
+		echo "FAIL: $name compiled; it must be refused"
+		;;
+	message*)
+		fail=$((fail + 1))
+		failed+=("$name (message)")
+		echo "FAIL: $name: the error does not name ${res#message }"
+		sed 's/^/    /' "$TMP/log.$id" | head -20
+		;;
+	*)
+		fail=$((fail + 1))
+		failed+=("$name")
+		echo "FAIL: $name"
+		sed 's/^/    /' "$TMP/log.$id" 2>/dev/null | head -40
+		;;
+	esac
+done
 echo "headers-check: $pass passed, $fail failed"
 if [ "$fail" -ne 0 ]; then
 	printf '  failed: %s\n' "${failed[@]}"
