@@ -75,6 +75,7 @@ type qpOpts struct {
 	mtu      mlx5.MTU
 	retry    uint8
 	ackTO    uint8
+	noAckTO  bool // ack_timeout 0: no ACK timer, never a retransmission
 	rnrRetry uint8
 	minRNR   uint8
 	sra      uint8
@@ -300,7 +301,22 @@ func (e *endpoint) connect(p *endpoint, sendPSN, rcvPSN uint32) {
 	in = mlx5.NewModifyQPIn(mlx5.OpRTR2RTS, e.qpn)
 	in.QPC.NextSendPSN, in.QPC.RetryCount, in.QPC.RNRRetry, in.QPC.LogSRAMax = sendPSN, e.o.retry, e.o.rnrRetry, e.o.sra
 	in.QPC.PrimaryAddressPath.AckTimeout = e.o.ackTO
+	if e.o.noAckTO {
+		in.QPC.PrimaryAddressPath.AckTimeout = 0
+	}
 	must(e.t, e.modify(in))
+}
+
+// emuQP returns the emulator's QP behind the endpoint.
+func (e *endpoint) emuQP() *qp {
+	e.t.Helper()
+	e.nic.mu.Lock()
+	defer e.nic.mu.Unlock()
+	q := e.nic.qps[e.qpn]
+	if q == nil {
+		e.t.Fatalf("QP 0x%x is not on %s", e.qpn, e.nic.Name())
+	}
+	return q
 }
 
 // pair creates two endpoints on a and b and connects them.

@@ -19,7 +19,10 @@ func TestInPlaceWrite(t *testing.T) {
 	a := newNIC(t, Config{Name: "emuPa", Wire: wire.Config{ForceShm: true}})
 	b := newNIC(t, Config{Name: "emuPb", Wire: wire.Config{ForceShm: true}})
 	const dataLen = 8 << 20
-	x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU4096, dataLen: dataLen}, qpOpts{mtu: mlx5.MTU4096, dataLen: dataLen})
+	// No ACK timer: a retransmission on a loaded machine would send a
+	// frame in place once more. The count is this QP's own.
+	x, y := pair(t, a, b, qpOpts{gpu: g, mtu: mlx5.MTU4096, dataLen: dataLen, noAckTO: true}, qpOpts{mtu: mlx5.MTU4096, dataLen: dataLen, noAckTO: true})
+	xq := x.emuQP()
 	write := func(t *testing.T, src, dst, n int, seed byte) {
 		t.Helper()
 		fill(x.data[src:src+n], seed)
@@ -49,7 +52,7 @@ func TestInPlaceWrite(t *testing.T) {
 		{"behind a small one", 8, 64, 1 << 20, 1, true, 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := inPlaceFrames.Load()
+			before := xq.inPlaceFrames.Load()
 			if tc.small {
 				fill(x.data[6<<20:6<<20+100], 1)
 				fill(x.data[tc.src:tc.src+tc.n], tc.seed)
@@ -63,7 +66,7 @@ func TestInPlaceWrite(t *testing.T) {
 			} else {
 				write(t, tc.src, tc.dst, tc.n, tc.seed)
 			}
-			if got := inPlaceFrames.Load() - before; got != tc.frames {
+			if got := xq.inPlaceFrames.Load() - before; got != tc.frames {
 				t.Fatalf("%d frames in place, want %d", got, tc.frames)
 			}
 		})

@@ -42,6 +42,10 @@ const (
 // qp is a queue pair: its context, its rings, the requester engine state
 // (guarded by mu) and the responder state (guarded by rmu).
 type qp struct {
+	// inPlaceFrames counts the frames this QP sent with sendInPlace, for
+	// tests (first: 64-bit aligned on 32-bit platforms).
+	inPlaceFrames atomic.Uint64
+
 	nic   *NIC
 	ctx   *devCtx
 	qpn   uint32

@@ -341,6 +341,10 @@ func TestDeviceRecvBurstDeregistered(t *testing.T) {
 	if !ok || c.Opcode != mlx5.CQERespErr || c.Syndrome != mlx5.SyndromeLocalProtErr || c.WQECounter != 0 {
 		t.Fatalf("first CQE: %v %v %v counter %d; want RESP_ERR LOCAL_PROT_ERR counter 0", ok, c.Opcode, c.Syndrome, c.WQECounter)
 	}
+	// The vendor syndrome names the cause, as when a landing fails at once.
+	if c.VendorSyndrome != mlx5.VendorSynEmuKey {
+		t.Fatalf("vendor syndrome %#x, want %#x (the region is gone)", c.VendorSyndrome, mlx5.VendorSynEmuKey)
+	}
 	if s := y.queryQP().State; s != mlx5.QPStateERR {
 		t.Fatalf("receiver QP %v, want ERR", s)
 	}

@@ -3,7 +3,6 @@ package emu
 import (
 	"encoding/binary"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	"github.com/gdaki/gpunetio/internal/mlx5"
@@ -889,13 +888,10 @@ func (q *qp) sendInPlace(w *wqe, f *wire.Frame, off, n uint64, last bool) (place
 		return false, nil
 	}
 	if err == nil {
-		inPlaceFrames.Add(1)
+		q.inPlaceFrames.Add(1)
 	}
 	return true, err
 }
-
-// inPlaceFrames counts the frames sent with sendInPlace (tests).
-var inPlaceFrames atomic.Uint64
 
 // gather returns n message bytes at offset off: a view of host memory when
 // they lie in one host SGE (its span pinned: the caller unpins it once the

@@ -801,7 +801,9 @@ func (q *qp) flushStaged() bool {
 	r.holds = 0
 	r.msn, r.epsn = st.msn, st.psn
 	q.toError(respErrorEvent(mlx5.SyndromeLocalProtErr))
-	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: st.c.wqeCount, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeLocalProtErr)})
+	// The region was deregistered: the vendor syndrome says so, as for a
+	// landing that fails at once.
+	q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: st.c.wqeCount, uidx: q.uidx, syndrome: uint8(mlx5.SyndromeLocalProtErr), vendor: mlx5.VendorSynEmuKey})
 	q.clearStaged()
 	r.land.clear() // later than the staged receives: discarded with them
 	r.wActive, r.sActive = false, false
