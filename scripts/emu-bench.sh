@@ -10,7 +10,8 @@
 #      client on emu1, one GPU, MPS): put_bw and write_bw (64 B and 1 MiB
 #      rows) and write_lat (1 and 64 B rows); put_bw once more with the
 #      examples' default of 2048 messages per size (its 64 B row);
-#      twosided_bw (SEND/receive, both sides' kernels: 64 B and 1 MiB rows);
+#      twosided_bw (SEND/receive, both sides' kernels: 64 B and 1 MiB rows)
+#      and twosided_lat (SEND/receive ping-pong: 1 and 64 B rows);
 #   3. a summary: every figure beside its target, bandwidths also as a
 #      fraction of the cuMemcpy DtoH bandwidth measured in step 1.
 # Runs from prebuilt binaries (make gpu-build: build/bin/emubench and the
@@ -88,6 +89,7 @@ pair put_bw_2048 put_bw -- -i 2048 -e 0 -p 0
 pair write_bw write_bw -- -i "$BW_ITERS" -p 0
 pair twosided_bw twosided_bw -i "$BW_ITERS" -e 0 -p 0 -- -i "$BW_ITERS" -e 0 -p 0
 pair write_lat write_lat -p 0 -i "$LAT_ITERS" -- -p 0 -i "$LAT_ITERS"
+pair twosided_lat twosided_lat -p 0 -i "$LAT_ITERS" -- -p 0 -i "$LAT_ITERS"
 
 # col FILE BYTES COLUMN: a column of a table row.
 col() { awk -v b="$2" -v c="$3" '/^ [0-9]+ / && $1 == b { print $c; exit }' "$1" 2>/dev/null; }
@@ -107,6 +109,8 @@ t64=$(col "$LOG/twosided_bw/client.out" 64 4)
 t1m=$(col "$LOG/twosided_bw/client.out" 1048576 3)
 l1=$(col "$LOG/write_lat/client.out" 1 3)
 l64=$(col "$LOG/write_lat/client.out" 64 3)
+s1=$(col "$LOG/twosided_lat/client.out" 1 3)
+s64=$(col "$LOG/twosided_lat/client.out" 64 3)
 
 {
   echo
@@ -117,6 +121,8 @@ l64=$(col "$LOG/write_lat/client.out" 64 3)
   printf '  %-34s %14s %14s %10s\n' "write_lat one-way 1 B (us)" "${l1:--}" "-" "<= 15"
   printf '  %-34s %14s %14s %10s\n' "write_lat one-way 8 B (us)" "-" "$(val inproc.write_lat_8B_one_way)" "<= 15"
   printf '  %-34s %14s %14s %10s\n' "write_lat one-way 64 B (us)" "${l64:--}" "$(val inproc.write_lat_64B_one_way)" "<= 15"
+  printf '  %-34s %14s %14s %10s\n' "twosided_lat one-way 1 B (us)" "${s1:--}" "-" ""
+  printf '  %-34s %14s %14s %10s\n' "twosided_lat one-way 64 B (us)" "${s64:--}" "-" ""
   printf '  %-34s %14s %14s %10s\n' "put_bw 64 B (M msgs/s)" "$(mmsg "$p64")" "$(val inproc.put_bw_64B)" ">= 1"
   printf '  %-34s %14s %14s %10s\n' "  median of 15 launches (min-max)" "-" "$(val inproc.put_bw_64B_of15_median) ($(val inproc.put_bw_64B_of15_min)-$(val inproc.put_bw_64B_of15_max))" ""
   printf '  %-34s %14s %14s %10s\n' "  2048 per launch (examples' default)" "$(mmsg "$p64d")" "-" ""

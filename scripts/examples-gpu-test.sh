@@ -5,10 +5,10 @@
 # arrived" line naming how the kernel was built. Then every benchmark example
 # in every supported exec scope and NIC handler, each run as two processes
 # (server on emu0, client on emu1) on one GPU. Checks the exit statuses, the
-# server's validation line (put_bw, write_bw, twosided_bw), that every row of the table is
-# present with the right message sizes and iteration count, and that its
-# numbers are positive and consistent with each other (and with the -o JSON
-# file). Prints a summary.
+# server's validation line (put_bw, write_bw, twosided_bw, twosided_lat), that
+# every row of the table is present with the right message sizes and iteration
+# count, and that its numbers are positive and consistent with each other (and
+# with the -o JSON file). Prints a summary.
 #
 # Environment: BW_ITERS (default 512), LAT_ITERS (default 256), EX_GPU (-g),
 # EX_PORT_BASE (default 21000), EX_TIMEOUT (per wait, default 120s),
@@ -118,6 +118,10 @@ run_case() {
     check_rows bw "$d/client.out" "$BW_ITERS" >"$d/check.txt" 2>&1 || why+=("client table: $(head -3 "$d/check.txt" | tr '\n' ';')")
     [ "$crc" -ne 0 ] || check_json "$d/client.json" bandwidth 16 >>"$d/check.txt" 2>&1 || why+=("client JSON")
   else
+    # twosided_lat's server checks every message it receives.
+    if [ "$prog" = twosided_lat ]; then
+      grep -q "Data received correctly from client" "$d/server.out" || why+=("no validation line")
+    fi
     check_rows lat "$d/client.out" "$LAT_ITERS" >"$d/check.txt" 2>&1 || why+=("client table: $(head -3 "$d/check.txt" | tr '\n' ';')")
     check_rows lat "$d/server.out" "$LAT_ITERS" >>"$d/check.txt" 2>&1 || why+=("server table")
     [ "$crc" -ne 0 ] || check_json "$d/client.json" latency 10 >>"$d/check.txt" 2>&1 || why+=("client JSON")
@@ -177,6 +181,11 @@ for scope in 0 1; do
 done
 for h in 0 1 2 6; do
   run_case "write_lat -p $h" write_lat lat -p "$h" -i "$LAT_ITERS" -- -p "$h" -i "$LAT_ITERS"
+done
+# Two-sided ping-pong: both sides' kernels post receives and send, so both
+# get -i and -p (twosided_bw's handlers: BlueFlame is a DB submit there).
+for h in 0 1 2; do
+  run_case "twosided_lat -p $h" twosided_lat lat -p "$h" -i "$LAT_ITERS" -- -p "$h" -i "$LAT_ITERS"
 done
 # ConnectX-8 model: hardware no-DBR (AUTO resolves to GPU_SM_NO_DBR).
 GDAKI_EMU_MODEL=cx8 run_case "write_lat -p 0 -r 1 (cx8)" write_lat lat -p 0 -r 1 -i "$LAT_ITERS" -- -p 0 -r 1 -i "$LAT_ITERS"

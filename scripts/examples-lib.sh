@@ -18,7 +18,7 @@ have_gpu() {
 
 # The example programs with a kernel.cu (each built into
 # build/kernels/<name>_kernel.fatbin and build/bin/<name>).
-EXAMPLES="put_bw write_bw write_lat twosided_bw quickstart"
+EXAMPLES="put_bw write_bw write_lat twosided_bw twosided_lat quickstart"
 
 # examples_build: kernels (scripts/build-kernels.sh when nvcc exists) and programs
 # (go build into build/bin when Go exists). Fails when something needed is

@@ -19,11 +19,15 @@
 // With -twosided it runs examples/twosided_bw's exchange instead
 // (twosided.go): the server's threads post receives into its high-level
 // QP's receive queue and signal with an RDMA write, the client's threads
-// send into them, both with the two-sided device API.
+// send into them, both with the two-sided device API. With -twosided-lat
+// it runs examples/twosided_lat's ping-pong (twosided_lat.go): one thread a
+// side, -i round trips per message size (any positive count), the table of
+// one-way latencies, every message checked by the server.
 //
 // Usage: cpudemo [-i 2048] [-threads 8] [-p 0|1|2] [-max-size 65536]
-// [-server emu0] [-client emu1] [-timeout 30s] [-twosided]. The exit status
-// is 0 when every byte arrived with no error completion, 1 otherwise.
+// [-server emu0] [-client emu1] [-timeout 30s] [-twosided | -twosided-lat].
+// The exit status is 0 when every byte arrived with no error completion, 1
+// otherwise.
 package main
 
 import (
@@ -62,6 +66,14 @@ type config struct {
 	// twosided runs twosided_bw's exchange (SEND into posted receives)
 	// instead of put_bw's.
 	twosided bool
+	// twosidedLat runs twosided_lat's ping-pong instead of put_bw's.
+	twosidedLat bool
+	// latCorrupt makes the client flip a byte of message latCorrupt
+	// (tests: the server's check); latNoPrepost makes the server give the
+	// client its go without posting its first receives (tests: a SEND
+	// without its receive fails the run).
+	latCorrupt   uint64
+	latNoPrepost bool
 }
 
 func main() {
@@ -73,8 +85,11 @@ func main() {
 		os.Exit(1)
 	}
 	r := run
-	if cfg.twosided {
+	switch {
+	case cfg.twosided:
 		r = runTwoSided
+	case cfg.twosidedLat:
+		r = runTwoSidedLat
 	}
 	if err := r(cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "cpudemo:", err)
@@ -88,7 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("cpudemo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var handler string
-	fs.IntVar(&cfg.iters, "i", 2048, "puts per message size, a multiple of 512")
+	fs.IntVar(&cfg.iters, "i", 2048, "puts per message size, a multiple of 512 (-twosided-lat: round trips, any positive count)")
 	fs.IntVar(&cfg.threads, "threads", 8, "CPU threads that post (1..512)")
 	fs.StringVar(&handler, "p", "0", "NIC handler of the client QP: 0 AUTO, 1 CPU_PROXY, 2 GPU_SM_DB")
 	fs.Uint64Var(&cfg.maxSize, "max-size", 65536, "largest message size (put_bw goes to 1048576)")
@@ -96,6 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.client, "client", "emu1", "RDMA device of the client")
 	fs.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "bound on every wait")
 	fs.BoolVar(&cfg.twosided, "twosided", false, "run twosided_bw's exchange: the server posts receives, the client sends")
+	fs.BoolVar(&cfg.twosidedLat, "twosided-lat", false, "run twosided_lat's ping-pong: SEND and reply, one-way latency per size")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -103,7 +119,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	switch {
 	case fs.NArg() > 0:
 		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case cfg.iters <= 0 || cfg.iters%slots != 0:
+	case cfg.twosided && cfg.twosidedLat:
+		err = fmt.Errorf("-twosided and -twosided-lat: choose one")
+	case cfg.twosidedLat && cfg.iters <= 0:
+		err = fmt.Errorf("-i %d: must be positive", cfg.iters)
+	case !cfg.twosidedLat && (cfg.iters <= 0 || cfg.iters%slots != 0):
 		err = fmt.Errorf("-i %d: must be a positive multiple of %d", cfg.iters, slots)
 	case cfg.threads < 1 || cfg.threads > slots:
 		err = fmt.Errorf("-threads %d: must be in 1..%d", cfg.threads, slots)

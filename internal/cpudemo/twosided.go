@@ -40,74 +40,36 @@ type recvBuffer struct {
 func runTwoSided(cfg config, stdout io.Writer) (err error) {
 	var cl closers
 	defer cl.run(&err)
-	g := gpunetio.NewHostGPU()
-	cl.add(g.Close)
-	srv, err := openSideRQ(g, cfg.server, gpunetio.NICHandlerAuto, slots, &cl)
+	p, err := openPair(cfg, gpunetio.NICHandlerAuto, slots, 0, &cl)
 	if err != nil {
-		return fmt.Errorf("server on %s: %w", cfg.server, err)
+		return err
 	}
-	cli, err := openSideRQ(g, cfg.client, cfg.handler, 0, &cl)
-	if err != nil {
-		return fmt.Errorf("client on %s: %w", cfg.client, err)
-	}
-	alloc := func(pd *verbs.PD, n uint64, fill byte, acc verbs.AccessFlags) (*gpunetio.Mem, *verbs.MR, error) {
-		m, err := g.MemAlloc(uintptr(n), 0, gpunetio.MemCPUGPU)
-		if err != nil {
-			return nil, nil, err
-		}
-		cl.add(m.Free)
-		hb, err := m.HostBytes()
-		if err != nil {
-			return nil, nil, err
-		}
-		for j := range hb {
-			hb[j] = fill
-		}
-		mr, err := m.RegMR(pd, acc, gpunetio.MemRegDefault)
-		if err != nil {
-			return nil, nil, err
-		}
-		cl.add(mr.Close)
-		return m, mr, nil
-	}
+	srv, cli := p.srv, p.cli
 	var bufs []*recvBuffer
 	for i, size := range sizes {
 		if size > cfg.maxSize {
 			break
 		}
 		b := &recvBuffer{size: size}
-		if b.dst, b.dMR, err = alloc(srv.pd, slots*size, 0, verbs.AccessLocalWrite|verbs.AccessRelaxedOrder); err != nil {
+		if b.dst, b.dMR, err = p.alloc(srv.pd, slots*size, 0, verbs.AccessLocalWrite|verbs.AccessRelaxedOrder, &cl); err != nil {
 			return err
 		}
-		if b.src, b.sMR, err = alloc(cli.pd, slots*size, byte(i+1), verbs.AccessLocalWrite|verbs.AccessRelaxedOrder); err != nil {
+		if b.src, b.sMR, err = p.alloc(cli.pd, slots*size, byte(i+1), verbs.AccessLocalWrite|verbs.AccessRelaxedOrder, &cl); err != nil {
 			return err
 		}
 		bufs = append(bufs, b)
 	}
-	flag, flagMR, err := alloc(cli.pd, 8, 0, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRelaxedOrder)
+	flag, flagMR, err := p.alloc(cli.pd, 8, 0, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRelaxedOrder, &cl)
 	if err != nil {
 		return err
 	}
 
 	// The client offers its flag word; the server offers nothing.
-	srvLink, cliLink, err := exchangeRegions(srv, cli, nil, []verbs.Region{flagMR.Region()}, cfg.timeout)
-	if err != nil {
+	if err := p.connect(cfg, nil, []verbs.Region{flagMR.Region()}, nil, &cl); err != nil {
 		return err
 	}
-	if err := srv.qp.ConnectRC(srvLink.local, srvLink.remote, nil); err != nil {
-		return fmt.Errorf("connect the server QP: %w", err)
-	}
-	if err := cli.qp.ConnectRC(cliLink.local, cliLink.remote, nil); err != nil {
-		return fmt.Errorf("connect the client QP: %w", err)
-	}
-	sq, err := deviceQP(srv, &cl)
-	if err != nil {
-		return err
-	}
-	cq, err := deviceQP(cli, &cl)
-	if err != nil {
-		return err
-	}
+	sq, cq := p.sq, p.cq
+	srvLink := p.srvLink
 	fb, err := flag.HostBytes()
 	if err != nil {
 		return err
@@ -187,6 +149,77 @@ func openSideRQ(g *gpunetio.GPU, name string, h gpunetio.NICHandler, rq uint16, 
 	}
 	cl.add(s.qp.Close)
 	return s, nil
+}
+
+// pair is the two sides of a two-sided run on one host GPU: the server on
+// cfg.server, the client on cfg.client, each a high-level QP exported with
+// its receive queue and receive CQ; sq and cq are their device QPs once
+// connected.
+type pair struct {
+	g                *gpunetio.GPU
+	srv, cli         *side
+	srvLink, cliLink link
+	sq, cq           *devhost.QP
+}
+
+// openPair opens both sides: the server's QP with NIC handler srvH and a
+// receive queue of srvRQ WQEs, the client's with cfg.handler and cliRQ (0:
+// none).
+func openPair(cfg config, srvH gpunetio.NICHandler, srvRQ, cliRQ uint16, cl *closers) (*pair, error) {
+	p := &pair{g: gpunetio.NewHostGPU()}
+	cl.add(p.g.Close)
+	var err error
+	if p.srv, err = openSideRQ(p.g, cfg.server, srvH, srvRQ, cl); err != nil {
+		return nil, fmt.Errorf("server on %s: %w", cfg.server, err)
+	}
+	if p.cli, err = openSideRQ(p.g, cfg.client, cfg.handler, cliRQ, cl); err != nil {
+		return nil, fmt.Errorf("client on %s: %w", cfg.client, err)
+	}
+	return p, nil
+}
+
+// alloc allocates n bytes of the host GPU's memory filled with fill and
+// registers them on pd.
+func (p *pair) alloc(pd *verbs.PD, n uint64, fill byte, acc verbs.AccessFlags, cl *closers) (*gpunetio.Mem, *verbs.MR, error) {
+	m, err := p.g.MemAlloc(uintptr(n), 0, gpunetio.MemCPUGPU)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl.add(m.Free)
+	hb, err := m.HostBytes()
+	if err != nil {
+		return nil, nil, err
+	}
+	for j := range hb {
+		hb[j] = fill
+	}
+	mr, err := m.RegMR(pd, acc, gpunetio.MemRegDefault)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl.add(mr.Close)
+	return m, mr, nil
+}
+
+// connect exchanges the endpoints (each side offering its regions),
+// connects both QPs with opts (nil: ConnectRC's defaults) and makes their
+// device QPs.
+func (p *pair) connect(cfg config, srvRegions, cliRegions []verbs.Region, opts *verbs.ConnectOptions, cl *closers) error {
+	var err error
+	if p.srvLink, p.cliLink, err = exchangeRegions(p.srv, p.cli, srvRegions, cliRegions, cfg.timeout); err != nil {
+		return err
+	}
+	if err := p.srv.qp.ConnectRC(p.srvLink.local, p.srvLink.remote, opts); err != nil {
+		return fmt.Errorf("connect the server QP: %w", err)
+	}
+	if err := p.cli.qp.ConnectRC(p.cliLink.local, p.cliLink.remote, opts); err != nil {
+		return fmt.Errorf("connect the client QP: %w", err)
+	}
+	if p.sq, err = deviceQP(p.srv, cl); err != nil {
+		return err
+	}
+	p.cq, err = deviceQP(p.cli, cl)
+	return err
 }
 
 // deviceQP starts the CPU proxy where the side's handler needs one and

@@ -1,5 +1,5 @@
 // Package common is the host-side code shared by the example programs
-// (examples/put_bw, examples/write_bw, examples/write_lat) that is about
+// (examples/put_bw, write_bw, write_lat, twosided_bw, twosided_lat) that is about
 // being an example rather than about GDAKI: the command line with the
 // reference examples' flags and defaults, the out-of-band TCP connection,
 // the perftest-like result tables and their JSON/CSV forms, the server's
@@ -24,7 +24,8 @@
 //	lid uint32                         the port LID (0 on RoCE); four bytes, as the reference's int
 //
 // The put_bw and write_bw servers send their 16 buffers and the clients
-// none; both write_lat roles send their 10 poll buffers. The record carries
+// none; both write_lat roles send their 10 poll buffers; the twosided_bw
+// and twosided_lat clients send their flag word and the servers none. The record carries
 // no PSN and no MTU: both sides start at PSN 0 and use a 4096-byte path MTU,
 // as the reference does. Each side writes its record before reading the
 // peer's.

@@ -20,7 +20,7 @@ const (
 // BWSizes are the message sizes of put_bw and write_bw, in bytes.
 var BWSizes = []uint64{1, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576}
 
-// LatSizes are the message sizes of write_lat, in bytes.
+// LatSizes are the message sizes of write_lat and twosided_lat, in bytes.
 var LatSizes = []uint64{1, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
 
 // AlignUp rounds n up to a multiple of align (a power of two).
