@@ -70,7 +70,7 @@ if [ -n "$NVCC" ] && [ -f scripts/post-rate.sh ]; then
 fi
 if [ -f scripts/examples-gpu-test.sh ]; then
   step "quickstart (kernel by nvcc, then by NVRTC)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^quickstart}" bash scripts/examples-gpu-test.sh
-  step "examples (client/server on emulated NICs)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^(put_bw|write_bw|write_lat)}" bash scripts/examples-gpu-test.sh
+  step "examples (client/server on emulated NICs)" env OUT="$ROOT/build" EX_CASES="${EX_CASES:-^(put_bw|write_bw|write_lat|twosided_bw|twosided_lat)}" bash scripts/examples-gpu-test.sh
 fi
 if [ -f scripts/emu-bench.sh ] && [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
   step "emulator speed (emu-bench: one and two processes, cuMemcpy references)" env OUT="$ROOT/build" bash scripts/emu-bench.sh

@@ -352,3 +352,80 @@ func TestDeviceRecvBurstDeregistered(t *testing.T) {
 		t.Fatal("the payload landed in a deregistered region")
 	}
 }
+
+// A QP in ERR completes its posted receives with WR_FLUSH_ERR, in order,
+// one RESP_ERR CQE each, and so every receive posted while it stays in ERR
+// (what rdma-core's drain waits for): with the RQ in host memory and in
+// device memory. A SEND that landed before the error completes first.
+func TestRecvFlushInError(t *testing.T) {
+	for _, dev := range []bool{false, true} {
+		name := "host"
+		if dev {
+			name = "device"
+		}
+		t.Run(name, func(t *testing.T) {
+			var g *fakeGPU
+			if dev {
+				g = useGPU(t, newFakeGPU())
+			}
+			x, y := recvPair(t, g, qpOpts{}, qpOpts{})
+			for i := 0; i < 4; i++ {
+				y.postRecv(y.va(i*64), 64)
+			}
+			x.post(mlx5.NewSendInline(signaled, []byte("before")))
+			if c := x.mustPoll(); c.Opcode != mlx5.CQEReq {
+				t.Fatalf("SEND: %v %v", c.Opcode, c.Syndrome)
+			}
+			must(t, y.modify(mlx5.NewModifyQPIn(mlx5.Op2ERR, y.qpn)))
+			want := func(counter uint16, op mlx5.CQEOpcode, syn mlx5.Syndrome) {
+				t.Helper()
+				c := y.mustPoll()
+				if c.Opcode != op || c.WQECounter != counter || (op == mlx5.CQERespErr && c.Syndrome != syn) {
+					t.Fatalf("CQE %v %v counter %d; want %v %v counter %d", c.Opcode, c.Syndrome, c.WQECounter, op, syn, counter)
+				}
+			}
+			want(0, mlx5.CQERespSend, 0)
+			for i := uint16(1); i < 4; i++ {
+				want(i, mlx5.CQERespErr, mlx5.SyndromeWRFlushErr)
+			}
+			// Posted in ERR: flushed too.
+			y.postRecv(y.va(0), 64)
+			y.postRecv(y.va(64), 64)
+			want(4, mlx5.CQERespErr, mlx5.SyndromeWRFlushErr)
+			want(5, mlx5.CQERespErr, mlx5.SyndromeWRFlushErr)
+			if c, err := y.poll(20 * time.Millisecond); err == nil {
+				t.Fatalf("a CQE with nothing posted: %v %v counter %d", c.Opcode, c.Syndrome, c.WQECounter)
+			}
+			if got := y.queryQP().HWRQCounter; got != 6 {
+				t.Fatalf("hw_rq_counter %d, want 6", got)
+			}
+		})
+	}
+}
+
+// A requester error moves the QP to ERR: its receives are flushed as well,
+// so a receiver waiting on the receive CQ learns of it at once.
+func TestRecvFlushAfterRequesterError(t *testing.T) {
+	x, y := recvPair(t, nil, qpOpts{}, qpOpts{})
+	y.postRecv(y.va(0), 64)
+	y.postRecv(y.va(64), 64)
+	// A WRITE with a bad rkey: REMOTE_ACCESS_ERR, y in ERR.
+	ra := x.raddr(0)
+	ra.RKey ^= 0xff00
+	idx := y.post(mlx5.NewRDMAWrite(signaled, ra, y.sge(0, 8)))
+	var recvs []uint16
+	req := false
+	for !req || len(recvs) < 2 {
+		switch c := y.mustPoll(); {
+		case c.Opcode == mlx5.CQEReqErr && c.WQECounter == idx && !req:
+			req = true
+		case c.Opcode == mlx5.CQERespErr && c.Syndrome == mlx5.SyndromeWRFlushErr:
+			recvs = append(recvs, c.WQECounter)
+		default:
+			t.Fatalf("unexpected CQE %v %v counter %d", c.Opcode, c.Syndrome, c.WQECounter)
+		}
+	}
+	if recvs[0] != 0 || recvs[1] != 1 {
+		t.Fatalf("receives flushed as %v, want [0 1]", recvs)
+	}
+}

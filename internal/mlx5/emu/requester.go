@@ -133,6 +133,9 @@ func (r *requester) inWindow(psn uint32, dupOK bool) bool {
 // past it.
 func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 	if q.noSQ {
+		if q.state.Load() == stERR {
+			return q.flushRecvs(now)
+		}
 		return false, time.Time{}
 	}
 	q.mu.Lock()
@@ -167,7 +170,9 @@ func (q *qp) poll(now time.Time) (work bool, next time.Time) {
 	}
 	switch q.state.Load() {
 	case stERR:
-		return q.flush(), next
+		w := q.flush()
+		rw, rnext := q.flushRecvs(now)
+		return w || rw, earliest(next, rnext)
 	case stRTS:
 	default:
 		return false, next

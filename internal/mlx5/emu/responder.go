@@ -13,9 +13,12 @@ import (
 
 // responder is the receive side of a QP; guarded by qp.rmu.
 type responder struct {
-	epsn       uint32 // next expected PSN
-	msn        uint32
-	rqCI       uint32 // receive WQEs consumed
+	epsn uint32 // next expected PSN
+	msn  uint32
+	rqCI uint32 // receive WQEs consumed
+	// In ERR: when flushRecvs last looked for posted receives (zero: not
+	// since the QP entered ERR).
+	rqFlushAt  time.Time
 	rre        bool
 	rwe        bool
 	rae        bool
@@ -554,6 +557,54 @@ func (q *qp) rqEntry(idx uint32) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	return r.rqBuf[:stride], true, nil
+}
+
+// rqFlushEvery is how often a QP in ERR looks again for receives posted
+// to an RQ in device memory, each look a batch of copies; an RQ in host
+// memory costs a load and is looked at every round.
+const rqFlushEvery = time.Millisecond
+
+// flushRecvs completes the receive WQEs posted to the QP's own RQ with
+// WR_FLUSH_ERR, one RESP_ERR CQE each on the receive CQ, in order, as a
+// ConnectX does for a QP in ERR: those posted when it entered ERR and those
+// posted while it stays there (rdma-core's drain relies on the latter). A
+// SEND in progress loses its receive; SENDs that landed before the error
+// (staged with their CQEs) complete first. The receives of an SRQ stay
+// with the SRQ (the QP raised SRQ_LAST_WQE instead). It reports whether it
+// flushed any, and when it wants to look again.
+func (q *qp) flushRecvs(now time.Time) (bool, time.Time) {
+	if q.srq != nil || q.rqT == uint8(mlx5.RQTypeZeroSize) || q.rcq == nil {
+		return false, time.Time{}
+	}
+	q.rmu.Lock()
+	defer q.rmu.Unlock()
+	r := &q.resp
+	if q.dead {
+		return false, time.Time{}
+	}
+	onDevice := q.wq.mem.gpu != nil || q.dbr.mem.gpu != nil
+	if onDevice && !r.rqFlushAt.IsZero() && now.Before(r.rqFlushAt.Add(rqFlushEvery)) {
+		return false, r.rqFlushAt.Add(rqFlushEvery)
+	}
+	r.rqFlushAt = now
+	q.flushStaged()
+	r.sActive, r.wActive = false, false
+	n := 0
+	for {
+		if _, ok, err := q.rqEntry(r.rqCI); err != nil || !ok {
+			break
+		}
+		q.rcq.push(cqe{opcode: cqeRespErr, qpn: q.qpn, wqeCount: uint16(r.rqCI), uidx: q.uidx, syndrome: uint8(mlx5.SyndromeWRFlushErr)})
+		r.rqCI++
+		n++
+	}
+	if n > 0 {
+		q.rcq.flush()
+	}
+	if onDevice {
+		return n > 0, now.Add(rqFlushEvery)
+	}
+	return n > 0, time.Time{}
 }
 
 // rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
