@@ -244,7 +244,9 @@ func TestTwoSidedRecvWaitForms(t *testing.T) {
 // TestTwoSidedRNR: a SEND that finds no receive posted draws RNR NAKs. With
 // rnr_retry 7 it completes once a receive is posted (and not before); with
 // rnr_retry 0 the sender's send fails with RNR_RETRY_EXC_ERR (0x16), which
-// ends the device wait with EIO and lands in the QP's error record.
+// ends the device wait with EIO and lands in the QP's error record; the
+// sender's own posted receive is flushed (WR_FLUSH_ERR, 0x05), which ends
+// a recv_wait on it at once.
 func TestTwoSidedRNR(t *testing.T) {
 	t.Run("later receive", func(t *testing.T) {
 		a, b := tsPair(t, handlers[0], 7)
@@ -266,6 +268,9 @@ func TestTwoSidedRNR(t *testing.T) {
 	})
 	t.Run("no receive", func(t *testing.T) {
 		a, _ := tsPair(t, handlers[0], 0)
+		// The sender's own receive, posted before: flushed when its QP fails.
+		rt, err := a.q.Recv(a.laddr(64), 64, a.mode)
+		require.NoError(t, err)
 		tk, err := a.q.Send(a.laddr(0), 20, a.mode)
 		require.NoError(t, err)
 		err = a.q.Wait(tk, devhost.SharingGPU, tsWait)
@@ -273,6 +278,12 @@ func TestTwoSidedRNR(t *testing.T) {
 		rec := a.q.Error()
 		assert.Equal(t, uint8(0x16), rec.Syndrome, "RNR_RETRY_EXC_ERR")
 		assert.Equal(t, uint8(13), rec.CQEOpcode, "REQ_ERR")
+		returnsWithin(t, tsWait, "recv_wait on the failed sender", func() {
+			c, err := a.q.RecvWaitDirect(devhost.Addr{}, rt, a.mode)
+			assert.NoError(t, err)
+			assert.Equal(t, uint8(14), c.Opcode(), "RESP_ERR")
+			assert.Equal(t, uint8(0x05), c.Syndrome(), "WR_FLUSH_ERR")
+		})
 	})
 }
 
@@ -280,7 +291,7 @@ func TestTwoSidedRNR(t *testing.T) {
 // with a RESP_ERR CQE (LOC_LEN_ERR, 0x01) that ends recv_wait at once (the
 // caller reads the opcode from the CQE, the device record has it); the
 // sender sees REM_INV_REQ_ERR (0x12). A later blocking recv_wait on the
-// failed QP returns too (its receive is flushed).
+// failed QP returns too, with its receive flushed (WR_FLUSH_ERR).
 func TestTwoSidedErrors(t *testing.T) {
 	a, b := tsPair(t, handlers[0], 7)
 	rt, err := b.q.Recv(b.laddr(0), 16, b.mode)
@@ -317,6 +328,8 @@ func TestTwoSidedErrors(t *testing.T) {
 		c, err := b.q.RecvWaitDirect(devhost.Addr{}, rt2, b.mode)
 		assert.NoError(t, err)
 		assert.True(t, c.Valid())
+		assert.Equal(t, uint8(14), c.Opcode(), "RESP_ERR")
+		assert.Equal(t, uint8(0x05), c.Syndrome(), "WR_FLUSH_ERR")
 	})
 }
 
