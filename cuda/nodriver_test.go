@@ -3,12 +3,13 @@ package cuda
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // wantNoDriverEnv tells TestEntryPointsFailCleanly that the library was
@@ -22,13 +23,8 @@ func TestNoDriver(t *testing.T) {
 	if os.Getenv(wantNoDriverEnv) != "" {
 		t.Skip("already the child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestEntryPointsFailCleanly$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(),
-		testLibraryEnv+"=libcuda-gpunetio-test-absent.so.1",
-		wantNoDriverEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestEntryPointsFailCleanly", "child output:\n%s", out)
+	peerproc.RunTests(t, []string{testLibraryEnv + "=libcuda-gpunetio-test-absent.so.1", wantNoDriverEnv + "=1"},
+		"TestEntryPointsFailCleanly")
 }
 
 // TestEntryPointsFailCleanly calls every entry point that needs a usable

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // noNVRTCChildEnv marks the child process of TestCompileNULWithoutNVRTC.
@@ -72,11 +73,8 @@ func TestCompileNULWithoutNVRTC(t *testing.T) {
 		require.ErrorIs(t, err, ErrNoNVRTC, "a clean input reaches the loader")
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCompileNULWithoutNVRTC$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), noNVRTCChildEnv+"=1", NVRTCEnv+"=/nonexistent/libnvrtc-gpunetio-absent.so")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestCompileNULWithoutNVRTC", "child output:\n%s", out)
+	peerproc.RunTests(t, []string{noNVRTCChildEnv + "=1", NVRTCEnv + "=/nonexistent/libnvrtc-gpunetio-absent.so"},
+		"TestCompileNULWithoutNVRTC")
 }
 
 // FuzzCompileInputs checks that every input of Compile is either refused

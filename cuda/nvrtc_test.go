@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gdaki/gpunetio/internal/gpuskip"
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // needNVRTC loads NVRTC or skips, naming the missing library.
@@ -260,11 +260,8 @@ func TestNoNVRTC(t *testing.T) {
 	if os.Getenv(wantNoNVRTCEnv) != "" {
 		t.Skip("already the child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCompileWithoutNVRTC$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), NVRTCEnv+"=/nonexistent/libnvrtc-gpunetio-test.so", wantNoNVRTCEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestCompileWithoutNVRTC", "child output:\n%s", out)
+	peerproc.RunTests(t, []string{NVRTCEnv + "=/nonexistent/libnvrtc-gpunetio-test.so", wantNoNVRTCEnv + "=1"},
+		"TestCompileWithoutNVRTC")
 }
 
 // TestCompileWithoutNVRTC checks every NVRTC entry point reports ErrNoNVRTC,

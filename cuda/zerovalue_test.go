@@ -3,13 +3,14 @@ package cuda
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // zeroChildEnv marks the child process of TestZeroValuesWithoutCUDA.
@@ -49,11 +50,7 @@ func TestZeroValuesWithoutCUDA(t *testing.T) {
 	if os.Getenv(zeroChildEnv) != "" {
 		t.Skip("already the child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestZeroValueChild$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), zeroChildEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestZeroValueChild", "child output:\n%s", out)
+	peerproc.RunTests(t, []string{zeroChildEnv + "=1"}, "TestZeroValueChild")
 }
 
 // objCase is one receiver whose every exported method must refuse with

@@ -3,7 +3,6 @@ package verbs
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"syscall"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gdaki/gpunetio/internal/peerproc"
 )
 
 // zeroChildEnv marks the child process of TestMisuseWithoutCUDA.
@@ -25,13 +26,7 @@ func TestMisuseWithoutCUDA(t *testing.T) {
 	if os.Getenv(zeroChildEnv) != "" {
 		t.Skip("already the child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^(TestNilAndZeroReceivers|TestClosedObjectsRefused|TestNoCUDAMapped)$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), zeroChildEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child output:\n%s", out)
-	for _, name := range []string{"TestNilAndZeroReceivers", "TestClosedObjectsRefused", "TestNoCUDAMapped"} {
-		require.Contains(t, string(out), "--- PASS: "+name, "child output:\n%s", out)
-	}
+	peerproc.RunTests(t, []string{zeroChildEnv + "=1"}, "TestNilAndZeroReceivers", "TestClosedObjectsRefused", "TestNoCUDAMapped")
 }
 
 // TestNoCUDAMapped, in the child of TestMisuseWithoutCUDA, checks after

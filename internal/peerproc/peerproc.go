@@ -34,6 +34,30 @@ type Proc struct {
 	lines chan []string
 }
 
+// RunTests runs the tests named (of this binary, each matched exactly) in
+// a child process with env ("K=V") added to this process's environment,
+// for a test that needs a process where nothing else ran first. tb fails
+// unless the child exits with status 0 and every named test passed in it
+// (a test that skipped or did not run fails it too); its output is in the
+// failure message.
+func RunTests(tb testing.TB, env []string, tests ...string) {
+	tb.Helper()
+	if len(tests) == 0 {
+		tb.Fatal("peerproc.RunTests: no test named")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^("+strings.Join(tests, "|")+")$", "-test.v", "-test.count=1", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("child process of %s: %v; its output:\n%s", strings.Join(tests, ", "), err, out)
+	}
+	for _, name := range tests {
+		if !bytes.Contains(out, []byte("--- PASS: "+name+" ")) {
+			tb.Fatalf("child process: %s did not pass; its output:\n%s", name, out)
+		}
+	}
+}
+
 // Start runs test (a test name of this binary, matched exactly) in a child
 // process with env ("K=V") added to this process's environment. At tb's
 // cleanup the child is told "QUIT" and waited for; it must exit with

@@ -93,6 +93,11 @@ func (f *fatalTB) Fatalf(format string, args ...any) {
 	panic(f.msg)
 }
 
+func (f *fatalTB) Fatal(args ...any) {
+	f.msg = fmt.Sprint(args...)
+	panic(f.msg)
+}
+
 func TestThreadState(t *testing.T) {
 	for _, tc := range []struct {
 		stat string
@@ -129,4 +134,50 @@ func FuzzThreadState(f *testing.F) {
 			}
 		}
 	})
+}
+
+const runChildEnv = "PEERPROC_TEST_RUN_CHILD"
+
+// TestRunChild passes, fails or skips as runChildEnv says; it runs only as
+// the child of TestRunTests.
+func TestRunChild(t *testing.T) {
+	switch os.Getenv(runChildEnv) {
+	case "pass":
+	case "fail":
+		t.Fatal("failing as asked")
+	case "skip", "":
+		t.Skip("runs only as the child of TestRunTests")
+	}
+}
+
+// TestRunChildToo passes in the child; a name that starts like another's.
+func TestRunChildToo(t *testing.T) {
+	if os.Getenv(runChildEnv) == "" {
+		t.Skip("runs only as the child of TestRunTests")
+	}
+}
+
+// runFatal runs RunTests on f and returns its failure message ("" if none).
+func runFatal(t *testing.T, env []string, tests ...string) string {
+	f := &fatalTB{TB: t}
+	func() {
+		defer func() { recover() }()
+		RunTests(f, env, tests...)
+	}()
+	return f.msg
+}
+
+// RunTests passes only when the child exits 0 and every named test passed
+// in it: a failing, a skipping and an unknown test each fail it, naming
+// the test, and so does an empty list.
+func TestRunTests(t *testing.T) {
+	RunTests(t, []string{runChildEnv + "=pass"}, "TestRunChild", "TestRunChildToo")
+	msg := runFatal(t, []string{runChildEnv + "=fail"}, "TestRunChild")
+	assert.Contains(t, msg, "exit status 1")
+	assert.Contains(t, msg, "failing as asked")
+	msg = runFatal(t, []string{runChildEnv + "=skip"}, "TestRunChild")
+	assert.Contains(t, msg, "TestRunChild did not pass")
+	msg = runFatal(t, []string{runChildEnv + "=pass"}, "TestRunChild", "TestNoSuchTest")
+	assert.Contains(t, msg, "TestNoSuchTest did not pass")
+	assert.Contains(t, runFatal(t, nil), "no test named")
 }
