@@ -85,7 +85,10 @@
 // receive WQEs, shared by QPs of the context; QUERY_RMP reports its
 // counters; MODIFY_RMP answers BAD_OP). Cross-channel slaves (cd_slave_*,
 // SEND_EN) are not emulated: BAD_PARAM at CREATE_QP, LOCAL_QP_OP_ERR for
-// SEND_EN. A UMEM, PD or UAR in use refuses to go (EBUSY), a CQ used by a QP
+// SEND_EN. A QP in ERR completes its send WQEs and the receives posted to
+// its own RQ with WR_FLUSH_ERR, in order, and every receive posted while it
+// stays in ERR (an RQ in device memory is looked at once a millisecond); an
+// SRQ keeps its receives. A UMEM, PD or UAR in use refuses to go (EBUSY), a CQ used by a QP
 // refuses DESTROY_CQ (RES_BUSY), a device with live objects refuses Close
 // (EBUSY).
 //
