@@ -245,8 +245,8 @@ func TestTwoSidedRecvWaitForms(t *testing.T) {
 // rnr_retry 7 it completes once a receive is posted (and not before); with
 // rnr_retry 0 the sender's send fails with RNR_RETRY_EXC_ERR (0x16), which
 // ends the device wait with EIO and lands in the QP's error record; the
-// sender's own posted receive is flushed (WR_FLUSH_ERR, 0x05), which ends
-// a recv_wait on it at once.
+// sender's own posted receive is flushed (WR_FLUSH_ERR, 0x05); a
+// recv_wait on it returns at once, on the QP's error record.
 func TestTwoSidedRNR(t *testing.T) {
 	t.Run("later receive", func(t *testing.T) {
 		a, b := tsPair(t, handlers[0], 7)
@@ -278,12 +278,12 @@ func TestTwoSidedRNR(t *testing.T) {
 		rec := a.q.Error()
 		assert.Equal(t, uint8(0x16), rec.Syndrome, "RNR_RETRY_EXC_ERR")
 		assert.Equal(t, uint8(13), rec.CQEOpcode, "REQ_ERR")
+		var c devhost.CQE
 		returnsWithin(t, tsWait, "recv_wait on the failed sender", func() {
-			c, err := a.q.RecvWaitDirect(devhost.Addr{}, rt, a.mode)
-			assert.NoError(t, err)
-			assert.Equal(t, uint8(14), c.Opcode(), "RESP_ERR")
-			assert.Equal(t, uint8(0x05), c.Syndrome(), "WR_FLUSH_ERR")
+			c, err = a.q.RecvWaitDirect(devhost.Addr{}, rt, a.mode)
 		})
+		require.NoError(t, err)
+		awaitFlush(t, c, "the sender's flushed receive")
 	})
 }
 
@@ -325,12 +325,30 @@ func TestTwoSidedErrors(t *testing.T) {
 	assert.Equal(t, uint8(0x12), a.q.Error().Syndrome, "REM_INV_REQ_ERR at the sender")
 
 	returnsWithin(t, tsWait, "recv_wait after the QP failed", func() {
-		c, err := b.q.RecvWaitDirect(devhost.Addr{}, rt2, b.mode)
-		assert.NoError(t, err)
-		assert.True(t, c.Valid())
-		assert.Equal(t, uint8(14), c.Opcode(), "RESP_ERR")
-		assert.Equal(t, uint8(0x05), c.Syndrome(), "WR_FLUSH_ERR")
+		c, err = b.q.RecvWaitDirect(devhost.Addr{}, rt2, b.mode)
 	})
+	require.NoError(t, err)
+	awaitFlush(t, c, "the receiver's second receive")
+}
+
+// awaitFlush checks that c, the CQE a recv_wait on a failed QP pointed at,
+// becomes its receive's flush: RESP_ERR with WR_FLUSH_ERR. The wait returns
+// as soon as the QP's error record shows the failure, which can be before
+// the NIC has written the flush CQE (a ConnectX flushes the RQ after it
+// moves the QP to ERR), so the slot may still hold the CQ's initial invalid
+// entry for a moment; the flush must land within tsWait.
+func awaitFlush(t *testing.T, c devhost.CQE, what string) {
+	t.Helper()
+	require.True(t, c.Valid(), "%s: recv_wait set no CQE pointer", what)
+	deadline := time.Now().Add(tsWait)
+	for c.Opcode() == 0xf { // MLX5_CQE_INVALID, as the CQ was created
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no CQE within %v", what, tsWait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, uint8(14), c.Opcode(), "%s: RESP_ERR", what)
+	assert.Equal(t, uint8(0x05), c.Syndrome(), "%s: WR_FLUSH_ERR", what)
 }
 
 // TestTwoSidedLowLevel builds the WQEs by hand as SDK users do: receives
