@@ -151,7 +151,13 @@ func (e *env) tsQP(p *tsPair, s *side, hc handlerCase) (*gpunetio.QP, error) {
 		return nil, err
 	}
 	p.closers = append(p.closers, qp.Close)
-	x, err := e.gpu.ExportQP(qp, scq, rcq, gpunetio.ExportConfig{NICHandler: hc.qp, SendDBRModeExt: hc.ext})
+	h := hc.qp
+	if hc.ext == gpunetio.SendNoDBRHW {
+		// Export names the handler of a no-DBR SQ (only AUTO resolves to
+		// it; the high-level QP does the same).
+		h = gpunetio.NICHandlerGPUSMNoDBR
+	}
+	x, err := e.gpu.ExportQP(qp, scq, rcq, gpunetio.ExportConfig{NICHandler: h, SendDBRModeExt: hc.ext})
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,14 @@ func (t *Timer) wait(ctx context.Context, timeout time.Duration, what string, w 
 	err := wait(ctx, timeout, what, w)
 	if err != nil && t.env != nil {
 		t.env.abandoned = true
+		if errors.Is(err, ErrKernelTimeout) {
+			// What the kernel left in its QP says where it stopped.
+			if st, serr := t.env.QPState(2 * time.Second); serr == nil {
+				err = fmt.Errorf("%w\ndevice QP at the timeout:\n%s", err, st)
+			} else {
+				err = fmt.Errorf("%w (%v)", err, serr)
+			}
+		}
 	}
 	return err
 }

@@ -609,6 +609,7 @@ func (q *qp) flushRecvs(now time.Time) (bool, time.Time) {
 
 // rnr answers with a receiver-not-ready NAK carrying min_rnr_nak.
 func (q *qp) rnr(f *wire.Frame) {
+	noteSince("rnr-nak", q.qpn, int64(f.PSN), int64(q.resp.rqCI), time.Time{})
 	if !q.uc {
 		q.send(q.reply(f, wire.OpAck, f.PSN, wire.RNRNakSyndrome(q.resp.minRNR)))
 	}
