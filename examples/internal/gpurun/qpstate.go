@@ -16,9 +16,10 @@ import (
 // indices of its send and receive queues: what tells a kernel stuck while
 // posting (reserved ahead of ready) from one waiting for a completion that
 // has not come (the CQE at the consumer index still owned by the NIC). It
-// is meant for a kernel that did not finish: the copies do not wait for
-// the example's stream (non-blocking), and QPState gives up after timeout,
-// as a copy can wait behind a kernel of another stream.
+// is meant for a kernel that did not finish: the copies go on the legacy
+// stream, which does not wait for the example's non-blocking stream, and
+// QPState gives up after timeout, as a copy can still wait behind work of
+// a blocking stream.
 func (e *Env) QPState(timeout time.Duration) (string, error) {
 	if e == nil || e.Ctx == nil || e.DevQP == 0 {
 		return "", errors.New("QP state: no device QP")
