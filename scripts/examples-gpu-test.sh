@@ -135,6 +135,7 @@ run_case() {
     for f in client.out client.err server.out server.err check.txt; do
       echo "--- $f"; tail -20 "$d/$f"
     done
+    mps_restart # a killed or failed pair can leave MPS refusing the next one
   fi
 }
 

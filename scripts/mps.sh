@@ -25,5 +25,19 @@ mps_stop() {
   if [ "$MPS_STARTED" = 1 ]; then
     echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true
     MPS_STARTED=0
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  fi
+}
+# mps_restart replaces a daemon that mps_start started with a fresh one. A
+# client killed while its kernel still ran can leave the daemon refusing
+# every later client (context creation fails with CUDA_ERROR_LAUNCH_FAILED or
+# CUDA_ERROR_UNKNOWN, seen on an H100 after a hung example was stopped): a
+# script restarts it after a failed case so that one hang does not fail the
+# cases after it.
+mps_restart() {
+  if [ "$MPS_STARTED" = 1 ]; then
+    mps_stop
+    sleep 1
+    mps_start
   fi
 }
