@@ -141,6 +141,58 @@ func burst64(b *testing.B, shm bool) {
 	b.ReportMetric(float64((b.N+burst-1)/burst*burst)/time.Since(start).Seconds(), "msgs/s")
 }
 
+// BenchmarkBurst64BSend is BenchmarkBurst64B with SENDs into receives:
+// twosided_bw's shape on the CPU. Both sides' rings, receive queue and data
+// are in (fake) device memory; per burst the receiver posts 512 receives,
+// the sender posts 512 signaled 64-byte SENDs with one doorbell, and both
+// wait for their 512 CQEs. Set beside BenchmarkBurst64B, it prices what a
+// receive adds to a WRITE on the emulator's side: the receive queue's read
+// and the receive CQEs.
+func BenchmarkBurst64BSend(b *testing.B) {
+	for _, shm := range []bool{false, true} {
+		name := "inproc"
+		if shm {
+			name = "shm"
+		}
+		b.Run(name, func(b *testing.B) { burst64Send(b, shm) })
+	}
+}
+
+func burst64Send(b *testing.B, shm bool) {
+	g := useGPU(b, newFakeGPU())
+	na := newNIC(b, Config{Name: "emuSa", Wire: wire.Config{ForceShm: shm}})
+	nb := newNIC(b, Config{Name: "emuSb", Wire: wire.Config{ForceShm: shm}})
+	const burst = 512
+	x, y := pair(b, na, nb, qpOpts{gpu: g, logSQ: 10, logCQ: 10, dataLen: burst * 64},
+		qpOpts{gpu: g, rq: true, logRQ: 10, logCQ: 10, dataLen: burst * 64})
+	run := func(n int) {
+		for done := 0; done < n; done += burst {
+			for j := 0; j < burst; j++ {
+				y.postRecv(y.va(j*64), 64)
+			}
+			for j := 0; j < burst; j++ {
+				x.postNoDB(mlx5.NewSend(signaled, x.sge(j*64, 64)))
+			}
+			x.ring(mlx5.CtrlSeg{})
+			for j := 0; j < burst; j++ {
+				if c, err := x.poll(10 * time.Second); err != nil || c.Opcode != mlx5.CQEReq {
+					b.Fatalf("send CQE: %v %v", err, c.Syndrome)
+				}
+			}
+			for j := 0; j < burst; j++ {
+				if c, err := y.poll(10 * time.Second); err != nil || c.Opcode != mlx5.CQERespSend {
+					b.Fatalf("receive CQE: %v %v (opcode %d)", err, c.Syndrome, c.Opcode)
+				}
+			}
+		}
+	}
+	run(8 * burst) // warm up (a shared-memory link comes up)
+	b.ResetTimer()
+	start := time.Now()
+	run(b.N)
+	b.ReportMetric(float64((b.N+burst-1)/burst*burst)/time.Since(start).Seconds(), "msgs/s")
+}
+
 // BenchmarkRespondWrite64 is the responder's CPU per request of put_bw's
 // shape: 64-byte WRITE ONLY packets into host memory, handed over as a
 // shared-memory link does (More set but on every 64th), so that ACKs are
