@@ -106,39 +106,7 @@ func BenchmarkMemcpy1MiB(b *testing.B) {
 // processes are). The metric is messages per second; a CPU profile of it
 // shows the engine's cost per message without a GPU.
 func BenchmarkBurst64B(b *testing.B) {
-	for _, shm := range []bool{false, true} {
-		name := "inproc"
-		if shm {
-			name = "shm"
-		}
-		b.Run(name, func(b *testing.B) { burst64(b, shm) })
-	}
-}
-
-func burst64(b *testing.B, shm bool) {
-	g := useGPU(b, newFakeGPU())
-	na := newNIC(b, Config{Name: "emuBa", Wire: wire.Config{ForceShm: shm}})
-	nb := newNIC(b, Config{Name: "emuBb", Wire: wire.Config{ForceShm: shm}})
-	const burst = 512
-	x, y := pair(b, na, nb, qpOpts{gpu: g, logSQ: 10, logCQ: 10, dataLen: burst * 64}, qpOpts{dataLen: burst * 64})
-	run := func(n int) {
-		for done := 0; done < n; done += burst {
-			for j := 0; j < burst; j++ {
-				x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(j*64), x.sge(j*64, 64)))
-			}
-			x.ring(mlx5.CtrlSeg{})
-			for j := 0; j < burst; j++ {
-				if c, err := x.poll(10 * time.Second); err != nil || c.Opcode != mlx5.CQEReq {
-					b.Fatalf("write CQE: %v %v", err, c.Syndrome)
-				}
-			}
-		}
-	}
-	run(8 * burst) // warm up (a shared-memory link comes up)
-	b.ResetTimer()
-	start := time.Now()
-	run(b.N)
-	b.ReportMetric(float64((b.N+burst-1)/burst*burst)/time.Since(start).Seconds(), "msgs/s")
+	overLinks(b, func(b *testing.B, shm bool) { burst64(b, shm, false) })
 }
 
 // BenchmarkBurst64BSend is BenchmarkBurst64B with SENDs into receives:
@@ -149,37 +117,56 @@ func burst64(b *testing.B, shm bool) {
 // receive adds to a WRITE on the emulator's side: the receive queue's read
 // and the receive CQEs.
 func BenchmarkBurst64BSend(b *testing.B) {
+	overLinks(b, func(b *testing.B, shm bool) { burst64(b, shm, true) })
+}
+
+// overLinks runs f between two NICs of one process ("inproc") and over a
+// shared-memory link ("shm").
+func overLinks(b *testing.B, f func(b *testing.B, shm bool)) {
 	for _, shm := range []bool{false, true} {
 		name := "inproc"
 		if shm {
 			name = "shm"
 		}
-		b.Run(name, func(b *testing.B) { burst64Send(b, shm) })
+		b.Run(name, func(b *testing.B) { f(b, shm) })
 	}
 }
 
-func burst64Send(b *testing.B, shm bool) {
+// burst64 runs BenchmarkBurst64B (send false: WRITEs into host memory) or
+// BenchmarkBurst64BSend (SENDs into receives in device memory).
+func burst64(b *testing.B, shm, send bool) {
 	g := useGPU(b, newFakeGPU())
-	na := newNIC(b, Config{Name: "emuSa", Wire: wire.Config{ForceShm: shm}})
-	nb := newNIC(b, Config{Name: "emuSb", Wire: wire.Config{ForceShm: shm}})
+	prefix := "emuB"
+	if send {
+		prefix = "emuS"
+	}
+	na := newNIC(b, Config{Name: prefix + "a", Wire: wire.Config{ForceShm: shm}})
+	nb := newNIC(b, Config{Name: prefix + "b", Wire: wire.Config{ForceShm: shm}})
 	const burst = 512
-	x, y := pair(b, na, nb, qpOpts{gpu: g, logSQ: 10, logCQ: 10, dataLen: burst * 64},
-		qpOpts{gpu: g, rq: true, logRQ: 10, logCQ: 10, dataLen: burst * 64})
+	oy := qpOpts{dataLen: burst * 64}
+	if send {
+		oy = qpOpts{gpu: g, rq: true, logRQ: 10, logCQ: 10, dataLen: burst * 64}
+	}
+	x, y := pair(b, na, nb, qpOpts{gpu: g, logSQ: 10, logCQ: 10, dataLen: burst * 64}, oy)
 	run := func(n int) {
 		for done := 0; done < n; done += burst {
-			for j := 0; j < burst; j++ {
+			for j := 0; send && j < burst; j++ {
 				y.postRecv(y.va(j*64), 64)
 			}
 			for j := 0; j < burst; j++ {
-				x.postNoDB(mlx5.NewSend(signaled, x.sge(j*64, 64)))
+				if send {
+					x.postNoDB(mlx5.NewSend(signaled, x.sge(j*64, 64)))
+				} else {
+					x.postNoDB(mlx5.NewRDMAWrite(signaled, y.raddr(j*64), x.sge(j*64, 64)))
+				}
 			}
 			x.ring(mlx5.CtrlSeg{})
 			for j := 0; j < burst; j++ {
 				if c, err := x.poll(10 * time.Second); err != nil || c.Opcode != mlx5.CQEReq {
-					b.Fatalf("send CQE: %v %v", err, c.Syndrome)
+					b.Fatalf("send-side CQE: %v %v", err, c.Syndrome)
 				}
 			}
-			for j := 0; j < burst; j++ {
+			for j := 0; send && j < burst; j++ {
 				if c, err := y.poll(10 * time.Second); err != nil || c.Opcode != mlx5.CQERespSend {
 					b.Fatalf("receive CQE: %v %v (opcode %d)", err, c.Syndrome, c.Opcode)
 				}
